@@ -1,0 +1,52 @@
+"""Error classes: who is at fault decides what happens next.
+
+UserError    bad input; the CLI prints one line and exits 2.
+InfraError   the host broke (libvirt down, disk full, tool missing): retry or pause; exit 3.
+KernelFault  the kernel under test is at fault (build, boot or workload failed): a bisection
+             skips the commit (or marks it bad in boot-bisect mode); exit 4.
+"""
+
+from __future__ import annotations
+
+
+class VmbisectError(Exception):
+    """Base class. `str(err)` is a one-line message fit for the terminal."""
+
+    exit_code = 1
+
+
+class UserError(VmbisectError):
+    exit_code = 2
+
+
+class InfraError(VmbisectError):
+    exit_code = 3
+
+
+class KernelFault(VmbisectError):
+    exit_code = 4
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class BuildFailed(KernelFault):
+    pass
+
+
+class BootFailed(KernelFault):
+    """The guest did not come up: panic/oops on the console, boot timeout, agent silent.
+
+    `detail` holds the console tail.
+    """
+
+
+class WorkloadFailed(KernelFault):
+    pass
+
+
+def choices_error(field: str, value: object, choices: object) -> UserError:
+    """One-line error naming the field, the bad value and the valid choices."""
+    listed = ", ".join(str(c) for c in choices) if not isinstance(choices, str) else choices
+    return UserError(f"{field}: invalid value {value!r}; valid choices: {listed}")
