@@ -75,7 +75,9 @@ start_libvirt() {
   fi
   need_root
   getent group kvm >/dev/null || groupadd -r kvm
-  getent passwd libvirt-qemu >/dev/null || useradd -r -g kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
+  getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
+  getent passwd libvirt-qemu >/dev/null ||
+    useradd -r -g libvirt-qemu -G kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
   mkdir -p /var/run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu
   pgrep -x virtlogd >/dev/null || virtlogd -d
   pgrep -x libvirtd >/dev/null || libvirtd -d

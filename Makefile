@@ -1,0 +1,35 @@
+# vmbisect: the two commands a user types are `make demo` (later) and `make test`.
+# Both run `make setup` first; it is idempotent and takes seconds when already done.
+
+VENV ?= $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/lib/go-1.19/bin/go)
+AGENT := build/vmbisect-agent
+AGENT_SRC := $(wildcard guest-agent/*.go) guest-agent/go.mod
+
+.PHONY: setup test test-fast test-vm agent doctor clean-vms
+
+setup:
+	bash scripts/setup.sh
+
+agent: $(AGENT)
+
+$(AGENT): $(AGENT_SRC)
+	mkdir -p build
+	cd guest-agent && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o ../$(AGENT) .
+
+# Every tier: unit tests, Go agent tests, integration tests that boot real guests.
+test: setup
+	cd guest-agent && $(GO) test ./...
+	$(PY) -m pytest -q
+
+# No guest boots: unit tests and the agent over a pipe.
+test-fast: setup
+	cd guest-agent && $(GO) test ./...
+	$(PY) -m pytest -q -m "not vm and not slow"
+
+doctor: setup
+	$(VENV)/bin/vmbisect doctor
+
+clean-vms:
+	$(VENV)/bin/vmbisect cleanup
