@@ -1,0 +1,130 @@
+"""A client of the guest agent over any byte stream (a libvirt channel socket, a pipe)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import select
+import socket
+import time
+from typing import Any, BinaryIO, Callable
+
+from orchestrator.agent import protocol
+from orchestrator.agent.protocol import ExecResult
+from orchestrator.errors import InfraError, WorkloadFailed
+
+# Seconds beyond a request's own timeout before the agent counts as silent.
+REPLY_MARGIN_S = 30.0
+
+
+class AgentSilent(Exception):
+    """No answer in time: the guest is hung or the port never opened."""
+
+
+class AgentClient:
+    """One request at a time; responses with ids we are not waiting for are dropped."""
+
+    def __init__(self, read_fd: int, send: Callable[[bytes], None], close: Callable[[], None]) -> None:
+        self._read_fd = read_fd
+        self._send_all = send
+        self._close = close
+        self._ids = itertools.count(1)
+        self._buf = bytearray()
+        self._scanned = 0
+
+    @classmethod
+    def over_socket(cls, sock: socket.socket) -> "AgentClient":
+        sock.setblocking(True)
+        return cls(sock.fileno(), sock.sendall, sock.close)
+
+    @classmethod
+    def over_pipes(cls, reader: BinaryIO, writer: BinaryIO) -> "AgentClient":
+        def send(data: bytes) -> None:
+            writer.write(data)
+            writer.flush()
+
+        return cls(reader.fileno(), send, lambda: (writer.close(), reader.close()))
+
+    def close(self) -> None:
+        self._close()
+
+    def call(self, op: str, timeout_s: float, **fields: Any) -> dict[str, Any]:
+        req_id = next(self._ids)
+        self._send(protocol.encode_request(req_id, op, **fields))
+        deadline = time.monotonic() + timeout_s
+        while True:
+            resp = protocol.decode_response(self._readline(deadline))
+            if resp.id != req_id:
+                continue
+            if not resp.ok:
+                raise WorkloadFailed(f"agent {op} failed: {resp.error}")
+            return resp.result
+
+    def hello(self, deadline: float, resend_every_s: float = 1.0) -> dict[str, Any]:
+        """Send hello until the first answer: the guest may open its port late."""
+        sent: set[int] = set()
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                raise AgentSilent("no hello from the agent")
+            req_id = next(self._ids)
+            sent.add(req_id)
+            self._send(protocol.encode_request(req_id, "hello"))
+            try:
+                until = min(deadline, now + resend_every_s)
+                while True:
+                    resp = protocol.decode_response(self._readline(until))
+                    if resp.id in sent and resp.ok:
+                        return resp.result
+            except AgentSilent:
+                continue
+
+    def exec(
+        self,
+        argv: list[str],
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bytes = b"",
+        timeout_s: float = 0.0,
+    ) -> ExecResult:
+        fields = protocol.exec_fields(argv, env, cwd, stdin, timeout_s)
+        wait = (timeout_s or 24 * 3600.0) + REPLY_MARGIN_S
+        return protocol.decode_exec(self.call("exec", wait, **fields))
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.call("snapshot", REPLY_MARGIN_S)
+
+    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self.call("put", REPLY_MARGIN_S + len(data) / 1e6, path=path, data_b64=protocol.b64(data), mode=mode)
+
+    def get(self, path: str) -> bytes:
+        return protocol.unb64(self.call("get", REPLY_MARGIN_S * 4, path=path)["data_b64"])
+
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        self.call("shutdown", timeout_s)
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self._send_all(data)
+        except OSError as exc:
+            raise InfraError(f"agent channel closed: {exc}") from exc
+
+    def _readline(self, deadline: float) -> bytes:
+        while True:
+            end = self._buf.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buf[:end])
+                del self._buf[: end + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buf)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AgentSilent("agent did not answer in time")
+            ready, _, _ = select.select([self._read_fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._read_fd, 1 << 20)
+            if not chunk:
+                raise AgentSilent("agent channel closed")
+            self._buf += chunk
