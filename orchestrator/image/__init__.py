@@ -1,0 +1,21 @@
+"""Guest image builder: a gzip'd newc cpio initramfs with the agent as /init, busybox, the
+workload tools and their libraries, and optionally a kernel release's modules."""
+
+from orchestrator.image.builder import GuestImage, GuestImageBuilder, default_cache_root
+from orchestrator.image.contents import format_member, list_image
+from orchestrator.image.plan import DEFAULT_MODULES, MODULE_LIST_PATH, ImagePlan
+from orchestrator.image.tools import DEFAULT_TOOLS, MANDATORY_TOOLS, Tool
+
+__all__ = [
+    "DEFAULT_MODULES",
+    "DEFAULT_TOOLS",
+    "MANDATORY_TOOLS",
+    "MODULE_LIST_PATH",
+    "GuestImage",
+    "GuestImageBuilder",
+    "ImagePlan",
+    "Tool",
+    "default_cache_root",
+    "format_member",
+    "list_image",
+]
