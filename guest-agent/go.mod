@@ -1,0 +1,3 @@
+module vmbisect/guest-agent
+
+go 1.19
