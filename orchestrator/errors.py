@@ -8,6 +8,8 @@ KernelFault  the kernel under test is at fault (build, boot or workload failed):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class VmbisectError(Exception):
     """Base class. `str(err)` is a one-line message fit for the terminal."""
@@ -46,7 +48,7 @@ class WorkloadFailed(KernelFault):
     pass
 
 
-def choices_error(field: str, value: object, choices: object) -> UserError:
+def choices_error(field: str, value: object, choices: Iterable[object] | str) -> UserError:
     """One-line error naming the field, the bad value and the valid choices."""
     listed = ", ".join(str(c) for c in choices) if not isinstance(choices, str) else choices
     return UserError(f"{field}: invalid value {value!r}; valid choices: {listed}")

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO, Callable
 
 from orchestrator.agent import protocol
 from orchestrator.agent.protocol import ExecResult
-from orchestrator.errors import InfraError, WorkloadFailed
+from orchestrator.errors import WorkloadFailed
 
 # Seconds beyond a request's own timeout before the agent counts as silent.
 REPLY_MARGIN_S = 30.0
@@ -48,10 +48,11 @@ class AgentClient:
     def close(self) -> None:
         self._close()
 
-    def call(self, op: str, timeout_s: float, **fields: Any) -> dict[str, Any]:
+    def call(self, op: str, wait_s: float, /, **fields: Any) -> dict[str, Any]:
+        """Send one request and wait up to `wait_s` for its answer."""
         req_id = next(self._ids)
         self._send(protocol.encode_request(req_id, op, **fields))
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + wait_s
         while True:
             resp = protocol.decode_response(self._readline(deadline))
             if resp.id != req_id:
@@ -107,7 +108,7 @@ class AgentClient:
         try:
             self._send_all(data)
         except OSError as exc:
-            raise InfraError(f"agent channel closed: {exc}") from exc
+            raise AgentSilent(f"agent channel closed: {exc}") from exc
 
     def _readline(self, deadline: float) -> bytes:
         while True:
@@ -124,7 +125,10 @@ class AgentClient:
             ready, _, _ = select.select([self._read_fd], [], [], left)
             if not ready:
                 continue
-            chunk = os.read(self._read_fd, 1 << 20)
+            try:
+                chunk = os.read(self._read_fd, 1 << 20)
+            except OSError as exc:
+                raise AgentSilent(f"agent channel closed: {exc}") from exc
             if not chunk:
                 raise AgentSilent("agent channel closed")
             self._buf += chunk

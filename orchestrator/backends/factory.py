@@ -15,7 +15,8 @@ from orchestrator.accel import AccelChoice, choose_accel
 from orchestrator.backends import host
 from orchestrator.backends.libvirt_vm import DEFAULT_URI, Guest, LibvirtProvider
 from orchestrator.errors import BootFailed, InfraError, UserError, choices_error
-from orchestrator.image.builder import DEFAULT_MODULES, GuestImageBuilder
+from orchestrator.image import DEFAULT_MODULES
+from orchestrator.image.builder import GuestImageBuilder
 from orchestrator.vm.spec import ACCELS, VmSpec
 
 ACCEL_CHOICES = ("auto",) + ACCELS

@@ -229,7 +229,7 @@ def _await_hello(client: AgentClient, dom: Any, console: Path, deadline: float, 
         try:
             return client.hello(deadline=min(deadline, time.monotonic() + 0.5), resend_every_s=0.5)
         except AgentSilent:
-            pass
+            time.sleep(0.05)
         text = console.read_text(errors="replace") if console.exists() else ""
         fault = console_fault(text)
         if fault:
@@ -251,7 +251,7 @@ def _shutdown(client: AgentClient, dom: Any, grace_s: float = 10.0) -> None:
     """Ask the agent to power off; the caller destroys whatever is still running after."""
     try:
         client.shutdown(timeout_s=5.0)
-    except (AgentSilent, InfraError, WorkloadFailed):
+    except (AgentSilent, WorkloadFailed):
         return
     deadline = time.monotonic() + grace_s
     while _active(dom) and time.monotonic() < deadline:

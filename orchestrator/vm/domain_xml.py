@@ -15,6 +15,8 @@ from orchestrator.vm.spec import CONTROLLERS, VmSpec, disk_names
 
 AGENT_PORT = "org.vmbisect.agent.0"
 METADATA_NS = "https://vmbisect.invalid/domain/1"
+# libvirt addresses the parallel-SCSI lsilogic's devices by unit (the SCSI id), target 0.
+ADDRESS_BY_UNIT = frozenset({"lsilogic"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ def domain_xml(spec: VmSpec, boot: BootFiles) -> str:
     for event in ("on_poweroff", "on_reboot", "on_crash"):
         ET.SubElement(dom, event).text = "destroy"
     devices = ET.SubElement(dom, "devices")
+    ET.SubElement(devices, "controller", type="usb", model="none")
     _disks(devices, spec, boot)
     _console(devices, boot)
     _agent_channel(devices, boot)
@@ -100,8 +103,10 @@ def _disks(devices: ET.Element, spec: VmSpec, boot: BootFiles) -> None:
         ET.SubElement(disk, "target", dev=dev, bus=bus)
         ET.SubElement(disk, "serial").text = f"vmbisect{i}"
         if model is not None:
-            controller, target = divmod(i, per_controller)
-            ET.SubElement(disk, "address", type="drive", controller=str(controller), bus="0", target=str(target), unit="0")
+            controller, slot = divmod(i, per_controller)
+            target, unit = (0, slot) if d.controller in ADDRESS_BY_UNIT else (slot, 0)
+            ET.SubElement(disk, "address", type="drive", controller=str(controller), bus="0",
+                          target=str(target), unit=str(unit))
 
 
 def _queue_attrs(queues: int, iothreads: int, index: int) -> dict[str, str]:

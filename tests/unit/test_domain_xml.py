@@ -28,6 +28,12 @@ def test_direct_kernel_boot_without_bootloader_or_boot_device():
     assert dom.find("devices/disk/boot") is None
 
 
+def test_no_usb_controller_or_balloon_to_add_noise():
+    dom = render(VmSpec())
+    assert dom.find("devices/controller[@type='usb']").get("model") == "none"
+    assert dom.find("devices/memballoon").get("model") == "none"
+
+
 def test_guest_is_destroyed_on_poweroff_reboot_and_crash():
     dom = render(VmSpec())
     assert [dom.findtext(e) for e in ("on_poweroff", "on_reboot", "on_crash")] == ["destroy"] * 3
@@ -63,7 +69,13 @@ def test_disks_beyond_a_controllers_targets_spill_to_a_second_controller(control
     dom = render(VmSpec(disks=DiskSpec(count=per + 1, controller=controller)))
     assert len(dom.findall("devices/controller[@type='scsi']")) == 2
     last = dom.findall("devices/disk")[-1].find("address")
-    assert (last.get("controller"), last.get("target")) == ("1", "0")
+    assert (last.get("controller"), last.get("target"), last.get("unit")) == ("1", "0", "0")
+
+
+def test_lsilogic_disks_are_addressed_by_unit_on_target_zero():
+    dom = render(VmSpec(disks=DiskSpec(count=3, controller="lsilogic")))
+    addresses = [d.find("address") for d in dom.findall("devices/disk")]
+    assert [(a.get("target"), a.get("unit")) for a in addresses] == [("0", "0"), ("0", "1"), ("0", "2")]
 
 
 def test_virtio_blk_disks_carry_queues_and_round_robin_iothreads():

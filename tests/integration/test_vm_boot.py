@@ -1,0 +1,97 @@
+"""Real guests under libvirt (TCG on hosts without a usable KVM): boot, agent, disks, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from orchestrator.errors import BootFailed
+from orchestrator.vm.spec import DiskSpec, VmSpec
+from tests.integration.vmhost import distro, launcher, our_domains  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.vm
+BOOT_TIMEOUT = 120.0
+
+
+def boot(launcher, distro, spec, append="", timeout_s=BOOT_TIMEOUT):
+    return launcher.boot(spec, distro.image, "tcg", distro.release, append=append, timeout_s=timeout_s)
+
+
+@pytest.mark.parametrize(
+    "controller, count, host_driver",
+    [("lsisas1078", 8, "megaraid_sas"), ("virtio-scsi", 16, "virtio_scsi"), ("virtio-blk", 4, ""),
+     ("lsilogic", 2, "sym53c8xx")],
+)
+def test_distribution_kernel_sees_every_disk_behind_each_controller(launcher, distro, controller, count, host_driver):
+    spec = VmSpec(vcpus=4, disks=DiskSpec(count=count, size_mib=64, controller=controller))
+    with boot(launcher, distro, spec) as guest:
+        listed = guest.exec(["ls", "/sys/block"]).stdout.decode().split()
+        disks = [d for d in guest.hello["block_devices"] if d["size_bytes"] == 64 << 20]
+    prefix = "vd" if controller == "virtio-blk" else "sd"
+    assert len([n for n in listed if n.startswith(prefix)]) == count
+    assert len(disks) == count and {d["host_driver"] for d in disks} == {host_driver}
+    assert guest.hello["cpus_online"] == 4 and guest.hello["kernel_release"] == distro.release
+    assert our_domains(launcher) == []
+
+
+def test_fio_runs_on_every_disk_through_the_agent(launcher, distro):
+    spec = VmSpec(vcpus=2, disks=DiskSpec(count=4, size_mib=64, controller="lsisas1078"))
+    with boot(launcher, distro, spec) as guest:
+        names = sorted(d["name"] for d in guest.hello["block_devices"] if d["name"].startswith("sd"))
+        argv = ["fio", "--output-format=json", "--rw=randread", "--bs=4k", "--direct=1", "--ioengine=libaio",
+                "--iodepth=4", "--runtime=2", "--time_based"]
+        for name in names:
+            argv += [f"--name={name}", f"--filename=/dev/{name}"]
+        result = guest.exec(argv, timeout_s=120)
+    assert result.exit_code == 0, result.stderr.decode()
+    jobs = json.loads(result.stdout)["jobs"]
+    assert [j["jobname"] for j in jobs] == names and all(j["read"]["iops"] > 0 for j in jobs)
+
+
+def test_panicking_kernel_is_a_boot_failure_with_console_tail(launcher, distro):
+    start = time.monotonic()
+    with pytest.raises(BootFailed) as failure:
+        with boot(launcher, distro, VmSpec(), append="rdinit=/no-such-init"):
+            pass
+    assert "Kernel panic" in str(failure.value) and "Kernel panic" in failure.value.detail
+    assert time.monotonic() - start < BOOT_TIMEOUT and our_domains(launcher) == []
+
+
+def test_guest_whose_agent_never_answers_fails_at_the_boot_timeout(launcher, distro):
+    start = time.monotonic()
+    with pytest.raises(BootFailed, match="no answer from the guest agent within 20 s") as failure:
+        with boot(launcher, distro, VmSpec(), append="rdinit=/bin/sh", timeout_s=20):
+            pass
+    assert 20 <= time.monotonic() - start < 40
+    assert "Run /bin/sh as init process" in failure.value.detail and our_domains(launcher) == []
+
+
+BOOT_AND_WAIT = """
+import sys, time
+from pathlib import Path
+from orchestrator.backends.factory import real_launcher
+from orchestrator.vm.spec import VmSpec
+launcher = real_launcher()
+with launcher.boot(VmSpec(), Path(sys.argv[1]), "tcg", sys.argv[2], timeout_s=120) as guest:
+    print(guest.name, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_killed_controller_takes_its_guest_with_it(launcher, distro):
+    proc = subprocess.Popen([sys.executable, "-c", BOOT_AND_WAIT, str(distro.image), distro.release],
+                            stdout=subprocess.PIPE, text=True, env={**os.environ})
+    name = proc.stdout.readline().strip()
+    assert name.startswith("vmbisect-") and name in our_domains(launcher, proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while our_domains(launcher, proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert our_domains(launcher, proc.pid) == []
