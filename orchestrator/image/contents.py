@@ -13,9 +13,11 @@ _TYPE_LETTER = {Kind.FILE: "-", Kind.DIR: "d", Kind.SYMLINK: "l", Kind.CHAR: "c"
 
 
 def list_image(path: Path) -> tuple[Member, ...]:
-    """Members of a .cpio.gz image, in archive order."""
+    """Members of a .cpio or .cpio.gz image, in archive order."""
     try:
-        with gzip.open(path, "rb") as stream:
+        with path.open("rb") as probe:
+            gzipped = probe.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rb") if gzipped else path.open("rb")) as stream:
             return tuple(read_archive(stream))
     except (OSError, EOFError, zlib.error) as err:
         raise InfraError(f"cannot read guest image {path}: {err}") from err

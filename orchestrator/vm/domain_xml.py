@@ -17,6 +17,11 @@ AGENT_PORT = "org.vmbisect.agent.0"
 METADATA_NS = "https://vmbisect.invalid/domain/1"
 # libvirt addresses the parallel-SCSI lsilogic's devices by unit (the SCSI id), target 0.
 ADDRESS_BY_UNIT = frozenset({"lsilogic"})
+# QEMU's mptsas1068 reports a disk's SAS address from its wwn, 0 unless set, and Linux's mptsas
+# driver skips phys whose attached SAS address is 0 (mptsas_setup_wide_ports), so no disk would
+# appear. Each disk gets a unique locally assigned (NAA 3) WWN there; docs/controllers.md.
+WWN_CONTROLLERS = frozenset({"lsisas1068"})
+WWN_BASE = 0x3000000000000001
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,8 @@ def _disks(devices: ET.Element, spec: VmSpec, boot: BootFiles) -> None:
         ET.SubElement(disk, "source", **({"dev": str(source)} if is_block else {"file": str(source)}))
         ET.SubElement(disk, "target", dev=dev, bus=bus)
         ET.SubElement(disk, "serial").text = f"vmbisect{i}"
+        if d.controller in WWN_CONTROLLERS:
+            ET.SubElement(disk, "wwn").text = f"{WWN_BASE + i:016x}"
         if model is not None:
             controller, slot = divmod(i, per_controller)
             target, unit = (0, slot) if d.controller in ADDRESS_BY_UNIT else (slot, 0)

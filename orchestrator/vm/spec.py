@@ -19,8 +19,6 @@ CONTROLLERS: dict[str, tuple[str, str | None, int]] = {
     "lsisas1078": ("scsi", "lsisas1078", 64),
     "lsilogic": ("scsi", "lsilogic", 7),
 }
-# Controllers vmbisect refuses, with the reason shown to the user.
-REFUSED_CONTROLLERS: dict[str, str] = {}
 
 BACKINGS = ("raw", "qcow2", "block")
 CACHE_MODES = ("none", "writeback", "writethrough", "directsync", "unsafe")
@@ -91,10 +89,8 @@ class VmSpec:
 
 
 def _validate_disks(d: DiskSpec) -> None:
-    if d.controller in REFUSED_CONTROLLERS:
-        raise UserError(f"controller: {d.controller} is refused: {REFUSED_CONTROLLERS[d.controller]}")
     if d.controller not in CONTROLLERS:
-        raise choices_error("controller", d.controller, usable_controllers())
+        raise choices_error("controller", d.controller, CONTROLLERS)
     if d.count < 0:
         raise UserError(f"disks: must be 0 or more, got {d.count}")
     if d.count > 0 and d.size_mib < 1:
@@ -113,10 +109,6 @@ def _validate_disks(d: DiskSpec) -> None:
         raise UserError("queues/iothreads: must be 0 (default) or more")
     if d.iothreads and d.controller not in ("virtio-blk", "virtio-scsi"):
         raise UserError(f"iothreads: only virtio-blk and virtio-scsi use iothreads, not {d.controller}")
-
-
-def usable_controllers() -> list[str]:
-    return [c for c in CONTROLLERS if c not in REFUSED_CONTROLLERS]
 
 
 def disk_names(controller: str, count: int) -> list[str]:

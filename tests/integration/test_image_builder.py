@@ -58,11 +58,16 @@ def _builder(tmp_path: Path, agent: Path, **kwargs: object) -> GuestImageBuilder
     return GuestImageBuilder(tmp_path / "cache", agent, **kwargs)  # type: ignore[arg-type]
 
 
+def _archive_bytes(image: Path) -> bytes:
+    data = image.read_bytes()
+    return gzip.decompress(data) if image.name.endswith(".gz") else data
+
+
 def _extract(image: Path, into: Path) -> Path:
     into.mkdir()
     subprocess.run(
         ["cpio", "-i", "-d", "-m", "--quiet", "--no-absolute-filenames"],
-        input=gzip.decompress(image.read_bytes()),
+        input=_archive_bytes(image),
         cwd=into,
         check=True,
     )
@@ -318,3 +323,17 @@ def test_listing_a_file_that_is_not_an_image_is_an_infra_error(tmp_path: Path) -
     bogus.write_bytes(gzip.compress(b"not a cpio archive at all, but long enough for a header" * 3))
     with pytest.raises(InfraError, match="not a newc cpio archive"):
         list_image(bogus)
+
+
+def test_gzip_image_holds_the_same_archive_as_the_default_uncompressed_one(tmp_path: Path) -> None:
+    agent = _agent(tmp_path)
+    plain = _builder(tmp_path, agent).build()
+    packed = GuestImageBuilder(tmp_path / "cache", agent, tools=SMALL_TOOLS, compression="gzip").build()
+    assert plain.path.suffix == ".cpio" and packed.path.name.endswith(".cpio.gz")
+    assert gzip.decompress(packed.path.read_bytes()) == plain.path.read_bytes()
+    assert packed.size < plain.size and list_image(packed.path) == list_image(plain.path)
+
+
+def test_unknown_compression_is_a_user_error_naming_the_choices(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="compression: invalid value 'xz'; valid choices: none, gzip"):
+        GuestImageBuilder(tmp_path / "cache", _agent(tmp_path), compression="xz")

@@ -22,11 +22,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _archive_bytes(image: Path) -> bytes:
+    data = image.read_bytes()
+    return gzip.decompress(data) if image.name.endswith(".gz") else data
+
+
 def _extract(image: Path, into: Path) -> Path:
     into.mkdir()
     subprocess.run(
         ["cpio", "-i", "-d", "-m", "--quiet", "--no-absolute-filenames"],
-        input=gzip.decompress(image.read_bytes()),
+        input=_archive_bytes(image),
         cwd=into,
         check=True,
     )

@@ -25,8 +25,8 @@ def boot(launcher, distro, spec, append="", timeout_s=BOOT_TIMEOUT):
 
 @pytest.mark.parametrize(
     "controller, count, host_driver",
-    [("lsisas1078", 8, "megaraid_sas"), ("virtio-scsi", 16, "virtio_scsi"), ("virtio-blk", 4, ""),
-     ("lsilogic", 2, "sym53c8xx")],
+    [("lsisas1078", 8, "megaraid_sas"), ("lsisas1068", 9, "mptsas"), ("virtio-scsi", 16, "virtio_scsi"),
+     ("virtio-blk", 4, ""), ("lsilogic", 2, "sym53c8xx")],
 )
 def test_distribution_kernel_sees_every_disk_behind_each_controller(launcher, distro, controller, count, host_driver):
     spec = VmSpec(vcpus=4, disks=DiskSpec(count=count, size_mib=64, controller=controller))

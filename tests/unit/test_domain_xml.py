@@ -121,3 +121,14 @@ def test_root_run_sets_static_dac_label_so_libvirt_relabels_nothing():
 def test_owner_pid_in_metadata_for_leftover_cleanup():
     xml = domain_xml(VmSpec(), boot_files(0))
     assert 'pid="42"' in xml and ET.fromstring(xml).findtext("name") == "vmbisect-42-abcd"
+
+
+def test_lsisas1068_disks_get_unique_nonzero_wwns_so_mptsas_attaches_them():
+    dom = render(VmSpec(disks=DiskSpec(count=9, controller="lsisas1068")))
+    wwns = [d.findtext("wwn") for d in dom.findall("devices/disk")]
+    assert len(set(wwns)) == 9 and all(len(w) == 16 and int(w, 16) != 0 for w in wwns)
+
+
+def test_other_controllers_keep_qemus_default_disk_identity():
+    for controller in ("virtio-scsi", "lsisas1078", "lsilogic", "virtio-blk"):
+        assert render(VmSpec(disks=DiskSpec(count=2, controller=controller))).find("devices/disk/wwn") is None
