@@ -44,6 +44,7 @@ def choose_accel(
     if key in cached and not reprobe:
         return AccelChoice(**{**cached[key], "probed": False})
     ok, detail = probe_kvm()
+    detail = one_line(detail)
     choice = AccelChoice(
         "kvm" if ok else "tcg",
         "a probe guest booted under KVM" if ok else f"{kvm_device} exists but a probe guest under KVM failed: {detail}",
@@ -52,6 +53,11 @@ def choose_accel(
     cached[key] = {"accel": choice.accel, "reason": choice.reason}
     _save(cache_file, cached)
     return choice
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _load(path: Path) -> dict[str, dict[str, str]]:

@@ -13,7 +13,8 @@ from orchestrator.vm.spec import BACKINGS, CACHE_MODES, AIO_MODES, DiskSpec, MAC
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("vmbisect").strip()
+        raise UserError(f"{command}: {message}" if command else message)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,17 +69,17 @@ def cmd_doctor(a: argparse.Namespace) -> int:
     from rich.table import Table
 
     from orchestrator.backends.factory import real_launcher
-    from orchestrator.doctor import Check, run_checks
+    from orchestrator.doctor import Check, boot_check, run_checks
 
-    def accel_check() -> Check:
+    def guest_checks() -> list[Check]:
         try:
             launcher = real_launcher(a.uri)
             choice = launcher.choose_accel("auto", reprobe=a.reprobe)
         except VmbisectError as exc:
-            return Check("accelerator", False, str(exc), "make setup")
-        return Check("accelerator", True, f"{choice.accel}: {choice.reason}")
+            return [Check("accelerator", False, str(exc), "make setup")]
+        return [Check("accelerator", True, f"{choice.accel}: {choice.reason}"), boot_check(launcher, choice.accel)]
 
-    checks = run_checks(a.uri, accel_check)
+    checks = run_checks(a.uri, guest_checks)
     table = Table(title="vmbisect doctor")
     for col in ("part", "status", "detail"):
         table.add_column(col)

@@ -10,6 +10,9 @@ from typing import Callable
 
 from orchestrator import paths
 from orchestrator.backends import host
+from orchestrator.backends.factory import GuestLauncher
+from orchestrator.errors import VmbisectError
+from orchestrator.vm.spec import DiskSpec, VmSpec
 
 MIN_FREE_GIB = 20.0
 
@@ -81,7 +84,22 @@ def check_ccache() -> Check:
     return check_tool("ccache", "ccache", essential=False)
 
 
-def run_checks(uri: str, accel_check: Callable[[], Check]) -> list[Check]:
+def boot_check(launcher: GuestLauncher, accel: str) -> Check:
+    """Boot the distribution kernel with its modules and the agent, as a bisection step would."""
+    kernel = host.find_distro_kernel()
+    if kernel is None:
+        return Check("guest boot", False, "no distribution kernel", "apt-get install linux-image-amd64")
+    try:
+        with launcher.boot(VmSpec(vcpus=2, disks=DiskSpec(count=1, size_mib=64)), kernel.image, accel,
+                           kernel.release, timeout_s=180) as guest:
+            disks = len(guest.hello["block_devices"])
+            return Check("guest boot", True, f"{kernel.release} under {accel}: agent hello after "
+                         f"{guest.boot_seconds:.1f} s, {disks} disk(s) seen")
+    except VmbisectError as exc:
+        return Check("guest boot", False, f"{kernel.release} under {accel}: {exc}", "vmbisect boot --console ...")
+
+
+def run_checks(uri: str, guest_checks: Callable[[], list[Check]]) -> list[Check]:
     checks = [
         check_qemu(),
         check_libvirt(uri),
@@ -96,7 +114,7 @@ def run_checks(uri: str, accel_check: Callable[[], Check]) -> list[Check]:
         check_free_disk(paths.data_dir()),
     ]
     if all(c.ok for c in checks[:4]):
-        checks.append(accel_check())
+        checks.extend(guest_checks())
     else:
         checks.append(Check("accelerator", False, "not probed: QEMU, libvirt, agent or kernel missing", "make setup"))
     return checks

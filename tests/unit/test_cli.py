@@ -1,0 +1,33 @@
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.doctor import check_free_disk, check_tool
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["boot", "--kernel", "/k", "--controller", "ide", "--", "ls"],
+         "vmbisect: controller: invalid value 'ide'; valid choices: virtio-blk, virtio-scsi, lsisas1068, lsisas1078, lsilogic"),
+        (["boot", "--kernel", "/k", "--vcpus", "0", "--", "ls"], "vmbisect: vcpus: must be at least 1, got 0"),
+        (["boot", "--kernel", "/k", "--cache", "maybe", "--", "ls"],
+         "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
+        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup')"),
+        (["boot", "--kernel", "/k", "--vcpus", "many", "--", "ls"],
+         "vmbisect: boot: argument --vcpus: invalid int value: 'many'"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_field_before_any_guest_starts(argv, expected, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == expected + "\n"
+
+
+def test_missing_tool_check_names_the_fix():
+    check = check_tool("no-such-tool-vmbisect", "some-package")
+    assert not check.ok and check.essential and "apt-get install some-package" in check.fix
+
+
+def test_free_disk_check_walks_up_to_an_existing_directory(tmp_path):
+    check = check_free_disk(tmp_path / "not" / "yet")
+    assert str(tmp_path) in check.detail and "GiB free" in check.detail
