@@ -7,7 +7,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/lib/go-1.19/bin/go)
 AGENT := build/vmbisect-agent
 AGENT_SRC := $(wildcard guest-agent/*.go) guest-agent/go.mod
 
-.PHONY: setup test test-fast test-vm agent doctor clean-vms
+.PHONY: setup test test-fast agent doctor clean-vms
 
 setup:
 	bash scripts/setup.sh
@@ -33,3 +33,10 @@ doctor: setup
 
 clean-vms:
 	$(VENV)/bin/vmbisect cleanup
+
+# Benchmarks print figures; they never fail on a slow machine.
+.PHONY: bench bench-boot
+bench: bench-boot
+
+bench-boot: setup
+	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)
