@@ -25,7 +25,7 @@ from orchestrator import paths
 from orchestrator.agent.client import AgentClient, AgentSilent
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import BootFailed, InfraError, UserError, WorkloadFailed
-from orchestrator.vm.console import console_fault, kernel_cmdline, tail
+from orchestrator.vm.console import console_fault, fault_hint, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
 from orchestrator.vm.spec import VmSpec
 
@@ -233,7 +233,8 @@ def _await_hello(client: AgentClient, dom: Any, console: Path, deadline: float, 
         text = console.read_text(errors="replace") if console.exists() else ""
         fault = console_fault(text)
         if fault:
-            raise BootFailed(f"guest kernel failed to boot: {fault}", tail(text))
+            hint = fault_hint(fault)
+            raise BootFailed(f"guest kernel failed to boot: {fault}" + (f"; {hint}" if hint else ""), tail(text))
         if not _active(dom):
             raise BootFailed("guest stopped before its agent answered", tail(text))
         if time.monotonic() >= deadline:

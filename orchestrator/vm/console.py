@@ -10,7 +10,12 @@ FAULT_PATTERNS = (
     re.compile(r"\bOops(?::| -).*"),
     re.compile(r"^\s*(?:\[[ \d.]+\]\s*)?BUG: .*", re.MULTILINE),
     re.compile(r"general protection fault.*"),
-    re.compile(r"vmbisect-agent: .*(?:never appeared|fatal).*"),
+    re.compile(r"vmbisect-agent: .*(?:did not appear|fatal).*"),
+)
+
+NO_AGENT_PORT_HINT = (
+    "the kernel has no virtio console (CONFIG_VIRTIO_CONSOLE, with VIRTIO_PCI): build it in, "
+    "or for a distribution kernel pass --initrd-modules-from RELEASE"
 )
 
 
@@ -22,6 +27,11 @@ def console_fault(text: str) -> str | None:
         if m:
             found.append((m.start(), m.group(0).strip()))
     return min(found)[1] if found else None
+
+
+def fault_hint(fault: str) -> str:
+    """What to do about a fault, where vmbisect knows."""
+    return NO_AGENT_PORT_HINT if "did not appear" in fault else ""
 
 
 def tail(text: str, lines: int = 30) -> str:

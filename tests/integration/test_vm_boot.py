@@ -94,3 +94,36 @@ def test_killed_controller_takes_its_guest_with_it(launcher, distro):
     while our_domains(launcher, proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert our_domains(launcher, proc.pid) == []
+
+
+def test_agent_ops_work_over_the_real_virtio_serial_channel(launcher, distro):
+    blob = os.urandom(3 << 20)
+    with boot(launcher, distro, VmSpec(vcpus=2)) as guest:
+        big = guest.exec(["head", "-c", str(8 << 20), "/dev/zero"], timeout_s=300)
+        guest.agent.put("/tmp/blob", blob)
+        back = guest.agent.get("/tmp/blob")
+        snap = guest.agent.snapshot()
+        timed = guest.exec(["sh", "-c", "sleep 100 & sleep 100"], timeout_s=2)
+        left = guest.exec(["sh", "-c", "ps | grep -c '[s]leep 100'"])
+    assert big.exit_code == 0 and big.stdout == bytes(8 << 20)
+    assert back == blob
+    assert snap["files"]["/proc/stat"].startswith("cpu ") and "/proc/diskstats" in snap["files"]
+    assert timed.timed_out and left.stdout.strip() == b"0"
+
+
+def test_cleanup_removes_domains_whose_controller_died(launcher, distro, tmp_path):
+    from pathlib import Path
+
+    from orchestrator.vm.console import kernel_cmdline
+    from orchestrator.vm.domain_xml import BootFiles, domain_xml
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    name = f"vmbisect-{gone.pid}-deadbeef"
+    files = BootFiles(name=name, kernel=distro.image, initrd=launcher.initrd_for(None),
+                      cmdline=kernel_cmdline("rdinit=/bin/sh"), console_log=tmp_path / "console.log",
+                      agent_socket=Path(tmp_path / "agent.sock"), run_as_root=os.geteuid() == 0)
+    launcher.provider.conn.createXML(domain_xml(VmSpec(), files), 0)
+    assert name in our_domains(launcher, gone.pid)
+    removed = launcher.provider.cleanup_leftovers()
+    assert name in removed and our_domains(launcher, gone.pid) == []

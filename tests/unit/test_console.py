@@ -1,4 +1,4 @@
-from orchestrator.vm.console import console_fault, kernel_cmdline, tail
+from orchestrator.vm.console import console_fault, fault_hint, kernel_cmdline, tail
 
 
 def test_panic_line_is_a_fault():
@@ -16,8 +16,11 @@ def test_first_fault_wins_when_several_appear():
     assert "BUG: unable to handle page fault" in console_fault(text)
 
 
-def test_agent_port_missing_is_a_fault():
-    assert "never appeared" in console_fault("vmbisect-agent: port org.vmbisect.agent.0 never appeared\n")
+def test_agent_port_missing_is_a_fault_with_a_hint():
+    line = 'vmbisect-agent: virtio-serial port "org.vmbisect.agent.0" did not appear within 30s\n'
+    fault = console_fault(line)
+    assert fault == line.strip() and "--initrd-modules-from" in fault_hint(fault)
+    assert fault_hint("Kernel panic - not syncing: x") == ""
 
 
 def test_clean_boot_log_has_no_fault():
