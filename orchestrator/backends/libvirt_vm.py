@@ -105,9 +105,10 @@ class LibvirtProvider:
             if pid is None or (not everything and _pid_alive(pid)):
                 continue
             try:
+                persistent = dom.isPersistent()
                 if dom.isActive():
                     dom.destroy()
-                if dom.isPersistent():
+                if persistent:
                     dom.undefine()
             except libvirt.libvirtError:
                 continue
