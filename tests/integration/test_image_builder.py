@@ -31,6 +31,7 @@ from orchestrator.image import (
 )
 from orchestrator.image.cpio import Kind
 from orchestrator.image.modules import split_compression
+from tests.integration.imagefiles import extract_image
 
 MODULE_DATA = Path(__file__).resolve().parent.parent / "data" / "image" / "modules"
 RELEASE = "6.99.0-test"
@@ -58,26 +59,10 @@ def _builder(tmp_path: Path, agent: Path, **kwargs: object) -> GuestImageBuilder
     return GuestImageBuilder(tmp_path / "cache", agent, **kwargs)  # type: ignore[arg-type]
 
 
-def _archive_bytes(image: Path) -> bytes:
-    data = image.read_bytes()
-    return gzip.decompress(data) if image.name.endswith(".gz") else data
-
-
-def _extract(image: Path, into: Path) -> Path:
-    into.mkdir()
-    subprocess.run(
-        ["cpio", "-i", "-d", "-m", "--quiet", "--no-absolute-filenames"],
-        input=_archive_bytes(image),
-        cwd=into,
-        check=True,
-    )
-    return into
-
-
 def test_standin_agent_becomes_init_next_to_busybox_applets_libraries_and_console(tmp_path: Path) -> None:
     agent = _agent(tmp_path)
     image = _builder(tmp_path, agent).build()
-    root = _extract(image.path, tmp_path / "root")
+    root = extract_image(image.path, tmp_path / "root")
 
     assert (root / "init").read_bytes() == agent.read_bytes()
     assert stat.S_IMODE((root / "init").stat().st_mode) == 0o755
@@ -214,7 +199,7 @@ def test_applets_named_like_copied_tools_are_not_linked(tmp_path: Path) -> None:
         pytest.skip("needs e2fsprogs")
     tools = {**SMALL_TOOLS, "mkfs.ext4": DEFAULT_TOOLS["mkfs.ext4"]}
     image = _builder(tmp_path, _agent(tmp_path), tools=tools).build()
-    root = _extract(image.path, tmp_path / "root")
+    root = extract_image(image.path, tmp_path / "root")
     assert not (root / "bin" / "mke2fs").is_symlink()
     assert (root / "sbin" / "mke2fs").read_bytes() == Path("/sbin/mke2fs").read_bytes()
     assert os.readlink(root / "sbin" / "mkfs.ext4") == os.readlink("/sbin/mkfs.ext4")
@@ -227,7 +212,7 @@ def test_extra_files_are_placed_and_clashes_are_user_errors(tmp_path: Path) -> N
     extra.write_text("[job]\n")
     agent = _agent(tmp_path)
     image = _builder(tmp_path, agent).build(extra_files={"/etc/vmbisect/job.fio": extra})
-    root = _extract(image.path, tmp_path / "root")
+    root = extract_image(image.path, tmp_path / "root")
     assert (root / "etc/vmbisect/job.fio").read_text() == "[job]\n"
     with pytest.raises(UserError, match="/init is claimed twice"):
         _builder(tmp_path, agent).build(extra_files={"/init": extra})
@@ -261,7 +246,7 @@ def test_modules_are_decompressed_to_plain_paths_and_listed_dependencies_first(t
     modules_root = _fake_release(tmp_path / "modules")
     builder = _builder(tmp_path, _agent(tmp_path), modules_root=modules_root)
     image = builder.build(kernel_release=RELEASE, modules=["virtio-blk", "ext4", "xfs", "sd_mod"])
-    root = _extract(image.path, tmp_path / "root")
+    root = extract_image(image.path, tmp_path / "root")
 
     listed = (root / MODULE_LIST_PATH.lstrip("/")).read_text().splitlines()
     assert listed == [

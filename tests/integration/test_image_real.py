@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 import subprocess
 from pathlib import Path
@@ -13,6 +12,7 @@ from orchestrator import paths
 from orchestrator.image import DEFAULT_TOOLS, MODULE_LIST_PATH, GuestImage, GuestImageBuilder
 from orchestrator.image.libs import parse_ldd, run_ldd
 from orchestrator.image.modfiles import installed_releases
+from tests.integration.imagefiles import extract_image
 
 missing_tools = [
     name for name, tool in DEFAULT_TOOLS.items() if not any(map(os.path.isfile, tool.candidates))
@@ -20,22 +20,6 @@ missing_tools = [
 pytestmark = pytest.mark.skipif(
     bool(missing_tools), reason=f"default tools missing: {', '.join(missing_tools)} (make setup)"
 )
-
-
-def _archive_bytes(image: Path) -> bytes:
-    data = image.read_bytes()
-    return gzip.decompress(data) if image.name.endswith(".gz") else data
-
-
-def _extract(image: Path, into: Path) -> Path:
-    into.mkdir()
-    subprocess.run(
-        ["cpio", "-i", "-d", "-m", "--quiet", "--no-absolute-filenames"],
-        input=_archive_bytes(image),
-        cwd=into,
-        check=True,
-    )
-    return into
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +43,7 @@ def default_image(builder: GuestImageBuilder) -> GuestImage:
 def test_every_default_tool_runs_in_a_chroot_of_the_standin_agent_image(
     default_image: GuestImage, tmp_path: Path
 ) -> None:
-    root = _extract(default_image.path, tmp_path / "root")
+    root = extract_image(default_image.path, tmp_path / "root")
     script = (
         "set -e; fio --version; dbench --help | head -1; netperf -V; netserver -V;"
         " truncate -s 64M /tmp/e.img; mkfs.ext4 -q -F /tmp/e.img;"
@@ -78,7 +62,7 @@ def test_every_default_tool_runs_in_a_chroot_of_the_standin_agent_image(
 def test_default_image_lists_every_module_it_carries(default_image: GuestImage, tmp_path: Path) -> None:
     if default_image.kernel_release is None:
         pytest.skip("no kernel modules in /lib/modules; install Debian's linux-image-amd64")
-    root = _extract(default_image.path, tmp_path / "root")
+    root = extract_image(default_image.path, tmp_path / "root")
     listed = (root / MODULE_LIST_PATH.lstrip("/")).read_text().splitlines()
     assert len(listed) == len(default_image.modules) > 0
     for path in listed:
@@ -100,7 +84,7 @@ def test_real_agent_is_packed_as_init_with_its_libraries(tmp_path: Path) -> None
     if not agent.is_file():
         pytest.skip(f"real agent not built at {agent}; run `make agent`")
     image = GuestImageBuilder(tmp_path / "cache", agent).build()
-    root = _extract(image.path, tmp_path / "root")
+    root = extract_image(image.path, tmp_path / "root")
     assert (root / "init").read_bytes() == agent.read_bytes()
     for library in parse_ldd(str(agent), run_ldd(agent)):
         assert (root / str(library).lstrip("/")).exists(), library

@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.errors import BootFailed
 from orchestrator.vm.spec import DiskSpec, VmSpec
-from tests.integration.vmhost import distro, launcher, our_domains  # noqa: F401 (fixtures)
+from tests.integration.vmhost import our_domains
 
 pytestmark = pytest.mark.vm
 BOOT_TIMEOUT = 120.0

@@ -1,4 +1,3 @@
-from pathlib import Path
 
 from orchestrator.accel import choose_accel
 
