@@ -1,0 +1,112 @@
+import random
+
+import pytest
+
+from orchestrator.bisect.decide import Verdict, decide, gap_position
+from orchestrator.bisect.endpoints import Threshold, check_endpoints
+from orchestrator.bisect.stats import median_ci, p_less, reps_to_detect, summarize
+
+GOOD = [100.0, 101.5, 99.0, 100.8, 98.9, 100.2, 101.1, 99.6]
+BAD = [90.1, 89.0, 91.2, 90.4, 89.7, 90.9, 88.8, 90.0]
+
+
+def test_step_like_good_is_good_and_like_bad_is_bad():
+    assert decide(GOOD, BAD, [100.4, 99.1, 101.0], can_run_more=True).verdict is Verdict.GOOD
+    assert decide(GOOD, BAD, [90.3, 89.5, 91.0], can_run_more=True).verdict is Verdict.BAD
+
+
+def test_verdicts_hold_for_lower_is_better_metrics_too():
+    lat_good, lat_bad = [10.0, 10.2, 9.9, 10.1], [12.0, 12.3, 11.9, 12.1]
+    assert decide(lat_good, lat_bad, [12.1, 12.2, 11.8], True).verdict is Verdict.BAD
+    assert decide(lat_good, lat_bad, [10.0, 9.8, 10.1], True).verdict is Verdict.GOOD
+
+
+def test_too_few_samples_ask_for_more():
+    d = decide(GOOD, BAD, [100.0, 99.0], True)
+    assert d.verdict is Verdict.MORE and "2 of at least 3" in d.reason
+
+
+def test_halfway_value_asks_for_more_then_skips_with_reason():
+    halfway = [95.1, 94.9, 95.0, 95.2, 94.8]
+    assert decide(GOOD, BAD, halfway, True).verdict is Verdict.MORE
+    final = decide(GOOD, BAD, halfway, False)
+    assert final.verdict is Verdict.SKIP and "ambiguous after 5 samples" in final.reason
+    assert "differs from both" in final.reason
+
+
+def test_confidence_reported_with_the_verdict():
+    d = decide(GOOD, BAD, [100.1, 99.7, 100.9, 100.3], True)
+    assert d.verdict is Verdict.GOOD and 0.95 < d.confidence <= 1 and d.position < 0.2
+
+
+def test_gap_position_is_zero_at_good_and_one_at_bad():
+    assert gap_position(GOOD, BAD, GOOD) == pytest.approx(0.0)
+    assert gap_position(GOOD, BAD, BAD) == pytest.approx(1.0)
+
+
+def test_single_step_error_rate_at_3_percent_noise_and_10_percent_change_is_below_one_in_a_thousand():
+    rng = random.Random(7)
+
+    def draw(mu, n):
+        return [rng.gauss(mu, 3.0) for _ in range(n)]
+
+    wrong = 0
+    for trial in range(2000):
+        good, bad = draw(100, 6), draw(90, 6)
+        truth_bad = trial % 2 == 1
+        step = draw(90 if truth_bad else 100, 3)
+        d = decide(good, bad, step, can_run_more=False)
+        if d.verdict in (Verdict.GOOD, Verdict.BAD) and (d.verdict is Verdict.BAD) != truth_bad:
+            wrong += 1
+    assert wrong <= 2
+
+
+def test_exact_rank_test_p_values():
+    assert p_less([1, 2, 3], [4, 5, 6]) == pytest.approx(1 / 20)
+    assert p_less([4, 5, 6], [1, 2, 3]) == pytest.approx(1.0)
+    assert p_less([5, 5, 5], [5, 5, 5]) == 1.0
+
+
+def test_reps_needed_grow_with_noise_and_shrink_with_effect():
+    assert reps_to_detect(0.03, 0.10) == 3
+    assert reps_to_detect(0.13, 0.10) > reps_to_detect(0.03, 0.10)
+    assert reps_to_detect(0.10, 0.05) > reps_to_detect(0.10, 0.10)
+
+
+def test_summary_and_median_interval():
+    s = summarize([1.0, 2.0, 3.0, 4.0])
+    assert (s.n, s.mean, s.min, s.max, s.median) == (4, 2.5, 1.0, 4.0, 2.5)
+    assert s.cov == pytest.approx(s.stddev / 2.5)
+    lo, hi = median_ci(list(range(1, 21)))
+    assert lo < 10.5 < hi
+
+
+def test_endpoints_accepted_when_bad_regresses_beyond_threshold():
+    check = check_endpoints(GOOD, BAD, "higher", Threshold("relative", -0.05), max_reps=10)
+    assert check.ok and check.change == pytest.approx(-0.1, abs=0.01)
+
+
+def test_bad_that_is_not_bad_is_refused_with_the_measured_change():
+    check = check_endpoints(GOOD, GOOD[::-1], "higher", Threshold("relative", -0.10), max_reps=10)
+    assert not check.ok and check.message.startswith("bad is not bad") and "-10.0%" in check.message
+
+
+def test_improvement_in_the_wrong_direction_is_not_a_regression():
+    check = check_endpoints(BAD, GOOD, "higher", Threshold("relative", -0.05), max_reps=10)
+    assert not check.ok and "bad is not bad" in check.message
+
+
+def test_noise_that_hides_the_threshold_is_refused_saying_how_many_runs_are_needed():
+    rng = random.Random(3)
+    noisy_good = [rng.gauss(100, 15) for _ in range(8)]
+    noisy_bad = [v - 30 for v in noisy_good]
+    check = check_endpoints(noisy_good, noisy_bad, "higher", Threshold("relative", -0.05), max_reps=5)
+    assert not check.ok and check.reps_needed > 5
+    assert f"needs {check.reps_needed} repetitions per commit to detect" in check.message
+
+
+def test_absolute_bound_for_a_lower_is_better_metric():
+    lat_good, lat_bad = [10.0, 10.2, 9.9, 10.1, 10.0], [12.0, 12.3, 11.9, 12.1, 12.2]
+    assert check_endpoints(lat_good, lat_bad, "lower", Threshold("absolute", 11.0), max_reps=10).ok
+    check = check_endpoints(lat_bad, lat_bad, "lower", Threshold("absolute", 11.0), max_reps=10)
+    assert not check.ok and check.message.startswith("good is not good")
