@@ -1,0 +1,97 @@
+"""`git bisect` in a vmbisect-owned bare clone: real bisect semantics, never the user's tree.
+
+The clone shares the user's objects (`--shared`) and is bisected with `--no-checkout`, so no
+working tree is written anywhere; the builder checks commits out in its own place.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.bisect.gitlog import BisectState, parse_bisect_output
+from orchestrator.errors import InfraError, UserError
+
+VERDICTS = ("good", "bad", "skip")
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    author: str
+    email: str
+    date: str
+    subject: str
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env_free = ["-c", "advice.detachedHead=false", "-c", "core.hooksPath=/dev/null"]
+    try:
+        done = subprocess.run(["git", *env_free, "-C", str(repo), *args], capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        raise InfraError("git not found (run: make setup)") from exc
+    if check and done.returncode != 0:
+        raise InfraError(f"git {' '.join(args[:3])} failed: {(done.stderr or done.stdout).strip()[:400]}")
+    return done
+
+
+class GitBisect:
+    def __init__(self, user_repo: Path, workdir: Path) -> None:
+        self.user_repo = user_repo
+        self.repo = workdir / "bisect.git"
+
+    def prepare(self) -> None:
+        """Clone (or refresh) the bare working copy of the user's repository."""
+        if not (self.user_repo / ".git").exists() and not (self.user_repo / "HEAD").exists():
+            raise UserError(f"repository: {self.user_repo} is not a git repository")
+        if not self.repo.exists():
+            self.repo.parent.mkdir(parents=True, exist_ok=True)
+            git(self.repo.parent, "clone", "--quiet", "--bare", "--shared", str(self.user_repo.resolve()),
+                str(self.repo))
+        else:
+            git(self.repo, "fetch", "--quiet", "--force", str(self.user_repo.resolve()), "+refs/*:refs/*")
+
+    def resolve(self, rev: str, field: str) -> str:
+        done = git(self.repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        if done.returncode != 0:
+            raise UserError(f"{field}: {rev!r} is not a commit in {self.user_repo}")
+        return done.stdout.strip()
+
+    def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState:
+        git(self.repo, "bisect", "reset", check=False)
+        args = ["bisect", "start", "--no-checkout"] + (["--first-parent"] if first_parent else [])
+        return parse_bisect_output(git(self.repo, *args, bad, good).stdout)
+
+    def mark(self, commit: str, verdict: str) -> BisectState:
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, not {verdict!r}")
+        done = git(self.repo, "bisect", verdict, commit, check=False)
+        try:
+            return parse_bisect_output(done.stdout + done.stderr)
+        except ValueError as exc:
+            raise InfraError(f"git bisect {verdict} {commit[:12]} failed: {exc}") from exc
+
+    def current(self) -> str:
+        return git(self.repo, "rev-parse", "BISECT_HEAD").stdout.strip()
+
+    def log(self) -> str:
+        return git(self.repo, "bisect", "log").stdout
+
+    def replay(self, log: str, scratch: Path) -> BisectState:
+        """Rebuild the bisection from a `git bisect log` (resume after a crash)."""
+        scratch.write_text(log)
+        git(self.repo, "bisect", "reset", check=False)
+        return parse_bisect_output(git(self.repo, "bisect", "replay", str(scratch)).stdout)
+
+    def info(self, commit: str) -> CommitInfo:
+        out = git(self.repo, "show", "-s", "--format=%H%x00%an%x00%ae%x00%aI%x00%s", commit).stdout
+        sha, author, email, date, subject = out.rstrip("\n").split("\x00")
+        return CommitInfo(sha, author, email, date, subject)
+
+    def parent(self, commit: str) -> str:
+        return git(self.repo, "rev-parse", f"{commit}^").stdout.strip()
+
+    def count_between(self, good: str, bad: str, first_parent: bool = False) -> int:
+        args = ["rev-list", "--count"] + (["--first-parent"] if first_parent else []) + [f"{good}..{bad}"]
+        return int(git(self.repo, *args).stdout.strip())

@@ -1,0 +1,121 @@
+"""git bisect driven through GitBisect on real throwaway repositories."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.gitlog import BisectState
+from orchestrator.errors import UserError
+from tests.integration.gitrepo import Repo, linear, merge_heavy
+
+
+def run(repo: Repo, workdir: Path, good: str, bad: str, verdict_of: Callable[[str], str],
+        first_parent: bool = False) -> tuple[BisectState, list[str], GitBisect]:
+    gb = GitBisect(repo.path, workdir)
+    gb.prepare()
+    state = gb.start(gb.resolve(repo.names.get(good, good), "good"), gb.resolve(repo.names.get(bad, bad), "bad"),
+                     first_parent)
+    tested = []
+    while state.kind == "testing":
+        commit = gb.current()
+        tested.append(repo.name_of(commit))
+        state = gb.mark(commit, verdict_of(repo.name_of(commit)))
+    return state, tested, gb
+
+
+def after(culprit_index: int) -> Callable[[str], str]:
+    return lambda name: "bad" if int(name[1:]) >= culprit_index else "good"
+
+
+@pytest.mark.parametrize("culprit", [1, 7, 15], ids=["first", "middle", "last"])
+def test_linear_history_names_the_culprit_in_log2_steps(tmp_path, culprit):
+    repo = linear(tmp_path / "u", 16)
+    state, tested, _ = run(repo, tmp_path / "w", "c0", "c15", after(culprit))
+    assert state.kind == "found" and repo.name_of(state.culprit) == f"c{culprit}"
+    assert len(tested) <= 4
+
+
+def test_build_broken_commits_next_to_the_culprit_are_skipped_around(tmp_path):
+    repo = linear(tmp_path / "u", 16)
+    broken = {"c5", "c8"}
+    state, tested, _ = run(repo, tmp_path / "w", "c0", "c15",
+                           lambda n: "skip" if n in broken else after(7)(n))
+    assert state.kind == "found" and repo.name_of(state.culprit) == "c7"
+
+
+def test_only_skipped_commits_left_gives_the_candidate_range(tmp_path):
+    repo = linear(tmp_path / "u", 16)
+    broken = {"c6", "c7", "c8"}
+    state, _, _ = run(repo, tmp_path / "w", "c0", "c15", lambda n: "skip" if n in broken else after(7)(n))
+    assert state.kind == "only_skipped"
+    assert sorted(repo.name_of(c) for c in state.candidates) == ["c6", "c7", "c8", "c9"]
+
+
+@pytest.mark.parametrize("culprit", ["t1-1", "m4", "t2-0"])
+def test_merge_heavy_history_finds_culprits_on_branches_and_main(tmp_path, culprit):
+    repo = merge_heavy(tmp_path / "u")
+    bad_after = set(repo.git("rev-list", "--ancestry-path", f"{repo.names[culprit]}..main").split())
+    bad_after.add(repo.names[culprit])
+    state, _, _ = run(repo, tmp_path / "w", "m0", "main", lambda n: "bad" if repo.names[n] in bad_after else "good")
+    assert state.kind == "found" and repo.name_of(state.culprit) == culprit
+
+
+def test_first_parent_names_the_merge_that_brought_a_branch_culprit(tmp_path):
+    repo = merge_heavy(tmp_path / "u")
+    bad = set(repo.git("rev-list", "--ancestry-path", f"{repo.names['t1-1']}..main").split())
+    bad.add(repo.names["t1-1"])
+    state, tested, _ = run(repo, tmp_path / "w", "m0", "main", lambda n: "bad" if repo.names[n] in bad else "good",
+                           first_parent=True)
+    assert state.kind == "found" and repo.name_of(state.culprit) == "merge-t1"
+    assert not any(n.startswith("t") for n in tested)
+
+
+def test_bisect_log_replays_to_the_same_state(tmp_path):
+    repo = linear(tmp_path / "u", 32)
+    gb = GitBisect(repo.path, tmp_path / "w")
+    gb.prepare()
+    state = gb.start(repo.names["c0"], repo.names["c31"])
+    for _ in range(2):
+        state = gb.mark(gb.current(), after(20)(repo.name_of(gb.current())))
+    log, here = gb.log(), gb.current()
+    replayed = GitBisect(repo.path, tmp_path / "w2")
+    replayed.prepare()
+    assert replayed.replay(log, tmp_path / "log").kind == "testing" and replayed.current() == here
+
+
+def tree_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(path)).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def test_users_repository_is_untouched_by_a_whole_bisection(tmp_path):
+    repo = linear(tmp_path / "u", 16)
+    (repo.path / "uncommitted").write_text("work in progress")
+    repo.git("add", "uncommitted")
+    before = (tree_digest(repo.path), repo.git("status", "--porcelain"), repo.git("symbolic-ref", "HEAD"))
+    run(repo, tmp_path / "w", "c0", "c15", after(9))
+    assert (tree_digest(repo.path), repo.git("status", "--porcelain"), repo.git("symbolic-ref", "HEAD")) == before
+
+
+def test_unknown_ref_is_a_user_error_naming_the_field(tmp_path):
+    repo = linear(tmp_path / "u", 3)
+    gb = GitBisect(repo.path, tmp_path / "w")
+    gb.prepare()
+    with pytest.raises(UserError, match="good: 'v9.9' is not a commit"):
+        gb.resolve("v9.9", "good")
+
+
+def test_commit_info_for_the_report(tmp_path):
+    repo = linear(tmp_path / "u", 3)
+    gb = GitBisect(repo.path, tmp_path / "w")
+    gb.prepare()
+    info = gb.info(repo.names["c1"])
+    assert (info.subject, info.author, info.email) == ("c1", "T", "t@example.org")
+    assert gb.parent(repo.names["c1"]) == repo.names["c0"] and gb.count_between(repo.names["c0"], repo.names["c2"]) == 2
