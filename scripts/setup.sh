@@ -18,6 +18,7 @@ packages=(
   ccache git build-essential bc bison flex libelf-dev libssl-dev dwarves rsync
   linux-image-amd64 linux-source-6.1
   python3 python3-venv python3-dev golang-go
+  postgresql
 )
 
 need_root() {

@@ -1,0 +1,222 @@
+"""Everything a campaign does, written as it happens: SQLite by default, PostgreSQL by URL.
+
+A run and its samples are committed in one transaction, so a controller killed mid-run leaves
+either the whole run or none of it: resuming never duplicates a sample.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, create_engine, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from orchestrator import paths
+from orchestrator.errors import InfraError, UserError
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class CampaignRow(Base):
+    __tablename__ = "campaigns"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    spec: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), default="running")
+    bisect_log: Mapped[str] = mapped_column(Text, default="")
+    result: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created: Mapped[dt.datetime] = mapped_column(default=_now)
+    updated: Mapped[dt.datetime] = mapped_column(default=_now, onupdate=_now)
+
+
+class BuildRow(Base):
+    __tablename__ = "builds"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    commit: Mapped[str] = mapped_column(String(40), index=True)
+    status: Mapped[str] = mapped_column(String(16))
+    image: Mapped[str] = mapped_column(Text, default="")
+    sha256: Mapped[str] = mapped_column(String(64), default="")
+    cache_hit: Mapped[bool] = mapped_column(default=False)
+    duration_s: Mapped[float] = mapped_column(Float, default=0.0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created: Mapped[dt.datetime] = mapped_column(default=_now)
+
+
+class BootRow(Base):
+    __tablename__ = "boots"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    commit: Mapped[str] = mapped_column(String(40), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="booting")
+    boot_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created: Mapped[dt.datetime] = mapped_column(default=_now)
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    boot_id: Mapped[int] = mapped_column(ForeignKey("boots.id"))
+    commit: Mapped[str] = mapped_column(String(40), index=True)
+    raw: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created: Mapped[dt.datetime] = mapped_column(default=_now)
+
+
+class SampleRow(Base):
+    __tablename__ = "samples"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"), index=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    commit: Mapped[str] = mapped_column(String(40), index=True)
+    metric: Mapped[str] = mapped_column(String(128))
+    value: Mapped[float] = mapped_column(Float)
+
+
+class DecisionRow(Base):
+    __tablename__ = "decisions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    commit: Mapped[str] = mapped_column(String(40))
+    role: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    samples: Mapped[int] = mapped_column(Integer, default=0)
+    created: Mapped[dt.datetime] = mapped_column(default=_now)
+
+
+@dataclass(frozen=True)
+class Decided:
+    commit: str
+    role: str
+    verdict: str
+    reason: str
+    confidence: float
+    samples: int
+
+
+def default_url() -> str:
+    return f"sqlite:///{paths.data_dir() / 'vmbisect.db'}"
+
+
+class Store:
+    def __init__(self, url: str | None = None) -> None:
+        url = url or default_url()
+        if url.startswith("sqlite:///"):
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine = create_engine(url)
+            Base.metadata.create_all(self.engine)
+        except ModuleNotFoundError as exc:
+            raise UserError(f"store: no database driver for {url.split(':')[0]} ({exc.name} is not installed)") from exc
+        except SQLAlchemyError as exc:
+            raise InfraError(f"store: cannot open {url.split('@')[-1]}: {exc.__class__.__name__}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _session(self) -> Session:
+        return self._sessions()
+
+    def new_campaign(self, name: str, spec: Mapping[str, Any]) -> int:
+        with self._session() as s, s.begin():
+            row = CampaignRow(name=name, spec=json.dumps(spec, default=str))
+            s.add(row)
+        return row.id
+
+    def campaign(self, campaign_id: int) -> CampaignRow:
+        with self._session() as s:
+            row = s.get(CampaignRow, campaign_id)
+        if row is None:
+            raise UserError(f"campaign: no campaign with id {campaign_id}; see `vmbisect status`")
+        return row
+
+    def campaigns(self) -> list[CampaignRow]:
+        with self._session() as s:
+            return list(s.scalars(select(CampaignRow).order_by(CampaignRow.id)))
+
+    def set_state(self, campaign_id: int, state: str, result: Mapping[str, Any] | None = None) -> None:
+        with self._session() as s, s.begin():
+            row = s.get(CampaignRow, campaign_id)
+            assert row is not None
+            row.state = state
+            if result is not None:
+                row.result = dict(result)
+
+    def set_bisect_log(self, campaign_id: int, log: str) -> None:
+        with self._session() as s, s.begin():
+            row = s.get(CampaignRow, campaign_id)
+            assert row is not None
+            row.bisect_log = log
+
+    def add_build(self, campaign_id: int, commit: str, status: str, **fields: Any) -> None:
+        with self._session() as s, s.begin():
+            s.add(BuildRow(campaign_id=campaign_id, commit=commit, status=status, **fields))
+
+    def builds(self, campaign_id: int) -> list[BuildRow]:
+        with self._session() as s:
+            return list(s.scalars(select(BuildRow).where(BuildRow.campaign_id == campaign_id).order_by(BuildRow.id)))
+
+    def start_boot(self, campaign_id: int, commit: str) -> int:
+        with self._session() as s, s.begin():
+            row = BootRow(campaign_id=campaign_id, commit=commit)
+            s.add(row)
+        return row.id
+
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "") -> None:
+        with self._session() as s, s.begin():
+            row = s.get(BootRow, boot_id)
+            assert row is not None
+            row.status, row.boot_seconds, row.error = status, boot_seconds, error
+
+    def boots(self, campaign_id: int) -> list[BootRow]:
+        with self._session() as s:
+            return list(s.scalars(select(BootRow).where(BootRow.campaign_id == campaign_id).order_by(BootRow.id)))
+
+    def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Mapping[str, float],
+                raw: Mapping[str, Any]) -> int:
+        """The run and all its samples in one transaction."""
+        with self._session() as s, s.begin():
+            run = RunRow(campaign_id=campaign_id, boot_id=boot_id, commit=commit, raw=dict(raw))
+            s.add(run)
+            s.flush()
+            s.add_all(SampleRow(run_id=run.id, campaign_id=campaign_id, commit=commit, metric=m, value=float(v))
+                      for m, v in metrics.items())
+        return run.id
+
+    def samples(self, campaign_id: int, metric: str) -> dict[str, list[float]]:
+        """Samples of one metric by commit, in the order they were taken."""
+        out: dict[str, list[float]] = defaultdict(list)
+        with self._session() as s:
+            q = (select(SampleRow.commit, SampleRow.value)
+                 .where(SampleRow.campaign_id == campaign_id, SampleRow.metric == metric).order_by(SampleRow.id))
+            for commit, value in s.execute(q):
+                out[commit].append(value)
+        return dict(out)
+
+    def runs(self, campaign_id: int) -> Iterator[RunRow]:
+        with self._session() as s:
+            yield from s.scalars(select(RunRow).where(RunRow.campaign_id == campaign_id).order_by(RunRow.id))
+
+    def add_decision(self, campaign_id: int, d: Decided) -> None:
+        with self._session() as s, s.begin():
+            s.add(DecisionRow(campaign_id=campaign_id, commit=d.commit, role=d.role, verdict=d.verdict,
+                              reason=d.reason, confidence=d.confidence, samples=d.samples))
+
+    def decisions(self, campaign_id: int) -> list[Decided]:
+        with self._session() as s:
+            rows = s.scalars(select(DecisionRow).where(DecisionRow.campaign_id == campaign_id).order_by(DecisionRow.id))
+            return [Decided(r.commit, r.role, r.verdict, r.reason, r.confidence, r.samples) for r in rows]

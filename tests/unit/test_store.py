@@ -1,0 +1,54 @@
+"""The store against SQLite files (PostgreSQL is covered by tests/integration/test_store_postgres.py)."""
+
+import pytest
+
+from orchestrator.errors import InfraError, UserError
+from orchestrator.store import Decided, Store
+
+
+@pytest.fixture
+def store(tmp_path):
+    return Store(f"sqlite:///{tmp_path / 'v.db'}")
+
+
+def test_samples_come_back_by_commit_in_the_order_taken(store):
+    cid = store.new_campaign("c", {"good": "a"})
+    boot = store.start_boot(cid, "a" * 40)
+    store.add_run(cid, boot, "a" * 40, {"iops": 10.0, "lat": 1.0}, {"fio": "{}"})
+    store.add_run(cid, boot, "a" * 40, {"iops": 11.0, "lat": 1.1}, {})
+    boot_b = store.start_boot(cid, "b" * 40)
+    store.add_run(cid, boot_b, "b" * 40, {"iops": 5.0}, {})
+    assert store.samples(cid, "iops") == {"a" * 40: [10.0, 11.0], "b" * 40: [5.0]}
+    assert store.samples(cid, "lat") == {"a" * 40: [1.0, 1.1]}
+    assert [r.raw for r in store.runs(cid)][0] == {"fio": "{}"}
+
+
+def test_state_survives_reopening_the_database(tmp_path):
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    first = Store(url)
+    cid = first.new_campaign("c", {})
+    first.set_bisect_log(cid, "git bisect start\n")
+    first.add_decision(cid, Decided("a" * 40, "step", "good", "because", 0.99, 3))
+    first.add_build(cid, "a" * 40, "ok", sha256="f" * 64, cache_hit=True)
+    again = Store(url)
+    assert again.campaign(cid).bisect_log == "git bisect start\n"
+    assert again.decisions(cid)[0].verdict == "good" and again.builds(cid)[0].cache_hit
+
+
+def test_boot_status_and_campaign_result(store):
+    cid = store.new_campaign("c", {})
+    boot = store.start_boot(cid, "a" * 40)
+    store.end_boot(boot, "failed", 0.0, "Kernel panic")
+    store.set_state(cid, "done", {"culprit": "a" * 40})
+    assert store.boots(cid)[0].error == "Kernel panic"
+    assert store.campaign(cid).state == "done" and store.campaign(cid).result["culprit"] == "a" * 40
+
+
+def test_unknown_campaign_is_a_user_error(store):
+    with pytest.raises(UserError, match="no campaign with id 99"):
+        store.campaign(99)
+
+
+def test_unreachable_database_is_an_infra_error():
+    with pytest.raises(InfraError, match="store: cannot open"):
+        Store("postgresql+psycopg2://nobody@127.0.0.1:1/none")
