@@ -1,0 +1,129 @@
+"""`vmbisect measure`: boot a kernel, run a workload N times, print per-metric statistics.
+
+Each boot runs every sweep point `--reps` times; `--boots` repeats that on fresh guests.
+Filesystems (dbench) are made fresh before every repetition; raw disks (fio) are reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from orchestrator.commands.vmopts import add_vm_options, spec_from_args
+from orchestrator.errors import UserError
+from orchestrator.workloads.definition import RunPlan, WorkloadDef, load_all, resolve
+from orchestrator.workloads.result import RunResult
+from orchestrator.workloads.stats import Summary, summarise
+
+def add_parser(sub: Any) -> None:
+    m = sub.add_parser("measure", help="boot a kernel and run a workload N times; per-metric statistics")
+    m.add_argument("--kernel", required=True, type=Path, help="bzImage / vmlinuz to boot")
+    m.add_argument("--initrd-modules-from", metavar="RELEASE",
+                   help="put this host kernel release's driver modules into the initramfs")
+    m.add_argument("--workload", required=True, help="a workload (fio, dbench, netperf) or preset name")
+    m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a parameter; KEY=a,b,c sweeps it (repeatable)")
+    m.add_argument("--reps", type=int, default=3, help="repetitions per sweep point and boot (default 3)")
+    m.add_argument("--boots", type=int, default=1, help="fresh guests to repeat the repetitions on (default 1)")
+    add_vm_options(m)
+    m.add_argument("--append", default="", help="extra kernel command line")
+    m.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the agent (default 120)")
+    m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU too")
+    m.add_argument("--json", action="store_true", help="print every sample with its raw outputs as JSON")
+
+
+def plan_from_args(a: argparse.Namespace) -> RunPlan:
+    """Everything checked before a guest starts: workload, parameters, counts, disks."""
+    for field in ("reps", "boots"):
+        if getattr(a, field) < 1:
+            raise UserError(f"{field}: must be at least 1, got {getattr(a, field)}")
+    plan = resolve(load_all(), a.workload, a.param)
+    spec = spec_from_args(a)
+    if spec.disks.count < plan.workload.needs_disks:
+        raise UserError(f"disks: {plan.workload.name} needs at least {plan.workload.needs_disks} data disk(s); "
+                        f"add --disks N")
+    return plan
+
+
+def run(a: argparse.Namespace) -> int:
+    from orchestrator.backends.factory import real_launcher
+    from orchestrator.workloads import runner
+
+    plan = plan_from_args(a)
+    spec = spec_from_args(a)
+    launcher = real_launcher(a.uri)
+    choice = launcher.choose_accel(a.accel)
+    samples: list[tuple[int, str, RunResult]] = []
+    boots: list[dict[str, Any]] = []
+    for boot in range(a.boots):
+        with launcher.boot(spec, a.kernel, choice.accel, a.initrd_modules_from, a.append, a.timeout) as guest:
+            boots.append({"hello": guest.hello, "boot_seconds": guest.boot_seconds, "accel": guest.accel})
+            runner.prepare(guest, plan.workload)
+            for point in plan.points:
+                for _ in range(a.reps):
+                    samples.append((boot, plan.point_label(point), runner.run(guest, plan.workload, point,
+                                                                              choice.accel)))
+    if a.json:
+        json.dump(to_json(plan, boots, samples), sys.stdout, indent=1)
+        print()
+    else:
+        print_table(plan, [(p, s) for _b, p, s in samples], a.all_metrics)
+    return 0
+
+
+def table_rows(workload: WorkloadDef, samples: list[tuple[str, RunResult]],
+               all_metrics: bool) -> list[tuple[str, str, str, str, Summary]]:
+    """(point, metric, unit, direction, Summary) in first-seen order; instance metrics
+    (per disk, per vCPU: names with a suffix beyond their definition) only with all_metrics."""
+    from orchestrator.workloads.system import METRICS
+
+    defined = {**workload.metrics, **METRICS}
+    values: dict[tuple[str, str], list[float]] = {}
+    meta: dict[str, tuple[str, str]] = {}
+    for point, result in samples:
+        for name, m in result.metrics.items():
+            if name not in defined and not all_metrics:
+                continue
+            values.setdefault((point, name), []).append(m.value)
+            meta[name] = (m.unit, m.direction)
+    return [(point, name, *meta[name], summarise(v)) for (point, name), v in values.items()]
+
+
+def print_table(plan: RunPlan, samples: list[tuple[str, RunResult]], all_metrics: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    swept = plan.swept is not None
+    table = Table(title=f"vmbisect measure {plan.label}")
+    columns = (["point"] if swept else []) + ["metric", "unit", "better", "n", "mean", "stddev", "coeffvar%",
+                                              "min", "max"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("point", "metric", "unit", "better") else "right",
+                         no_wrap=True)
+    for point, name, unit, direction, s in table_rows(plan.workload, samples, all_metrics):
+        cells = [name, unit, direction, str(s.n), _num(s.mean), _num(s.stddev), f"{s.coeffvar:.2f}", _num(s.min),
+                 _num(s.max)]
+        table.add_row(*([point] if swept else []), *cells)
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(table)
+    for note in sorted({n for _p, r in samples for n in r.notes}):
+        console.print(f"note: {note}", markup=False)
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}" if abs(x) < 1e4 else f"{x:.0f}"
+
+
+def to_json(plan: RunPlan, boots: list[dict[str, Any]], samples: list[tuple[int, str, RunResult]]) -> dict[str, Any]:
+    return {
+        "workload": plan.workload.name,
+        "label": plan.label,
+        "swept": plan.swept,
+        "boots": boots,
+        "samples": [{"boot": b, "point": p, **r.to_json()} for b, p, r in samples],
+        "summary": [{"point": p, "metric": n, "unit": u, "direction": d, **s.__dict__}
+                    for p, n, u, d, s in table_rows(plan.workload, [(p, r) for _b, p, r in samples], True)],
+    }

@@ -1,0 +1,153 @@
+"""System metrics of one run, as pure functions over raw texts and numbers: guest CPU time by
+mode, context switches and interrupts (/proc/stat), iostat-style figures per disk
+(/proc/diskstats), the host CPU time of the guest (libvirt), and the cost per operation and
+per byte derived from them.
+
+Costs divide CPU utilisation by the workload's own rate (like netperf's service demand):
+CPU seconds per second of the window / operations per second. The /proc and libvirt windows
+include a tool's ramp time, which its own rates exclude; the ratio stays right as long as the
+rate during the ramp is the steady one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from orchestrator.workloads.definition import MetricDef
+from orchestrator.workloads.result import ToolRun
+
+USER_HZ = 100  # /proc/stat ticks per second on every Linux architecture we boot
+CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+BUSY_MODES = ("user", "nice", "system", "irq", "softirq", "steal")
+SECTOR = 512
+
+METRICS: dict[str, MetricDef] = {m.name: m for m in (
+    *(MetricDef(f"guest_cpu_{mode}", "s", "lower", f"guest CPU time in {mode} mode, all vCPUs")
+      for mode in CPU_MODES if mode != "idle"),
+    MetricDef("guest_cpu_busy", "s", "lower", "guest CPU time not idle or iowait, all vCPUs"),
+    MetricDef("guest_cpu_busy_pct", "%", "lower", "guest busy time / (window x vCPUs)"),
+    MetricDef("guest_cpu_us_per_op", "CPU-us/op", "lower", "guest busy CPU per workload operation"),
+    MetricDef("guest_cpu_ns_per_byte", "CPU-ns/B", "lower", "guest busy CPU per byte moved"),
+    MetricDef("ctxt_per_s", "1/s", "lower", "context switches per second (/proc/stat ctxt)"),
+    MetricDef("intr_per_s", "1/s", "lower", "interrupts per second (/proc/stat intr)"),
+    MetricDef("ctxt_per_op", "1/op", "lower", "context switches per workload operation"),
+    MetricDef("intr_per_op", "1/op", "lower", "interrupts per workload operation"),
+    MetricDef("host_cpu", "s", "lower", "host CPU time of the whole QEMU process (libvirt cpu_time)"),
+    MetricDef("host_cpu_user", "s", "lower", "host user-mode CPU time of the QEMU process"),
+    MetricDef("host_cpu_system", "s", "lower", "host kernel-mode CPU time of the QEMU process"),
+    MetricDef("host_cpus_used", "CPUs", "lower", "host CPU time / window: host CPUs kept busy"),
+    MetricDef("host_vcpu_used", "CPUs", "none", "host CPU time of one vCPU thread / window"),
+    MetricDef("host_cpu_us_per_op", "CPU-us/op", "lower", "host CPU of the guest per workload operation"),
+    MetricDef("host_cpu_ns_per_byte", "CPU-ns/B", "lower", "host CPU of the guest per byte moved"),
+    MetricDef("host_cycles_per_op", "cycles/op", "lower", "host CPU x nominal clock per operation (KVM only)"),
+    MetricDef("iostat_r_s", "1/s", "none", "reads completed per second"),
+    MetricDef("iostat_w_s", "1/s", "none", "writes completed per second"),
+    MetricDef("iostat_rrqm_s", "1/s", "none", "read merges per second"),
+    MetricDef("iostat_wrqm_s", "1/s", "none", "write merges per second"),
+    MetricDef("iostat_rkb_s", "KiB/s", "none", "KiB read per second"),
+    MetricDef("iostat_wkb_s", "KiB/s", "none", "KiB written per second"),
+    MetricDef("iostat_avgrq_sz", "sectors", "none", "average request size"),
+    MetricDef("iostat_avgqu_sz", "requests", "none", "average queue size (weighted ms / window)"),
+    MetricDef("iostat_await", "ms", "lower", "average time per request, queue + service"),
+    MetricDef("iostat_util_pct", "%", "none", "share of the window the disk was busy"),
+)}
+
+
+def proc_stat(text: str) -> dict[str, float]:
+    """Aggregate CPU ticks by mode, `ctxt` and total `intr` from /proc/stat."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields:
+            continue
+        if fields[0] == "cpu":
+            out.update({m: float(v) for m, v in zip(CPU_MODES, fields[1:])})
+        elif fields[0] in ("ctxt", "intr"):
+            out[fields[0]] = float(fields[1])
+    return out
+
+
+def diskstats(text: str) -> dict[str, list[float]]:
+    """Per device name, the counters after the name (reads completed, merged, sectors, ms, ...)."""
+    return {f[2]: [float(x) for x in f[3:]] for f in (line.split() for line in text.splitlines()) if len(f) >= 14}
+
+
+def guest_cpu(before: str, after: str, window_s: float, cpus: int) -> dict[str, float]:
+    a, b = proc_stat(before), proc_stat(after)
+    delta = {m: (b.get(m, 0.0) - a.get(m, 0.0)) / USER_HZ for m in CPU_MODES}
+    out = {f"guest_cpu_{m}": delta[m] for m in CPU_MODES if m != "idle"}
+    busy = sum(delta[m] for m in BUSY_MODES)
+    out["guest_cpu_busy"] = busy
+    out["guest_cpu_busy_pct"] = 100.0 * busy / (window_s * cpus) if window_s > 0 and cpus else 0.0
+    out["ctxt_per_s"] = (b["ctxt"] - a["ctxt"]) / window_s
+    out["intr_per_s"] = (b["intr"] - a["intr"]) / window_s
+    return out
+
+
+def iostat(before: str, after: str, window_s: float, disks: list[str]) -> dict[str, float]:
+    """iostat -x figures per disk over the window (the names of sysstat's old columns)."""
+    a, b = diskstats(before), diskstats(after)
+    out: dict[str, float] = {}
+    for d in disks:
+        if d not in a or d not in b:
+            continue
+        r, rm, rs, rt, w, wm, ws, wt, _inflight, busy_ms, weighted_ms = (
+            y - x for x, y in zip(a[d][:11], b[d][:11]))
+        ios = r + w
+        out |= {
+            f"iostat_r_s.{d}": r / window_s,
+            f"iostat_w_s.{d}": w / window_s,
+            f"iostat_rrqm_s.{d}": rm / window_s,
+            f"iostat_wrqm_s.{d}": wm / window_s,
+            f"iostat_rkb_s.{d}": rs * SECTOR / 1024 / window_s,
+            f"iostat_wkb_s.{d}": ws * SECTOR / 1024 / window_s,
+            f"iostat_avgrq_sz.{d}": (rs + ws) / ios if ios else 0.0,
+            f"iostat_avgqu_sz.{d}": weighted_ms / (window_s * 1000),
+            f"iostat_await.{d}": (rt + wt) / ios if ios else 0.0,
+            f"iostat_util_pct.{d}": min(100.0, busy_ms / (window_s * 10)),
+        }
+    return out
+
+
+def host_cpu(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, float]:
+    """From libvirt figures recorded as {cpu_time, user_time, system_time: ns, vcpu_time: [ns],
+    monotonic_s}: the guest's host CPU time and the host CPUs each vCPU thread kept busy."""
+    window = after["monotonic_s"] - before["monotonic_s"]
+    out = {
+        "host_cpu": (after["cpu_time"] - before["cpu_time"]) / 1e9,
+        "host_cpu_user": (after["user_time"] - before["user_time"]) / 1e9,
+        "host_cpu_system": (after["system_time"] - before["system_time"]) / 1e9,
+    }
+    out["host_cpus_used"] = out["host_cpu"] / window
+    for i, (x, y) in enumerate(zip(before["vcpu_time"], after["vcpu_time"])):
+        out[f"host_vcpu_used.{i}"] = (y - x) / 1e9 / window
+    return out
+
+
+def costs(tool: ToolRun, guest: Mapping[str, float], guest_window_s: float,
+          host: Mapping[str, float], host_mhz: float | None) -> dict[str, float]:
+    """CPU per operation and per byte, guest and host; host cycles only with a known clock
+    (KVM: the guest runs on host cycles; under TCG cycles mean nothing, so none are given)."""
+    out: dict[str, float] = {}
+    guest_busy_rate = guest["guest_cpu_busy"] / guest_window_s
+    host_rate = host["host_cpus_used"]
+    if tool.op_rate > 0:
+        out["guest_cpu_us_per_op"] = guest_busy_rate / tool.op_rate * 1e6
+        out["host_cpu_us_per_op"] = host_rate / tool.op_rate * 1e6
+        out["ctxt_per_op"] = guest["ctxt_per_s"] / tool.op_rate
+        out["intr_per_op"] = guest["intr_per_s"] / tool.op_rate
+        if host_mhz:
+            out["host_cycles_per_op"] = host_rate * host_mhz * 1e6 / tool.op_rate
+    if tool.byte_rate > 0:
+        out["guest_cpu_ns_per_byte"] = guest_busy_rate / tool.byte_rate * 1e9
+        out["host_cpu_ns_per_byte"] = host_rate / tool.byte_rate * 1e9
+    return out
+
+
+def host_mhz(cpuinfo: str) -> float | None:
+    """The nominal clock from /proc/cpuinfo's first `cpu MHz` line."""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "cpu MHz":
+            return float(value)
+    return None
