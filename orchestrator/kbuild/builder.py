@@ -1,0 +1,253 @@
+"""Build a kernel at a commit: (repository, commit, recipe) -> a bzImage in the store.
+
+    builder = default_builder()
+    image = builder.build(Path("~/linux"), "v6.1", parse_recipe(["guest-base"]))
+    image.path  # .../kernels/<key>/bzImage
+
+Steps: resolve the commit and its tree in the user's repository (read only); a hit in the
+alias index (tree, recipe, compiler) returns at once. Otherwise, under a per-repository
+lock: check the commit out in vmbisect's own clone, configure (skipped when nothing that
+feeds Kconfig changed), check every requested option stuck, look the final .config up in the
+store, else make bzImage (and modules) in the persistent build directory of this recipe,
+classify a failure, and publish the result.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO
+
+from orchestrator import paths
+from orchestrator.errors import BuildFailed, InfraError
+from orchestrator.kbuild import gitrepo, makecmd
+from orchestrator.kbuild.classify import INFRA, classify
+from orchestrator.kbuild.kconfig import has_modules, parse_config, unmet
+from orchestrator.kbuild.recipe import BASES, Recipe
+from orchestrator.kbuild.store import KernelImage, KernelStore, alias_key, cache_key, sha256_file
+
+DEFAULT_CCACHE_MAX = "20G"
+CONFIG_STATE = "vmbisect-config.json"
+_KCONFIG_DIRS = ("scripts/", "arch/x86/configs/", "kernel/configs/")
+
+
+class ConfigNotApplied(BuildFailed):
+    """A requested option is not in the final .config (absent at this commit, unmet dependency)."""
+
+
+@dataclass(frozen=True)
+class ToolchainInfo:
+    compiler: str
+    linker: str
+
+
+def _first_line(argv: list[str]) -> str | None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True)
+    except OSError:
+        return None
+    lines = proc.stdout.splitlines()
+    return lines[0].strip() if proc.returncode == 0 and lines else None
+
+
+def probe_toolchain(cc: str) -> ToolchainInfo:
+    compiler = _first_line([cc, "--version"])
+    if compiler is None:
+        raise InfraError(f"compiler {cc!r} not found or not working (install it, e.g. apt-get install {cc})")
+    return ToolchainInfo(compiler, _first_line(["ld", "--version"]) or "unknown")
+
+
+def kconfig_inputs(ls_tree_lines: Sequence[str]) -> list[str]:
+    """The tree entries that can change what Kconfig produces (pure filter of `git ls-tree -r`)."""
+    keep = []
+    for line in ls_tree_lines:
+        path = line.split("\t", 1)[1]
+        if path == "Makefile" or path.rsplit("/", 1)[-1].startswith("Kconfig") or path.startswith(_KCONFIG_DIRS):
+            keep.append(line)
+    return keep
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _fail(commit: str, log_path: Path, log_text: str) -> Exception:
+    kind, lines = classify(log_text)
+    first = lines[0].strip() if lines else "no output"
+    if kind == INFRA:
+        return InfraError(f"build of {commit[:12]} failed on the host: {first} (log: {log_path})")
+    return BuildFailed(f"build of {commit[:12]} failed: {first} (log: {log_path})", "\n".join(lines))
+
+
+class KernelBuilder:
+    """Builds kernels into `store`; clones and build directories live under `work_root`.
+
+    `ccache_dir`: vmbisect's ccache directory (None, or no ccache installed: build without).
+    """
+
+    def __init__(self, store: KernelStore, work_root: Path, ccache_dir: Path | None,
+                 jobs: int | None = None, ccache_max: str = DEFAULT_CCACHE_MAX,
+                 progress: Callable[[str], None] = lambda _msg: None) -> None:
+        self.store = store
+        self.work_root = work_root
+        self.ccache_dir = ccache_dir if ccache_dir is not None and shutil.which("ccache") else None
+        self.jobs = jobs or len(os.sched_getaffinity(0))
+        self.ccache_max = ccache_max
+        self.progress = progress
+
+    def build_dir(self, repo_id: str, recipe: Recipe) -> Path:
+        return self.work_root / repo_id / "build" / recipe.digest()[:16]
+
+    def build(self, repo: Path, rev: str, recipe: Recipe) -> KernelImage:
+        started = time.monotonic()
+        revision = gitrepo.resolve(repo, rev)
+        toolchain = probe_toolchain(recipe.cc)
+        alias = alias_key(revision.tree, recipe.digest(), toolchain.compiler)
+        hit = self.store.get_alias(alias)
+        if hit is not None:
+            return replace(hit, duration_s=time.monotonic() - started)
+        repo_dir = self.work_root / revision.repo_id
+        with _locked(repo_dir / "lock"):
+            hit = self.store.get_alias(alias)
+            if hit is not None:
+                return replace(hit, duration_s=time.monotonic() - started)
+            image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started)
+        self.store.set_alias(alias, image.key)
+        return image
+
+    def _build_locked(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
+                      toolchain: ToolchainInfo, started: float) -> KernelImage:
+        src = repo_dir / "src"
+        self.progress(f"checking out {revision.commit[:12]}")
+        gitrepo.ensure_clone(repo, src)
+        gitrepo.checkout(src, revision.commit)
+        build_dir = self.build_dir(revision.repo_id, recipe)
+        build_dir.mkdir(parents=True, exist_ok=True)
+        log_path = repo_dir / "logs" / f"{time.strftime('%Y%m%dT%H%M%S')}-{revision.commit[:12]}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+        with log_path.open("w") as log:
+            self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
+            config_text = (build_dir / ".config").read_text()
+            problems = unmet(recipe.wanted(), parse_config(config_text))
+            if problems:
+                raise ConfigNotApplied(f"config: at {revision.commit[:12]} " + "; ".join(problems))
+            config_sha = hashlib.sha256(config_text.encode()).hexdigest()
+            key = cache_key(revision.tree, config_sha, toolchain.compiler)
+            hit = self.store.get(key, duration_s=time.monotonic() - started)
+            if hit is not None:
+                return hit
+            modules = has_modules(parse_config(config_text))
+            self.progress(f"building {' '.join(makecmd.build_targets(modules))} in {build_dir}")
+            self._make(src, build_dir, makecmd.build_targets(modules), recipe, env, log, log_path, revision)
+            with self.store.staging() as stage:
+                shutil.copyfile(build_dir / makecmd.IMAGE, stage / "bzImage")
+                shutil.copyfile(build_dir / ".config", stage / "config")
+                release = (build_dir / "include/config/kernel.release").read_text().strip()
+                modules_rel = None
+                if modules:
+                    self._make(src, build_dir, ["modules_install", f"INSTALL_MOD_PATH={stage / 'modules'}"],
+                               recipe, env, log, log_path, revision)
+                    modules_rel = f"modules/lib/modules/{release}"
+                    for link in ("build", "source"):
+                        (stage / modules_rel / link).unlink(missing_ok=True)
+                log.flush()
+                shutil.copyfile(log_path, stage / "build.log")
+                digest = sha256_file(stage / "bzImage")
+                return self.store.publish(key, stage, {
+                    "kind": "built",
+                    "inputs": {"repo": str(repo.resolve()), "commit": revision.commit, "tree": revision.tree,
+                               "recipe": recipe.describe(), "recipe_digest": recipe.digest(),
+                               "config_sha256": config_sha, "compiler": toolchain.compiler},
+                    "outputs": {"bzimage_sha256": digest, "bzimage_size": (stage / "bzImage").stat().st_size,
+                                "release": release, "modules_dir": modules_rel},
+                    "duration_s": round(time.monotonic() - started, 3),
+                    "build_log": str(log_path),
+                    "created": time.time(),
+                })
+
+    def _run(self, argv: list[str], cwd: Path, env: dict[str, str], log: IO[str], log_path: Path,
+             revision: gitrepo.Revision) -> None:
+        log.write("$ " + " ".join(argv) + "\n")
+        log.flush()
+        start = log.tell()
+        try:
+            proc = subprocess.run(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise InfraError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+        if proc.returncode == 0:
+            return
+        log.flush()
+        with log_path.open() as f:
+            f.seek(start)
+            text = f.read()
+        if proc.returncode < 0:
+            raise InfraError(f"build of {revision.commit[:12]}: {Path(argv[0]).name} killed by signal "
+                             f"{-proc.returncode} (log: {log_path})")
+        raise _fail(revision.commit, log_path, text)
+
+    def _make(self, src: Path, build_dir: Path, targets: list[str], recipe: Recipe, env: dict[str, str],
+              log: IO[str], log_path: Path, revision: gitrepo.Revision) -> None:
+        argv = makecmd.make_argv(src, build_dir, targets, recipe.cc, self.ccache_dir is not None, self.jobs)
+        self._run(argv, src, env, log, log_path, revision)
+
+    def _configure(self, src: Path, build_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
+                   toolchain: ToolchainInfo, env: dict[str, str], log: IO[str], log_path: Path) -> None:
+        """Make build_dir/.config from the recipe; leave it (and its mtime) alone when unchanged."""
+        inputs = hashlib.sha256(json.dumps({
+            "recipe": recipe.digest(), "compiler": toolchain.compiler, "linker": toolchain.linker,
+            "tree": kconfig_inputs(gitrepo.ls_tree(src, revision.commit)),
+        }).encode()).hexdigest()
+        state_path = build_dir / CONFIG_STATE
+        config = build_dir / ".config"
+        if state_path.is_file() and config.is_file():
+            state = json.loads(state_path.read_text())
+            if state.get("inputs") == inputs and state.get("config_sha256") == sha256_file(config):
+                log.write("vmbisect: configuration inputs unchanged; keeping .config\n")
+                return
+        self.progress("configuring")
+        cfg = build_dir.with_name(build_dir.name + ".cfg")
+        cfg.mkdir(exist_ok=True)
+        if recipe.base in BASES:
+            self._make(src, cfg, [recipe.base], recipe, env, log, log_path, revision)
+        else:
+            (cfg / ".config").write_text(recipe.base_text)
+        fragments = []
+        if recipe.base in BASES and (src / makecmd.KVM_GUEST_FRAGMENT).is_file():
+            fragments.append(src / makecmd.KVM_GUEST_FRAGMENT)
+        for index, fragment in enumerate(recipe.fragments):
+            fragments.append(cfg / f"vmbisect-fragment-{index}.config")
+            fragments[-1].write_text(fragment.text)
+        if recipe.extras:
+            fragments.append(cfg / "vmbisect-extras.config")
+            fragments[-1].write_text(recipe.extras_text())
+        self._run(makecmd.merge_argv(src, cfg, fragments), src, env, log, log_path, revision)
+        self._make(src, cfg, ["olddefconfig"], recipe, env, log, log_path, revision)
+        new = (cfg / ".config").read_bytes()
+        if not config.is_file() or config.read_bytes() != new:
+            tmp = build_dir / ".config.vmbisect-new"
+            tmp.write_bytes(new)
+            os.replace(tmp, config)
+        state_path.write_text(json.dumps({"inputs": inputs, "config_sha256": hashlib.sha256(new).hexdigest()}) + "\n")
+
+
+def default_builder(progress: Callable[[str], None] = lambda _msg: None) -> KernelBuilder:
+    return KernelBuilder(KernelStore(), paths.data_dir() / "kbuild", paths.cache_dir() / "ccache",
+                         progress=progress)
