@@ -7,11 +7,12 @@ import sys
 from types import ModuleType
 from typing import NoReturn, Sequence
 
-from orchestrator.commands import boot, cleanup, doctor, measure
+from orchestrator.commands import boot, build, cleanup, doctor, measure
 from orchestrator.errors import KernelFault, UserError, VmbisectError
 
 # Each module has add_parser(subparsers) and run(args) -> exit code.
-COMMANDS: dict[str, ModuleType] = {"doctor": doctor, "boot": boot, "cleanup": cleanup, "measure": measure}
+COMMANDS: dict[str, ModuleType] = {"doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build,
+                                  "measure": measure}
 
 
 class _Parser(argparse.ArgumentParser):

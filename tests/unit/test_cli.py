@@ -12,7 +12,7 @@ from orchestrator.doctor import check_free_disk, check_tool
         (["boot", "--kernel", "/k", "--vcpus", "0", "--", "ls"], "vmbisect: vcpus: must be at least 1, got 0"),
         (["boot", "--kernel", "/k", "--cache", "maybe", "--", "ls"],
          "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
-        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup')"),
+        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', 'build', 'measure')"),
         (["boot", "--kernel", "/k", "--vcpus", "many", "--", "ls"],
          "vmbisect: boot: argument --vcpus: invalid int value: 'many'"),
         (["boot", "--kernel", "/k", "--topology", "2x8", "--", "ls"],
