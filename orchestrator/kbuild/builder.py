@@ -33,7 +33,13 @@ from orchestrator.kbuild import gitrepo, makecmd
 from orchestrator.kbuild.classify import INFRA, classify
 from orchestrator.kbuild.kconfig import has_modules, parse_config, unmet
 from orchestrator.kbuild.recipe import BASES, Recipe
-from orchestrator.kbuild.store import KernelImage, KernelStore, alias_key, cache_key, sha256_file
+from orchestrator.kbuild.store import (
+    KernelImage,
+    KernelStore,
+    alias_key,
+    cache_key,
+    sha256_file,
+)
 
 DEFAULT_CCACHE_MAX = "20G"
 CONFIG_STATE = "vmbisect-config.json"
@@ -52,7 +58,7 @@ class ToolchainInfo:
 
 def _first_line(argv: list[str]) -> str | None:
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True)
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     except OSError:
         return None
     lines = proc.stdout.splitlines()
@@ -189,7 +195,7 @@ class KernelBuilder:
         start = log.tell()
         try:
             proc = subprocess.run(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL, check=False)
         except OSError as exc:
             raise InfraError(f"cannot run {argv[0]}: {exc.strerror}") from exc
         if proc.returncode == 0:

@@ -28,7 +28,7 @@ class Revision:
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **_GIT_ENV_SAFE})
+    return subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **_GIT_ENV_SAFE}, check=False)
 
 
 def resolve(repo: Path, rev: str) -> Revision:

@@ -51,7 +51,7 @@ def _git(git_dir: Path, *args: str, work_tree: Path | None = None) -> str:
     if work_tree is not None:
         argv.append(f"--work-tree={work_tree}")
     env = {**os.environ, **_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(git_dir)}
-    proc = subprocess.run(argv + list(args), capture_output=True, text=True, env=env, cwd=work_tree)
+    proc = subprocess.run(argv + list(args), capture_output=True, text=True, env=env, cwd=work_tree, check=False)
     if proc.returncode != 0:
         raise InfraError(f"git {args[0]} failed in {git_dir}: {proc.stderr.strip().splitlines()[-1:]}")
     return proc.stdout.strip()
@@ -81,7 +81,7 @@ def ensure_linux_source_repo(tarball: Path = DEBIAN_TARBALL, dest: Path | None =
         tree = Path(scratch) / "tree"
         tree.mkdir()
         untar = subprocess.run(["tar", "-xf", str(tarball), "-C", str(tree), "--strip-components=1"],
-                               capture_output=True, text=True)
+                               capture_output=True, text=True, check=False)
         if untar.returncode != 0:
             raise InfraError(f"tar could not extract {tarball}: {untar.stderr.strip()[:200]}")
         git_dir = Path(scratch) / "repo.git"

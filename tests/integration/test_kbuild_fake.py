@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from orchestrator.kbuild.builder import ConfigNotApplied, KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.store import KernelStore
 from tests.integration.fakekernel import RELEASE, commit_all, git, make_tree
+from tests.integration.treesnap import snapshot
 
 
 @pytest.fixture
@@ -34,22 +34,6 @@ def fragment(tmp_path: Path, text: str) -> str:
     path = tmp_path / f"frag-{hashlib.sha256(text.encode()).hexdigest()[:8]}.config"
     path.write_text(text)
     return str(path)
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file, symlink and directory under root (the .git directory included) with its content hash and mode."""
-    found = {}
-    for dirpath, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(dirpath) / name
-            st = path.lstat()
-            if path.is_symlink():
-                found[str(path)] = "link:" + os.readlink(path)
-            elif path.is_file():
-                found[str(path)] = f"{st.st_mode:o}:{st.st_mtime_ns}:" + hashlib.sha256(path.read_bytes()).hexdigest()
-            else:
-                found[str(path)] = f"dir:{st.st_mode:o}"
-    return found
 
 
 def test_build_publishes_image_and_manifest_and_the_same_build_again_is_a_fast_alias_hit(repo, builder, tmp_path):

@@ -1,9 +1,12 @@
-from pathlib import Path
-
 import pytest
 
 from orchestrator.errors import UserError
-from orchestrator.kbuild.kconfig import has_modules, parse_config, requested_options, unmet
+from orchestrator.kbuild.kconfig import (
+    has_modules,
+    parse_config,
+    requested_options,
+    unmet,
+)
 from orchestrator.kbuild.recipe import KCONFIGS_DIR, parse_recipe
 
 
@@ -40,9 +43,9 @@ def test_digest_changes_with_fragment_contents_not_just_names(tmp_path):
 
 @pytest.mark.parametrize("items, message", [
     (["guest-base", "defconfig"], "config: base 'defconfig' must be the first --config item"),
-    (["no-such-fragment"], "config: unknown item 'no-such-fragment'; valid choices: tinyconfig, defconfig, "
-                           "base=PATH, cc=COMPILER, CONFIG_X=VALUE, a fragment name (debug-off, guest-base, "
-                           "kasan, lockdep) or a fragment file path"),
+    (["no-such-fragment"], ("config: unknown item 'no-such-fragment'; valid choices: tinyconfig, defconfig, "
+                            "base=PATH, cc=COMPILER, CONFIG_X=VALUE, a fragment name (debug-off, guest-base, "
+                            "kasan, lockdep) or a fragment file path")),
     (["cc=gcc 10"], "config: cc must be a compiler command name like gcc-10, got 'gcc 10'"),
     (["base=/nonexistent/.config"], "config: cannot read base config /nonexistent/.config: No such file or directory"),
 ])

@@ -1,0 +1,48 @@
+"""The real thing: linux-source-6.1 (as a git repository) built with the guest base recipe,
+built again from a wiped build directory to the same bytes, and booted under the VM runner.
+
+Builds use vmbisect's ccache (~/.cache/vmbisect/ccache) and a stable work directory, so a
+rerun is a warm rebuild; a cold run compiles the kernel once (about 10 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from orchestrator import paths
+from orchestrator.kbuild.builder import KernelBuilder
+from orchestrator.kbuild.recipe import parse_recipe
+from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
+from orchestrator.kbuild.store import KernelStore
+from orchestrator.vm.spec import VmSpec
+from tests.conftest import require
+from tests.integration.treesnap import snapshot
+
+pytestmark = [pytest.mark.slow, pytest.mark.vm]
+
+
+def test_linux_6_1_guest_base_builds_reproducibly_leaves_the_repo_alone_and_boots(launcher, tmp_path):
+    require(DEBIAN_TARBALL.is_file(), f"{DEBIAN_TARBALL} missing (make setup installs linux-source-6.1)")
+    repo = ensure_linux_source_repo()
+    before = snapshot(repo.path)
+    work_root = paths.cache_dir() / "test-kbuild"
+    recipe = parse_recipe(["guest-base"])
+    builder = KernelBuilder(KernelStore(tmp_path / "store1"), work_root, paths.cache_dir() / "ccache")
+    image = builder.build(repo.path, repo.commit, recipe)
+    assert not image.from_cache and image.release and image.release.startswith("6.1.")
+
+    build_dir = next((work_root).glob(f"*/build/{recipe.digest()[:16]}"))
+    shutil.rmtree(build_dir)
+    again = KernelBuilder(KernelStore(tmp_path / "store2"), work_root, paths.cache_dir() / "ccache")
+    rebuilt = again.build(repo.path, repo.commit, recipe)
+    assert not rebuilt.from_cache and rebuilt.sha256 == image.sha256
+    assert snapshot(repo.path) == before
+
+    with launcher.boot(VmSpec(vcpus=2, memory_mib=512), image.path, "tcg", modules_release=None,
+                       timeout_s=120) as guest:
+        result = guest.exec(["uname", "-r"])
+    assert result.exit_code == 0 and result.stdout.decode().strip() == image.release
+    assert Path(image.manifest["build_log"]).is_file()
