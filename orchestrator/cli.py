@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KernelFault as exc:
         print(f"vmbisect: {exc}", file=sys.stderr)
         if exc.detail:
-            print("--- console tail ---\n" + exc.detail, file=sys.stderr)
+            print(f"--- {exc.detail_label} ---\n" + exc.detail, file=sys.stderr)
         return exc.exit_code
     except VmbisectError as exc:
         print(f"vmbisect: {exc}", file=sys.stderr)

@@ -27,6 +27,7 @@ class InfraError(VmbisectError):
 
 class KernelFault(VmbisectError):
     exit_code = 4
+    detail_label = "console tail"
 
     def __init__(self, message: str, detail: str = "") -> None:
         super().__init__(message)
@@ -34,7 +35,9 @@ class KernelFault(VmbisectError):
 
 
 class BuildFailed(KernelFault):
-    pass
+    """The commit does not build. `detail` holds the first error lines of the build log."""
+
+    detail_label = "build log"
 
 
 class BootFailed(KernelFault):
