@@ -19,6 +19,7 @@ _INFRA_PATTERNS = [re.compile(p) for p in (
     r": command not found$",                      # bash: bc: command not found
     r"make(\[\d+\])?: [^:]+: (No such file or directory|Command not found)$",  # make: gcc-10: ...
     r"No space left on device",
+    r"fixdep: not all data was written to the output",  # fixdep's only word on a full disk
     r"Disk quota exceeded",
     r"Read-only file system",
     r"Input/output error",
