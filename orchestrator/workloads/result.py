@@ -36,6 +36,7 @@ class RunResult:
     snapshots: tuple[Mapping[str, Any], Mapping[str, Any]]
     host: tuple[Mapping[str, Any], Mapping[str, Any]]
     duration_s: float
+    disks: tuple[str, ...] = field(default=())  # the guest disks iostat figures were taken for
     notes: tuple[str, ...] = field(default=())
 
     def values(self) -> dict[str, float]:

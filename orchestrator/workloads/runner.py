@@ -165,7 +165,7 @@ def run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str) -> 
     values = metric_values(tool.parse(raw, params), snap0, snap1, host0, host1, disks,
                            int(guest.hello.get("cpus_online") or 1), mhz)
     return RunResult(workload.name, dict(params), label(workload, values), raw, (snap0, snap1), (host0, host1),
-                     duration, (TCG_NOTE,) if accel == "tcg" else ())
+                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else ())
 
 
 def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, Any], host0: Mapping[str, Any],
@@ -200,10 +200,9 @@ def label(workload: WorkloadDef, values: Mapping[str, float]) -> dict[str, Metri
 def reparse(workload: WorkloadDef, result: RunResult, accel: str) -> RunResult:
     """The result again from its kept raw output and snapshots: a fixed parser over old data."""
     tool = TOOLS[workload.name]
-    disks = sorted({k.rpartition(".")[2] for k in result.metrics if k.startswith("iostat_")})
     mhz = system.host_mhz(Path("/proc/cpuinfo").read_text()) if accel == "kvm" else None
     cpus = len([ln for ln in result.snapshots[0]["files"]["/proc/stat"].splitlines() if ln[:3] == "cpu"]) - 1
     values = metric_values(tool.parse(result.raw, result.params), result.snapshots[0], result.snapshots[1],
-                           result.host[0], result.host[1], disks, cpus, mhz)
+                           result.host[0], result.host[1], list(result.disks), cpus, mhz)
     return RunResult(result.workload, result.params, label(workload, values), result.raw, result.snapshots,
-                     result.host, result.duration_s, result.notes)
+                     result.host, result.duration_s, result.disks, result.notes)
