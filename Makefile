@@ -35,8 +35,12 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot
-bench: bench-boot
+.PHONY: bench bench-boot bench-build
+bench: bench-boot bench-build
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)
+
+# Kernel build times on linux-source-6.1 (docs/kernel-builds.md): cold, incremental, cached.
+bench-build: setup
+	$(PY) bench/kernel_build.py
