@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.workloads.stats import reps_to_detect, summarise  # noqa: E402
+from orchestrator.workloads.stats import reps_to_detect, summarise
 
 KERNEL = ["--kernel", "/boot/vmlinuz-6.1.0-56-amd64", "--initrd-modules-from", "6.1.0-56-amd64", "--accel", "tcg"]
 SEQ_SHAPE = ["--vcpus", "2", "--disks", "8", "--disk-size", "256", "--controller", "lsisas1078"]
@@ -41,14 +41,14 @@ COST = "guest_cpu_us_per_op"
 
 
 def compiler_running() -> bool:
-    return subprocess.run(["pgrep", "-x", "cc1"], capture_output=True).returncode == 0
+    return subprocess.run(["pgrep", "-x", "cc1"], capture_output=True, check=False).returncode == 0
 
 
 def measure(preset: str, reps: int, boots: int) -> dict:
     _metric, shape = PRESETS[preset]
     argv = [sys.executable, "-m", "orchestrator.cli", "measure", *KERNEL, "--workload", preset, *shape,
             "--reps", str(reps), "--boots", str(boots), "--json"]
-    done = subprocess.run(argv, capture_output=True, text=True)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip())
     return json.loads(done.stdout)

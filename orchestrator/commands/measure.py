@@ -18,6 +18,7 @@ from orchestrator.workloads.definition import RunPlan, WorkloadDef, load_all, re
 from orchestrator.workloads.result import RunResult
 from orchestrator.workloads.stats import Summary, summarise
 
+
 def add_parser(sub: Any) -> None:
     m = sub.add_parser("measure", help="boot a kernel and run a workload N times; per-metric statistics")
     m.add_argument("--kernel", required=True, type=Path, help="bzImage / vmlinuz to boot")

@@ -4,7 +4,7 @@ parsed into throughput, op rate, worst latency and the time one client needs for
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from orchestrator.errors import WorkloadFailed
 from orchestrator.workloads.params import ParamValue

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from orchestrator.errors import WorkloadFailed
 from orchestrator.workloads.params import ParamValue

@@ -7,8 +7,8 @@ address is 127.0.0.1 itself, so setup adds 127.0.0.2 to `lo` first: no network l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from statistics import fmean
-from typing import Mapping
 
 from orchestrator.errors import WorkloadFailed
 from orchestrator.workloads.params import ParamValue

@@ -9,8 +9,9 @@ the pure parts (job files, argument lists, parsers, system metrics) and a Guest.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import WorkloadFailed

@@ -11,7 +11,8 @@ rate during the ramp is the steady one.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from orchestrator.workloads.definition import MetricDef
 from orchestrator.workloads.result import ToolRun

@@ -44,11 +44,11 @@ def test_a_list_value_sweeps_one_parameter():
 
 
 @pytest.mark.parametrize("params, message", [
-    (["bs=banana"], "param: fio bs: invalid value 'banana'; valid choices: a size in bytes like 512, 4k, 64k, 1m "
-                    "within 512..64m"),
+    (["bs=banana"], ("param: fio bs: invalid value 'banana'; valid choices: a size in bytes like 512, 4k, 64k, 1m "
+                     "within 512..64m")),
     (["iodepth=-4"], "param: fio iodepth: invalid value '-4'; valid choices: an integer within 1..1024"),
-    (["depth=4"], "param: fio parameter: invalid value 'depth'; valid choices: rw, bs, iodepth, numjobs, "
-                  "ioengine, direct, ramp_time, runtime, layout, disks"),
+    (["depth=4"], ("param: fio parameter: invalid value 'depth'; valid choices: rw, bs, iodepth, numjobs, "
+                   "ioengine, direct, ramp_time, runtime, layout, disks")),
     (["ioengine=sync"], "param: fio ioengine: invalid value 'sync'; valid choices: libaio, io_uring, psync"),
     (["direct=maybe"], "param: fio direct: invalid value 'maybe'; valid choices: true, false"),
     (["disks=some"], "param: fio disks: invalid value 'some'; valid choices: all, or an integer within 1..1024"),
@@ -68,8 +68,8 @@ def test_an_unknown_workload_names_every_workload_and_preset():
 
 @pytest.mark.parametrize("argv, expected", [
     (["--workload", "fio", "--disks", "2", "--param", "bs=banana"],
-     "vmbisect: param: fio bs: invalid value 'banana'; valid choices: a size in bytes like 512, 4k, 64k, 1m within "
-     "512..64m"),
+     ("vmbisect: param: fio bs: invalid value 'banana'; valid choices: a size in bytes like 512, 4k, 64k, 1m within "
+      "512..64m")),
     (["--workload", "fio", "--disks", "2", "--param", "iodepth=-1"],
      "vmbisect: param: fio iodepth: invalid value '-1'; valid choices: an integer within 1..1024"),
     (["--workload", "netperf", "--param", "test=UDP_STREAM"],
