@@ -1,9 +1,11 @@
 """Verdicts for one bisection step from its samples and the good/bad reference samples.
 
 A step is GOOD when its samples sit significantly apart from the bad reference on the good
-side (one-sided Mann-Whitney U) and its median lies in the good half of the good-bad gap;
-BAD symmetrically. Anything else asks for MORE runs; once no more are allowed it is a SKIP
-with the reason. Verdicts never depend on the metric's direction: the references carry it.
+side (one-sided Mann-Whitney U) and its median lies in the good half of the good-bad gap,
+in the good quarter if it also differs from the good reference (small reference samples make
+that common); BAD symmetrically. Anything else asks for MORE runs; once no more are allowed
+it is a SKIP with the reason. Verdicts never depend on the metric's direction: the
+references carry it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Sequence
 from orchestrator.bisect.stats import p_less
 
 MIN_STEP_SAMPLES = 3
+# A step that differs from both references still gets a verdict in the outer quarters of the gap.
+CLEAR_SIDE = 0.25
 
 
 class Verdict(str, Enum):
@@ -55,9 +59,9 @@ def decide(
     p_not_good = p_less(good, step) if bad_is_higher else p_less(step, good)
     apart_from_bad, apart_from_good = p_not_bad < alpha, p_not_good < alpha
     where = f"median at {pos:.0%} of the good-to-bad gap"
-    if apart_from_bad and not apart_from_good and pos < 0.5:
+    if apart_from_bad and pos < (CLEAR_SIDE if apart_from_good else 0.5):
         return Decision(Verdict.GOOD, f"{where}; differs from bad (p={p_not_bad:.3g})", 1 - p_not_bad, pos)
-    if apart_from_good and not apart_from_bad and pos > 0.5:
+    if apart_from_good and pos > (1 - CLEAR_SIDE if apart_from_bad else 0.5):
         return Decision(Verdict.BAD, f"{where}; differs from good (p={p_not_good:.3g})", 1 - p_not_good, pos)
     if apart_from_bad and apart_from_good:
         reason = f"{where}; differs from both good (p={p_not_good:.3g}) and bad (p={p_not_bad:.3g})"

@@ -25,10 +25,15 @@ class Threshold:
 
 @dataclass(frozen=True)
 class EndpointCheck:
+    """`problem`: "" when ok, else good_not_good, bad_not_bad (not worse at all),
+    short_of_threshold (worse, but less than asked), not_significant or too_noisy; the last
+    three may go away with more samples, the first two will not."""
+
     ok: bool
     message: str
     reps_needed: int
     change: float
+    problem: str = ""
 
 
 def check_endpoints(
@@ -51,20 +56,21 @@ def check_endpoints(
         beyond = (lambda v: v < threshold.value) if direction == "higher" else (lambda v: v > threshold.value)
         if beyond(g):
             return EndpointCheck(False, f"good is not good: its median {g:.4g} is already beyond the {threshold.describe()}",
-                                 0, change)
+                                 0, change, "good_not_good")
         crossed = beyond(b)
         need = f"crossing the {threshold.describe()}"
     noise = max(summarize(good).cov, summarize(bad).cov)
     reps = reps_to_detect(noise, effect, alpha)
     measured = f"good median {g:.4g}, bad median {b:.4g} ({change:+.1%})"
     if not crossed:
-        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}", reps, change)
+        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}", reps, change,
+                             "short_of_threshold" if worse else "bad_not_bad")
     p = p_less(bad, good) if direction == "higher" else p_less(good, bad)
     if p >= alpha:
         return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={p:.3g} "
-                             f"with {len(good)}+{len(bad)} samples", reps, change)
+                             f"with {len(good)}+{len(bad)} samples", reps, change, "not_significant")
     if reps > max_reps:
         return EndpointCheck(False, f"the noise (CoV {noise:.1%}) needs {reps} repetitions per commit to detect "
-                             f"{need}, but at most {max_reps} are allowed", reps, change)
+                             f"{need}, but at most {max_reps} are allowed", reps, change, "too_noisy")
     return EndpointCheck(True, f"{measured}, p={p:.3g}; noise CoV {noise:.1%} needs {reps} repetitions",
                          reps, change)

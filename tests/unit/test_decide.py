@@ -26,6 +26,13 @@ def test_too_few_samples_ask_for_more():
     assert d.verdict is Verdict.MORE and "2 of at least 3" in d.reason
 
 
+def test_step_differing_from_both_references_but_clearly_on_one_side_is_decided():
+    near_bad = [91.5, 91.8, 91.2, 91.6, 91.4]
+    assert decide(GOOD, BAD, near_bad, True).verdict is Verdict.BAD
+    near_good = [98.3, 98.5, 98.1, 98.6, 98.4]
+    assert decide(GOOD, BAD, near_good, True).verdict is Verdict.GOOD
+
+
 def test_halfway_value_asks_for_more_then_skips_with_reason():
     halfway = [95.1, 94.9, 95.0, 95.2, 94.8]
     assert decide(GOOD, BAD, halfway, True).verdict is Verdict.MORE
@@ -89,6 +96,13 @@ def test_endpoints_accepted_when_bad_regresses_beyond_threshold():
 def test_bad_that_is_not_bad_is_refused_with_the_measured_change():
     check = check_endpoints(GOOD, GOOD[::-1], "higher", Threshold("relative", -0.10), max_reps=10)
     assert not check.ok and check.message.startswith("bad is not bad") and "-10.0%" in check.message
+    assert check.problem == "bad_not_bad"
+
+
+def test_a_regression_smaller_than_asked_is_short_of_the_threshold():
+    slightly = [g * 0.97 for g in GOOD]
+    check = check_endpoints(GOOD, slightly, "higher", Threshold("relative", -0.10), max_reps=10)
+    assert not check.ok and check.problem == "short_of_threshold"
 
 
 def test_improvement_in_the_wrong_direction_is_not_a_regression():
@@ -101,7 +115,7 @@ def test_noise_that_hides_the_threshold_is_refused_saying_how_many_runs_are_need
     noisy_good = [rng.gauss(100, 15) for _ in range(8)]
     noisy_bad = [v - 30 for v in noisy_good]
     check = check_endpoints(noisy_good, noisy_bad, "higher", Threshold("relative", -0.05), max_reps=5)
-    assert not check.ok and check.reps_needed > 5
+    assert not check.ok and check.reps_needed > 5 and check.problem == "too_noisy"
     assert f"needs {check.reps_needed} repetitions per commit to detect" in check.message
 
 
