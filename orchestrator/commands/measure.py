@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
+from orchestrator.vm.spec import VmSpec
 from orchestrator.workloads.definition import RunPlan, WorkloadDef, load_all, resolve
 from orchestrator.workloads.result import RunResult
 from orchestrator.workloads.stats import Summary, summarise
@@ -36,7 +37,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--json", action="store_true", help="print every sample with its raw outputs as JSON")
 
 
-def plan_from_args(a: argparse.Namespace) -> RunPlan:
+def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
     """Everything checked before a guest starts: workload, parameters, counts, disks."""
     for field in ("reps", "boots"):
         if getattr(a, field) < 1:
@@ -46,15 +47,22 @@ def plan_from_args(a: argparse.Namespace) -> RunPlan:
     if spec.disks.count < plan.workload.needs_disks:
         raise UserError(f"disks: {plan.workload.name} needs at least {plan.workload.needs_disks} data disk(s); "
                         f"add --disks N")
-    return plan
+    for point in plan.points:
+        wanted = point.get("disks", "all")
+        if wanted != "all" and int(wanted) > spec.disks.count:
+            raise UserError(f"param: {plan.workload.name} disks={wanted} but the guest gets {spec.disks.count} "
+                            f"(--disks); valid choices: all, 1..{spec.disks.count}")
+        if int(point.get("disk", 0)) >= max(spec.disks.count, 1):
+            raise UserError(f"param: {plan.workload.name} disk={point['disk']} but the guest gets "
+                            f"{spec.disks.count} (--disks); valid choices: 0..{spec.disks.count - 1}")
+    return plan, spec
 
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.backends.factory import real_launcher
     from orchestrator.workloads import runner
 
-    plan = plan_from_args(a)
-    spec = spec_from_args(a)
+    plan, spec = plan_from_args(a)
     launcher = real_launcher(a.uri)
     choice = launcher.choose_accel(a.accel)
     samples: list[tuple[int, str, RunResult]] = []

@@ -76,6 +76,10 @@ def test_an_unknown_workload_names_every_workload_and_preset():
      "vmbisect: param: netperf test: invalid value 'UDP_STREAM'; valid choices: TCP_STREAM, TCP_MAERTS, TCP_RR"),
     (["--workload", "dbench"], "vmbisect: disks: dbench needs at least 1 data disk(s); add --disks N"),
     (["--workload", "fio", "--disks", "1", "--reps", "0"], "vmbisect: reps: must be at least 1, got 0"),
+    (["--workload", "fio", "--disks", "2", "--param", "disks=3"],
+     "vmbisect: param: fio disks=3 but the guest gets 2 (--disks); valid choices: all, 1..2"),
+    (["--workload", "dbench", "--disks", "2", "--param", "disk=2"],
+     "vmbisect: param: dbench disk=2 but the guest gets 2 (--disks); valid choices: 0..1"),
 ])
 def test_measure_rejects_bad_input_in_one_line_before_any_guest_starts(argv, expected, capsys, monkeypatch):
     def no_launcher(*_a, **_k):
