@@ -72,13 +72,15 @@ def parse(outputs: list[str], params: Mapping[str, ParamValue]) -> ToolRun:
         if "THROUGHPUT" not in r:
             first = outputs[i].strip().splitlines()[:1]
             raise WorkloadFailed(f"netperf stream {i}: no result: {first[0] if first else 'no output'}")
+    rr = params["test"] == "TCP_RR"
+    sd = "_sd_rr" if rr else "_sd"  # service demand is per transaction (RR) or per KB (streams)
     metrics = {
         "local_cpu_util": fmean(float(r["LOCAL_CPU_UTIL"]) for r in runs),
         "remote_cpu_util": fmean(float(r["REMOTE_CPU_UTIL"]) for r in runs),
-        "local_sd": fmean(float(r["LOCAL_SD"]) for r in runs),
-        "remote_sd": fmean(float(r["REMOTE_SD"]) for r in runs),
+        "local" + sd: fmean(float(r["LOCAL_SD"]) for r in runs),
+        "remote" + sd: fmean(float(r["REMOTE_SD"]) for r in runs),
     }
-    if params["test"] == "TCP_RR":
+    if rr:
         rate = sum(float(r["THROUGHPUT"]) for r in runs)
         metrics["transactions"] = rate
         metrics["rr_latency_mean"] = fmean(float(r["MEAN_LATENCY"]) for r in runs)
