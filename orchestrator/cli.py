@@ -7,12 +7,14 @@ import sys
 from types import ModuleType
 from typing import NoReturn, Sequence
 
-from orchestrator.commands import boot, build, cleanup, doctor, measure
+from orchestrator.commands import bisect, boot, build, cleanup, doctor, measure, report, resume, status
 from orchestrator.errors import KernelFault, UserError, VmbisectError
 
 # Each module has add_parser(subparsers) and run(args) -> exit code.
-COMMANDS: dict[str, ModuleType] = {"doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build,
-                                  "measure": measure}
+COMMANDS: dict[str, ModuleType] = {
+    "doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build, "measure": measure,
+    "bisect": bisect, "resume": resume, "status": status, "report": report,
+}
 
 
 class _Parser(argparse.ArgumentParser):

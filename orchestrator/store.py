@@ -207,6 +207,10 @@ class Store:
                 out[commit].append(value)
         return dict(out)
 
+    def sample_count(self, campaign_id: int) -> int:
+        with self._session() as s:
+            return len(s.scalars(select(SampleRow.id).where(SampleRow.campaign_id == campaign_id)).all())
+
     def runs(self, campaign_id: int) -> Iterator[RunRow]:
         with self._session() as s:
             yield from s.scalars(select(RunRow).where(RunRow.campaign_id == campaign_id).order_by(RunRow.id))

@@ -81,6 +81,10 @@ class Engine:
         if not check.ok:
             self.store.set_state(campaign_id, "refused", {"reason": check.message})
             raise CampaignRefused(f"campaign refused: {check.message}")
+        if not any(d.role == "good" for d in self.store.decisions(campaign_id)):
+            for commit, role in ((good, "good"), (bad, "bad")):
+                n = len(self._samples(campaign_id, commit))
+                self.store.add_decision(campaign_id, Decided(commit, role, role, check.message, 1.0, n))
         log = self.store.campaign(campaign_id).bisect_log
         state = self.vcs.replay(log, self._scratch(campaign_id)) if log else self.vcs.start(good, bad, c.first_parent)
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role == "step")

@@ -3,6 +3,7 @@ build and VM ports (no kernel is built and no guest boots here)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,20 @@ def test_at_3_percent_noise_a_10_percent_regression_is_named_in_at_least_99_of_1
         outcome = engine.run(cid)
         right += outcome.kind == "found" and repo.name_of(outcome.culprit) == culprit
     assert right >= 99
+
+
+def test_report_names_culprit_with_figures_steps_and_bisect_log(tmp_path):
+    from orchestrator.report import collect, render_json, render_markdown
+
+    repo = linear(tmp_path / "u", 16)
+    outcome, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(),
+                                 FakeMeasurer(regression_at(repo, "c9")))
+    gb = GitBisect(repo.path, tmp_path / "work")
+    report = collect(store, cid, "iops", "higher", gb.info)
+    md = render_markdown(report)
+    assert f"    commit {repo.names['c9']}" in md and "    Author: T <t@example.org>" in md and "        c9" in md
+    assert f"parent  {repo.names['c8'][:12]}: median" in md and f"culprit {repo.names['c9'][:12]}: median" in md
+    assert re.search(r"change: -\d+\.\d% \(medians\)", md)
+    assert "| 1 | good | " in md and "| 2 | bad | " in md and "| step |" in md
+    assert "git bisect start" in md and f"# first bad commit: [{repo.names['c9']}] c9" in md
+    assert '"kind": "found"' in render_json(report)

@@ -1,0 +1,42 @@
+"""Start or resume a campaign with the real parts (the CLI's entry to the engine)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from orchestrator import paths
+from orchestrator.backends.factory import real_launcher
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.adapters import BuilderPort, MeasurerPort, choose_workload
+from orchestrator.bisect.engine import Engine, Event, Outcome
+from orchestrator.campaign import Campaign, parse_campaign
+from orchestrator.kbuild.builder import default_builder
+from orchestrator.kbuild.recipe import parse_recipe
+from orchestrator.store import Store
+
+
+def campaign_workdir(campaign_id: int) -> Path:
+    return paths.data_dir() / "campaigns" / str(campaign_id)
+
+
+def stored_spec(raw: Mapping[str, Any], campaign: Campaign) -> dict[str, Any]:
+    """The campaign file's mapping with the repository made absolute, for resume."""
+    return {**raw, "repository": str(campaign.repository)}
+
+
+def stored_campaign(store: Store, campaign_id: int) -> Campaign:
+    return parse_campaign(json.loads(store.campaign(campaign_id).spec))
+
+
+def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+                 on_event: Callable[[Event], None]) -> Outcome:
+    choice = choose_workload(campaign)
+    recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
+    launcher = real_launcher(uri)
+    accel = launcher.choose_accel(campaign.accel).accel
+    engine = Engine(campaign, choice.direction, GitBisect(campaign.repository, campaign_workdir(campaign_id)),
+                    BuilderPort(default_builder(), campaign.repository, recipe),
+                    MeasurerPort(launcher, campaign, choice, accel), store, on_event)
+    return engine.run(campaign_id)

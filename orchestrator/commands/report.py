@@ -1,0 +1,38 @@
+"""`vmbisect report ID [--format md|json]`: the culprit report of a campaign."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.adapters import choose_workload
+from orchestrator.bisect.session import campaign_workdir, stored_campaign
+from orchestrator.commands.bisect import add_store_option
+from orchestrator.errors import choices_error
+from orchestrator.report import FORMATS, collect, render
+from orchestrator.store import Store
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("report", help="the culprit report of a campaign")
+    p.add_argument("id", type=int, help="campaign id")
+    p.add_argument("--format", default="md", help=f"one of {', '.join(FORMATS)}")
+    p.add_argument("--output", type=Path, help="write to this file instead of standard output")
+    add_store_option(p)
+
+
+def run(a: argparse.Namespace) -> int:
+    if a.format not in FORMATS:
+        raise choices_error("format", a.format, FORMATS)
+    store = Store(a.store)
+    campaign = stored_campaign(store, a.id)
+    gb = GitBisect(campaign.repository, campaign_workdir(a.id))
+    gb.prepare()
+    text = render(collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info), a.format)
+    if a.output:
+        a.output.write_text(text)
+    else:
+        print(text)
+    return 0

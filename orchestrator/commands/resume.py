@@ -1,0 +1,26 @@
+"""`vmbisect resume ID`: continue a campaign after a crash, reusing its builds and samples."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from orchestrator.bisect.session import stored_campaign
+from orchestrator.commands.bisect import add_store_option, execute
+from orchestrator.errors import UserError
+from orchestrator.store import Store
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("resume", help="continue a campaign where it stopped")
+    p.add_argument("id", type=int, help="campaign id (vmbisect status lists them)")
+    p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
+    add_store_option(p)
+
+
+def run(a: argparse.Namespace) -> int:
+    store = Store(a.store)
+    row = store.campaign(a.id)
+    if row.state != "running":
+        raise UserError(f"id: campaign {a.id} is {row.state}, not running; see vmbisect report {a.id}")
+    return execute(stored_campaign(store, a.id), store, a.id, a.uri, a.json)

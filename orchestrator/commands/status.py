@@ -1,0 +1,36 @@
+"""`vmbisect status [ID]`: campaigns and where they stand."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from orchestrator.commands.bisect import add_store_option
+from orchestrator.store import Store
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("status", help="list campaigns, or show one")
+    p.add_argument("id", type=int, nargs="?", help="campaign id")
+    add_store_option(p)
+
+
+def run(a: argparse.Namespace) -> int:
+    store = Store(a.store)
+    rows = [store.campaign(a.id)] if a.id is not None else store.campaigns()
+    table = Table(title="vmbisect campaigns")
+    for col in ("id", "name", "state", "steps", "samples", "result", "updated"):
+        table.add_column(col)
+    for row in rows:
+        decisions = store.decisions(row.id)
+        samples = store.sample_count(row.id)
+        result = row.result or {}
+        shown = (result.get("culprit", "")[:12] or " ".join(c[:12] for c in result.get("candidates", []))
+                 or result.get("reason", ""))
+        table.add_row(str(row.id), row.name, row.state, str(sum(d.role == "step" for d in decisions)),
+                      str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
+    Console().print(table)
+    return 0

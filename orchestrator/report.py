@@ -1,0 +1,120 @@
+"""The bisection report: collected from the store (and git for commit details), rendered as
+Markdown that pastes into a mail, or JSON."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from orchestrator.backends.git_bisect import CommitInfo
+from orchestrator.bisect.stats import median_ci, relative_change
+from orchestrator.store import Store
+
+FORMATS = ("md", "json")
+
+
+@dataclass(frozen=True)
+class CommitFigures:
+    sha: str
+    subject: str
+    n: int
+    median: float
+    ci_low: float
+    ci_high: float
+    mean: float
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    role: str
+    commit: CommitFigures
+    verdict: str
+    reason: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class BisectReport:
+    name: str
+    state: str
+    metric: str
+    direction: str
+    kind: str
+    culprit: CommitInfo | None
+    culprit_figures: CommitFigures | None
+    parent_figures: CommitFigures | None
+    candidates: tuple[CommitInfo, ...]
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...]
+    bisect_log: str
+
+
+def figures(sha: str, subject: str, samples: list[float]) -> CommitFigures:
+    if not samples:
+        return CommitFigures(sha, subject, 0, float("nan"), float("nan"), float("nan"), float("nan"))
+    lo, hi = median_ci(samples)
+    return CommitFigures(sha, subject, len(samples), statistics.median(samples), lo, hi, statistics.fmean(samples))
+
+
+def collect(store: Store, campaign_id: int, metric: str, direction: str,
+            info: Callable[[str], CommitInfo]) -> BisectReport:
+    row = store.campaign(campaign_id)
+    samples = store.samples(campaign_id, metric)
+    result = row.result or {}
+    subject = lambda sha: info(sha).subject  # noqa: E731
+    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), samples.get(d.commit, [])), d.verdict,
+                       d.reason, d.confidence)
+                  for i, d in enumerate(store.decisions(campaign_id)))
+    culprit = info(result["culprit"]) if result.get("culprit") else None
+    parent = result.get("parent")
+    return BisectReport(
+        name=row.name, state=row.state, metric=metric, direction=direction, kind=result.get("kind", row.state),
+        culprit=culprit,
+        culprit_figures=figures(culprit.sha, culprit.subject, samples.get(culprit.sha, [])) if culprit else None,
+        parent_figures=figures(parent, subject(parent), samples.get(parent, [])) if parent else None,
+        candidates=tuple(info(c) for c in result.get("candidates", [])),
+        steps=steps, notes=tuple(result.get("notes", [])) + ((result["reason"],) if "reason" in result else ()),
+        bisect_log=row.bisect_log)
+
+
+def _fig(f: CommitFigures) -> str:
+    return f"median {f.median:.4g} (95% CI {f.ci_low:.4g}..{f.ci_high:.4g}, n={f.n}), mean {f.mean:.4g}"
+
+
+def render_markdown(r: BisectReport) -> str:
+    out = [f"# vmbisect campaign {r.name}: {r.kind.replace('_', ' ')}", ""]
+    if r.culprit is not None:
+        c = r.culprit
+        out += ["The first commit where the metric regressed:", "", f"    commit {c.sha}",
+                f"    Author: {c.author} <{c.email}>", f"    Date:   {c.date}", "", f"        {c.subject}", ""]
+    if r.candidates:
+        out += ["Only untestable (skipped) commits were left; the first bad commit is one of:", ""]
+        out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
+    if r.culprit_figures and r.parent_figures:
+        p, c = r.parent_figures, r.culprit_figures
+        better = "higher" if r.direction == "higher" else "lower"
+        out += [f"{r.metric} ({better} is better):", "", f"    parent  {p.sha[:12]}: {_fig(p)}",
+                f"    culprit {c.sha[:12]}: {_fig(c)}",
+                f"    change: {relative_change(p.median, c.median):+.1%} (medians)", ""]
+    for note in r.notes:
+        out += [f"Note: {note}", ""]
+    out += ["## Steps", "", "| # | role | commit | subject | verdict | n | median | reason |",
+            "|---|---|---|---|---|---|---|---|"]
+    for s in r.steps:
+        f = s.commit
+        out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {f.n} | "
+                   f"{f.median:.4g} | {s.reason.replace('|', '/')} |")
+    out += ["", "## git bisect log", "", "```", r.bisect_log.rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+def render_json(r: BisectReport) -> str:
+    return json.dumps(asdict(r), indent=2, default=str)
+
+
+def render(r: BisectReport, fmt: str) -> str:
+    return render_markdown(r) if fmt == "md" else render_json(r)
+
