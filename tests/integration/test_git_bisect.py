@@ -79,9 +79,10 @@ def test_bisect_log_replays_to_the_same_state(tmp_path):
     repo = linear(tmp_path / "u", 32)
     gb = GitBisect(repo.path, tmp_path / "w")
     gb.prepare()
-    state = gb.start(repo.names["c0"], repo.names["c31"])
+    gb.start(repo.names["c0"], repo.names["c31"])
     for _ in range(2):
         state = gb.mark(gb.current(), after(20)(repo.name_of(gb.current())))
+    assert state.kind == "testing"
     log, here = gb.log(), gb.current()
     replayed = GitBisect(repo.path, tmp_path / "w2")
     replayed.prepare()
