@@ -36,7 +36,7 @@ _KERNEL_PATTERNS = [re.compile(p) for p in (
     r"\bError: ",                                 # assembler
     r"undefined reference to",
     r"multiple definition of",
-    r"ld(\.\w+)?: .*(error|undefined|cannot find)",
+    r"^(ld|ld\.\w+|x86_64-linux-gnu-ld): .*(: in function|error|undefined|cannot find)",
     r"\*\*\* No rule to make target",
     r"make(\[\d+\])?: \*\*\* .*Error \d+",
 )]
