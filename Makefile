@@ -44,3 +44,6 @@ bench-boot: setup
 # Kernel build times on linux-source-6.1 (docs/kernel-builds.md): cold, incremental, cached.
 bench-build: setup
 	$(PY) bench/kernel_build.py
+
+bench-bisect: setup
+	$(PY) bench/bisect_accuracy.py --trials 100

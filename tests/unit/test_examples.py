@@ -1,0 +1,12 @@
+from pathlib import Path
+
+import pytest
+
+from orchestrator.campaign import load_campaign
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_shipped_example_campaigns_validate(path):
+    assert load_campaign(path).name
