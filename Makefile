@@ -7,7 +7,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/lib/go-1.19/bin/go)
 AGENT := build/vmbisect-agent
 AGENT_SRC := $(wildcard guest-agent/*.go) guest-agent/go.mod
 
-.PHONY: setup test test-fast agent doctor clean-vms
+.PHONY: setup demo test test-fast agent doctor clean-vms
 
 setup:
 	bash scripts/setup.sh
@@ -17,6 +17,10 @@ agent: $(AGENT)
 $(AGENT): $(AGENT_SRC)
 	mkdir -p build
 	cd guest-agent && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o ../$(AGENT) .
+
+# The main job: a real bisection of the built-in demo (docs in README.md).
+demo: setup
+	$(VENV)/bin/vmbisect demo
 
 # Every tier: unit tests, Go agent tests, integration tests that boot real guests.
 test: setup

@@ -1,0 +1,68 @@
+"""End to end: the built-in demo bisected for real (kernel builds, libvirt guests, fio), with
+the controller killed by SIGKILL in the middle of a step and the campaign resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.backends.libvirt_vm import LibvirtProvider, owner_pid
+from orchestrator.demo import CAMPAIGN, ensure_demo_repo
+from orchestrator.store import Store
+from tests.conftest import require
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
+
+
+def domains_of(pid: int) -> list[str]:
+    provider = LibvirtProvider()
+    try:
+        return [d.name() for d in provider.conn.listAllDomains() if owner_pid(d.name()) == pid]
+    finally:
+        provider.close()
+
+
+def test_demo_bisection_killed_mid_step_resumes_to_the_shipped_culprit(tmp_path):
+    require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
+    demo = ensure_demo_repo()
+    url = f"sqlite:///{tmp_path / 'e2e.db'}"
+    first = subprocess.Popen([*VMBISECT, "bisect", str(CAMPAIGN), "--json", "--store", url],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed_during = None
+    for line in first.stdout:
+        if not line.startswith("{"):
+            continue
+        event = json.loads(line)
+        if event["phase"] == "measure" and event["step"] >= 1:
+            time.sleep(2)
+            os.kill(first.pid, signal.SIGKILL)
+            killed_during = event
+            break
+    first.wait()
+    assert killed_during is not None, first.stderr.read()
+    deadline = time.monotonic() + 20
+    while domains_of(first.pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert domains_of(first.pid) == []
+
+    store = Store(url)
+    before = store.samples(1, "read_iops")
+    assert store.campaign(1).state == "running" and before
+
+    resumed = subprocess.run([*VMBISECT, "resume", "1", "--json", "--store", url], capture_output=True, text=True,
+                             timeout=3600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"culprit: {demo.culprit}" in resumed.stdout
+    after = Store(url).samples(1, "read_iops")
+    assert all(after[c][: len(v)] == v for c, v in before.items())
+    assert all(len(v) <= 9 for v in after.values())
+    decisions = Store(url).decisions(1)
+    assert any(d.verdict == "skip" and d.reason.startswith("build failed") for d in decisions)
