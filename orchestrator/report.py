@@ -12,8 +12,6 @@ from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.stats import median_ci, relative_change
 from orchestrator.store import Store
 
-FORMATS = ("md", "json")
-
 
 @dataclass(frozen=True)
 class CommitFigures:
@@ -50,6 +48,7 @@ class BisectReport:
     steps: tuple[Step, ...]
     notes: tuple[str, ...]
     bisect_log: str
+    samples: dict[str, list[float]]
 
 
 def figures(sha: str, subject: str, samples: list[float]) -> CommitFigures:
@@ -77,7 +76,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         parent_figures=figures(parent, subject(parent), samples.get(parent, [])) if parent else None,
         candidates=tuple(info(c) for c in result.get("candidates", [])),
         steps=steps, notes=tuple(result.get("notes", [])) + ((result["reason"],) if "reason" in result else ()),
-        bisect_log=row.bisect_log)
+        bisect_log=row.bisect_log, samples=samples)
 
 
 def _fig(f: CommitFigures) -> str:
@@ -114,7 +113,4 @@ def render_markdown(r: BisectReport) -> str:
 def render_json(r: BisectReport) -> str:
     return json.dumps(asdict(r), indent=2, default=str)
 
-
-def render(r: BisectReport, fmt: str) -> str:
-    return render_markdown(r) if fmt == "md" else render_json(r)
 

@@ -15,7 +15,8 @@ from orchestrator.bisect.session import campaign_workdir, stored_spec
 from orchestrator.campaign import load_campaign
 from orchestrator.commands.bisect import add_store_option, execute
 from orchestrator.demo import CAMPAIGN, ensure_demo_repo
-from orchestrator.report import collect, render
+from orchestrator.report import collect, render_markdown
+from orchestrator.report_html import render_html
 from orchestrator.store import Store
 
 
@@ -36,11 +37,12 @@ def run(a: argparse.Namespace) -> int:
     report = collect(store, campaign_id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
     out = paths.data_dir() / "reports"
     out.mkdir(parents=True, exist_ok=True)
-    md = out / f"demo-{campaign_id}.md"
-    md.write_text(render(report, "md"))
+    md, page = out / f"demo-{campaign_id}.md", out / f"demo-{campaign_id}.html"
+    md.write_text(render_markdown(report))
+    page.write_text(render_html(report))
     named = report.culprit.sha if report.culprit else ""
     verdict = "the shipped culprit" if named == demo.culprit else f"NOT the shipped culprit {demo.culprit}"
     print(f"demo: named {named or 'no single commit'}: {verdict}")
-    print(f"demo: report {md}")
+    print(f"demo: reports {md} and {page}")
     print(f"demo: wall time {(time.monotonic() - started) / 60:.1f} min")
     return 0 if named == demo.culprit else 1

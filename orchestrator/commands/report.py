@@ -1,4 +1,4 @@
-"""`vmbisect report ID [--format md|json]`: the culprit report of a campaign."""
+"""`vmbisect report ID [--format md|html|json]`: the culprit report of a campaign."""
 
 from __future__ import annotations
 
@@ -11,14 +11,19 @@ from orchestrator.bisect.adapters import choose_workload
 from orchestrator.bisect.session import campaign_workdir, stored_campaign
 from orchestrator.commands.bisect import add_store_option
 from orchestrator.errors import choices_error
-from orchestrator.report import FORMATS, collect, render
+from orchestrator.report import collect, render_json, render_markdown
+from orchestrator.report_html import render_html
 from orchestrator.store import Store
+
+
+RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json}
+FORMATS = tuple(RENDERERS)
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("report", help="the culprit report of a campaign")
     p.add_argument("id", type=int, help="campaign id")
-    p.add_argument("--format", default="md", help=f"one of {', '.join(FORMATS)}")
+    p.add_argument("--format", default="md", help="md, html or json")
     p.add_argument("--output", type=Path, help="write to this file instead of standard output")
     add_store_option(p)
 
@@ -30,7 +35,8 @@ def run(a: argparse.Namespace) -> int:
     campaign = stored_campaign(store, a.id)
     gb = GitBisect(campaign.repository, campaign_workdir(a.id))
     gb.prepare()
-    text = render(collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info), a.format)
+    report = collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
+    text = RENDERERS[a.format](report)
     if a.output:
         a.output.write_text(text)
     else:

@@ -178,3 +178,18 @@ def test_report_names_culprit_with_figures_steps_and_bisect_log(tmp_path):
     assert "| 1 | good | " in md and "| 2 | bad | " in md and "| step |" in md
     assert "git bisect start" in md and f"# first bad commit: [{repo.names['c9']}] c9" in md
     assert '"kind": "found"' in render_json(report)
+
+
+def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_path):
+    from orchestrator.report import collect
+    from orchestrator.report_html import render_html
+
+    repo = linear(tmp_path / "u", 16)
+    _, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(),
+                           FakeMeasurer(regression_at(repo, "c9")))
+    report = collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
+    page = render_html(report)
+    dots = sum(len(v) for v in report.samples.values())
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and page.count("<circle") == dots
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert repo.names["c9"] in page
