@@ -12,7 +12,8 @@ from orchestrator.doctor import check_free_disk, check_tool
         (["boot", "--kernel", "/k", "--vcpus", "0", "--", "ls"], "vmbisect: vcpus: must be at least 1, got 0"),
         (["boot", "--kernel", "/k", "--cache", "maybe", "--", "ls"],
          "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
-        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', 'build', 'measure')"),
+        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', "
+                   "'build', 'measure', 'bisect', 'resume', 'status', 'report', 'demo')"),
         (["boot", "--kernel", "/k", "--vcpus", "many", "--", "ls"],
          "vmbisect: boot: argument --vcpus: invalid int value: 'many'"),
         (["boot", "--kernel", "/k", "--topology", "2x8", "--", "ls"],
@@ -44,3 +45,31 @@ def test_topology_and_pinning_options_reach_the_spec():
 
     assert parse_topology("2:4:2").cpus == 16
     assert parse_pinning("0,1") == ("0", "1") and parse_pinning("0-1/2,3") == ("0-1", "2,3")
+
+
+def test_campaign_errors_are_one_line_before_anything_is_built(tmp_path, capsys):
+    bad = tmp_path / "c.yaml"
+    bad.write_text("name: x\nrepository: .\ngood: a\nbad: b\nworkload: fio\nmetric: {name: read_iops, threshold: -10%}\n"
+                   "guest: {disks: {controller: floppy}}\n")
+    assert main(["bisect", str(bad), "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 2
+    assert capsys.readouterr().err == ("vmbisect: guest.disks.controller: invalid value 'floppy'; valid choices: "
+                                       "virtio-blk, virtio-scsi, lsisas1068, lsisas1078, lsilogic\n")
+
+
+def test_unknown_campaign_id_and_report_format_are_user_errors(tmp_path, capsys):
+    store = f"sqlite:///{tmp_path / 'v.db'}"
+    assert main(["resume", "7", "--store", store]) == 2
+    assert "no campaign with id 7" in capsys.readouterr().err
+    assert main(["report", "1", "--format", "pdf", "--store", store]) == 2
+    assert capsys.readouterr().err == "vmbisect: format: invalid value 'pdf'; valid choices: md, html, json\n"
+
+
+def test_status_lists_stored_campaigns(tmp_path, capsys):
+    from orchestrator.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("scsi-mq", {})
+    store.set_state(cid, "done", {"culprit": "d5038a13eca72fb216c07eb717169092e92284f1"})
+    assert main(["status", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
+    out = capsys.readouterr().out
+    assert "scsi-mq" in out and "done" in out and "d5038a13eca7" in out
