@@ -33,6 +33,16 @@ def summarize(samples: Sequence[float]) -> Summary:
                    statistics.median(samples))
 
 
+def robust_cov(samples: Sequence[float]) -> float:
+    """Noise as 1.4826 x median absolute deviation / |median|: the CoV of normal data, but one
+    stray run (a busy host) does not inflate it the way it inflates the standard deviation."""
+    if len(samples) < 2:
+        return 0.0
+    med = statistics.median(samples)
+    mad = statistics.median(abs(x - med) for x in samples)
+    return 1.4826 * mad / abs(med) if med else 0.0
+
+
 def relative_change(reference: float, value: float) -> float:
     """(value - reference) / |reference|: -0.1 means 10% below the reference."""
     if reference == 0:

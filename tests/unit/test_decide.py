@@ -4,7 +4,7 @@ import pytest
 
 from orchestrator.bisect.decide import Verdict, decide, gap_position
 from orchestrator.bisect.endpoints import Threshold, check_endpoints
-from orchestrator.bisect.stats import median_ci, p_less, reps_to_detect, summarize
+from orchestrator.bisect.stats import median_ci, p_less, reps_to_detect, robust_cov, summarize
 
 GOOD = [100.0, 101.5, 99.0, 100.8, 98.9, 100.2, 101.1, 99.6]
 BAD = [90.1, 89.0, 91.2, 90.4, 89.7, 90.9, 88.8, 90.0]
@@ -124,3 +124,18 @@ def test_absolute_bound_for_a_lower_is_better_metric():
     assert check_endpoints(lat_good, lat_bad, "lower", Threshold("absolute", 11.0), max_reps=10).ok
     check = check_endpoints(lat_bad, lat_bad, "lower", Threshold("absolute", 11.0), max_reps=10)
     assert not check.ok and check.message.startswith("good is not good")
+
+
+def test_one_stray_run_does_not_inflate_the_robust_noise():
+    runs = [3950.0, 3976.0, 3901.0, 4319.0, 3709.0, 3538.0, 4463.0, 9045.0]
+    assert summarize(runs).cov > 0.3 and robust_cov(runs) < 0.12
+    assert robust_cov([100.0, 100.0]) == 0.0 and robust_cov([5.0]) == 0.0
+
+
+def test_demo_like_endpoints_on_a_busy_host_are_accepted_despite_an_outlier():
+    good = [5458.0, 4463.0, 5711.0, 3709.0, 2959.0, 9045.0, 5230.0, 3973.0, 3976.0, 3950.0, 3538.0, 4319.0,
+            2921.0, 3901.0, 2583.0]
+    bad = [3277.0, 2753.0, 2190.0, 2437.0, 2774.0, 1573.0, 2516.0, 2996.0, 1684.0, 2198.0, 1780.0, 2123.0,
+           2977.0, 2813.0, 1884.0]
+    check = check_endpoints(good, bad, "higher", Threshold("relative", -0.25), max_reps=15)
+    assert check.ok and check.reps_needed <= 15
