@@ -5,16 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import Outcome
-from orchestrator.bisect.session import campaign_workdir, run_campaign, stored_spec
-from orchestrator.campaign import Campaign, load_campaign
-from orchestrator.progress import LiveView, json_lines
-from orchestrator.store import Store
+if TYPE_CHECKING:
+    from orchestrator.bisect.engine import Outcome
+    from orchestrator.campaign import Campaign
+    from orchestrator.store import Store
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:
@@ -29,6 +25,12 @@ def add_parser(sub: Any) -> None:
 
 
 def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_json: bool) -> int:
+    """Run (or resume) a stored campaign with the real parts; scipy, SQLAlchemy and libvirt are
+    imported here, not at start-up, so other commands stay quick."""
+    from orchestrator.backends.git_bisect import GitBisect
+    from orchestrator.bisect.session import campaign_workdir, run_campaign
+    from orchestrator.progress import LiveView, json_lines
+
     print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
           file=sys.stderr)
     if as_json:
@@ -55,6 +57,12 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
 
 
 def run(a: argparse.Namespace) -> int:
+    import yaml
+
+    from orchestrator.bisect.session import stored_spec
+    from orchestrator.campaign import load_campaign
+    from orchestrator.store import Store
+
     campaign = load_campaign(a.campaign)
     store = Store(a.store)
     raw = yaml.safe_load(a.campaign.read_text())

@@ -6,18 +6,7 @@ import argparse
 import time
 from typing import Any
 
-import yaml
-
-from orchestrator import paths
-from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.adapters import choose_workload
-from orchestrator.bisect.session import campaign_workdir, stored_spec
-from orchestrator.campaign import load_campaign
 from orchestrator.commands.bisect import add_store_option, execute
-from orchestrator.demo import CAMPAIGN, ensure_demo_repo
-from orchestrator.report import collect, render_markdown
-from orchestrator.report_html import render_html
-from orchestrator.store import Store
 
 
 def add_parser(sub: Any) -> None:
@@ -27,6 +16,18 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    import yaml
+
+    from orchestrator import paths
+    from orchestrator.backends.git_bisect import GitBisect
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.bisect.session import campaign_workdir, stored_spec
+    from orchestrator.campaign import load_campaign
+    from orchestrator.demo import CAMPAIGN, ensure_demo_repo
+    from orchestrator.report import collect, render_markdown
+    from orchestrator.report_html import render_html
+    from orchestrator.store import Store
+
     started = time.monotonic()
     demo = ensure_demo_repo()
     campaign = load_campaign(CAMPAIGN)

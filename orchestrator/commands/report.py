@@ -6,18 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.adapters import choose_workload
-from orchestrator.bisect.session import campaign_workdir, stored_campaign
 from orchestrator.commands.bisect import add_store_option
 from orchestrator.errors import choices_error
-from orchestrator.report import collect, render_json, render_markdown
-from orchestrator.report_html import render_html
-from orchestrator.store import Store
 
-
-RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json}
-FORMATS = tuple(RENDERERS)
+FORMATS = ("md", "html", "json")
 
 
 def add_parser(sub: Any) -> None:
@@ -31,12 +23,20 @@ def add_parser(sub: Any) -> None:
 def run(a: argparse.Namespace) -> int:
     if a.format not in FORMATS:
         raise choices_error("format", a.format, FORMATS)
+    from orchestrator.backends.git_bisect import GitBisect
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.bisect.session import campaign_workdir, stored_campaign
+    from orchestrator.report import collect, render_json, render_markdown
+    from orchestrator.report_html import render_html
+    from orchestrator.store import Store
+
+    renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     store = Store(a.store)
     campaign = stored_campaign(store, a.id)
     gb = GitBisect(campaign.repository, campaign_workdir(a.id))
     gb.prepare()
     report = collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
-    text = RENDERERS[a.format](report)
+    text = renderers[a.format](report)
     if a.output:
         a.output.write_text(text)
     else:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.bisect.session import stored_campaign
 from orchestrator.commands.bisect import add_store_option, execute
 from orchestrator.errors import UserError
-from orchestrator.store import Store
 
 
 def add_parser(sub: Any) -> None:
@@ -19,6 +17,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    from orchestrator.bisect.session import stored_campaign
+    from orchestrator.store import Store
+
     store = Store(a.store)
     row = store.campaign(a.id)
     if row.state != "running":

@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from orchestrator.commands.bisect import add_store_option
-from orchestrator.store import Store
 
 
 def add_parser(sub: Any) -> None:
@@ -19,6 +15,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from orchestrator.store import Store
+
     store = Store(a.store)
     rows = [store.campaign(a.id)] if a.id is not None else store.campaigns()
     table = Table(title="vmbisect campaigns")
