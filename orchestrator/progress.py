@@ -52,7 +52,8 @@ class LiveView:
             self.step_times.append(event.elapsed_s)
         self.last = event
         if event.phase == "decide" and event.message:
-            self.console.print(f"step {event.step}: {event.commit[:12]} {event.message}", markup=False)
+            self.console.print(f"step {event.step}: {event.commit[:12]} {event.message}", markup=False,
+                               soft_wrap=True)
         self.live.update(self._table(event))
 
     def _table(self, e: Event | None) -> Table:

@@ -92,6 +92,7 @@ class Engine:
             commit = self.vcs.current()
             self._step += 1
             decision = self._judge(campaign_id, commit, good, bad, state)
+            self._emit("decide", commit, decision.samples, f"{decision.verdict}: {decision.reason}", state.steps_left)
             self.store.add_decision(campaign_id, decision)
             state = self.vcs.mark(commit, decision.verdict)
             self.store.set_bisect_log(campaign_id, self.vcs.log())
@@ -173,9 +174,9 @@ class Engine:
                 samples = self._collect(campaign_id, commit, need, "step")
                 good_s, bad_s = self._references(campaign_id, good, bad, len(samples))
                 d: Decision = decide(good_s, bad_s, samples, len(samples) < c.repetitions.max, c.alpha)
-                self._emit("decide", commit, len(samples), f"{d.verdict.value}: {d.reason}", state.steps_left)
                 if d.verdict is not Verdict.MORE:
                     return Decided(commit, "step", d.verdict.value, d.reason, d.confidence, len(samples))
+                self._emit("decide", commit, len(samples), f"{d.verdict.value}: {d.reason}", state.steps_left)
                 need = min(c.repetitions.max, len(samples) + c.runs_per_boot)
         except BuildFailed as exc:
             return Decided(commit, "step", "skip", f"build failed: {exc}"[:2000], 1.0, 0)

@@ -133,13 +133,15 @@ def test_identical_images_at_culprit_and_parent_are_flagged_suspicious(tmp_path)
     assert any(n.startswith("suspicious") for n in outcome.notes)
 
 
-def test_progress_events_cover_every_phase(tmp_path):
+def test_progress_events_cover_every_phase_and_every_decision_build_skips_included(tmp_path):
     repo = linear(tmp_path / "u", 16)
     events: list[Event] = []
-    bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(), FakeMeasurer(regression_at(repo, "c5")),
-           events=events)
+    _, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(broken={repo.names["c7"]}),
+                           FakeMeasurer(regression_at(repo, "c5")), events=events)
     assert {e.phase for e in events} >= {"endpoints", "build", "boot", "measure", "decide", "done"}
-    assert max(e.step for e in events) <= 5
+    final = [(e.commit, e.message.split(":")[0]) for e in events if e.phase == "decide" and not e.message.startswith("more")]
+    assert final == [(d.commit, d.verdict) for d in store.decisions(cid) if d.role == "step"]
+    assert (repo.names["c7"], "skip") in final
 
 
 @pytest.mark.slow
