@@ -1,9 +1,10 @@
 """Verdicts for one bisection step from its samples and the good/bad reference samples.
 
 A step is GOOD when its samples sit significantly apart from the bad reference on the good
-side (one-sided Mann-Whitney U) and its median lies in the good half of the good-bad gap,
-in the good quarter if it also differs from the good reference (small reference samples make
-that common); BAD symmetrically. Anything else asks for MORE runs; once no more are allowed
+side (one-sided Mann-Whitney U) and its median lies in the good 40% of the good-bad gap
+(not near the middle, where three runs of a bad commit can land by chance), in the good
+quarter if it also differs from the good reference (small reference samples make that
+common); BAD symmetrically. Anything else asks for MORE runs; once no more are allowed
 it is a SKIP with the reason. Verdicts never depend on the metric's direction: the
 references carry it.
 """
@@ -18,7 +19,9 @@ from typing import Sequence
 from orchestrator.bisect.stats import p_less
 
 MIN_STEP_SAMPLES = 3
-# A step that differs from both references still gets a verdict in the outer quarters of the gap.
+# How far from the middle of the gap a median must lie for a verdict: a step that differs from
+# one reference in the outer 40%, one that differs from both in the outer quarters.
+SIDE = 0.4
 CLEAR_SIDE = 0.25
 
 
@@ -59,9 +62,9 @@ def decide(
     p_not_good = p_less(good, step) if bad_is_higher else p_less(step, good)
     apart_from_bad, apart_from_good = p_not_bad < alpha, p_not_good < alpha
     where = f"median at {pos:.0%} of the good-to-bad gap"
-    if apart_from_bad and pos < (CLEAR_SIDE if apart_from_good else 0.5):
+    if apart_from_bad and pos < (CLEAR_SIDE if apart_from_good else SIDE):
         return Decision(Verdict.GOOD, f"{where}; differs from bad (p={p_not_bad:.3g})", 1 - p_not_bad, pos)
-    if apart_from_good and pos > (1 - CLEAR_SIDE if apart_from_bad else 0.5):
+    if apart_from_good and pos > (1 - CLEAR_SIDE if apart_from_bad else 1 - SIDE):
         return Decision(Verdict.BAD, f"{where}; differs from good (p={p_not_good:.3g})", 1 - p_not_good, pos)
     if apart_from_bad and apart_from_good:
         reason = f"{where}; differs from both good (p={p_not_good:.3g}) and bad (p={p_not_bad:.3g})"

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from orchestrator.bisect.stats import p_less, relative_change, reps_to_detect, robust_cov
+from orchestrator.bisect.stats import noise_cov, p_less, relative_change, reps_to_detect
 
 DIRECTIONS = ("higher", "lower")
 
@@ -59,7 +59,7 @@ def check_endpoints(
                                  0, change, "good_not_good")
         crossed = beyond(b)
         need = f"crossing the {threshold.describe()}"
-    noise = max(robust_cov(good), robust_cov(bad))
+    noise = max(noise_cov(good), noise_cov(bad))
     reps = reps_to_detect(noise, effect, alpha)
     measured = f"good median {g:.4g}, bad median {b:.4g} ({change:+.1%})"
     if not crossed:
@@ -70,7 +70,7 @@ def check_endpoints(
         return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={p:.3g} "
                              f"with {len(good)}+{len(bad)} samples", reps, change, "not_significant")
     if reps > max_reps:
-        return EndpointCheck(False, f"the noise (robust CoV {noise:.1%}) needs {reps} repetitions per commit to detect "
+        return EndpointCheck(False, f"the noise (CoV {noise:.1%}) needs {reps} repetitions per commit to detect "
                              f"{need}, but at most {max_reps} are allowed", reps, change, "too_noisy")
-    return EndpointCheck(True, f"{measured}, p={p:.3g}; noise (robust CoV) {noise:.1%} needs {reps} repetitions",
+    return EndpointCheck(True, f"{measured}, p={p:.3g}; noise CoV {noise:.1%} needs {reps} repetitions",
                          reps, change)

@@ -43,6 +43,15 @@ def robust_cov(samples: Sequence[float]) -> float:
     return 1.4826 * mad / abs(med) if med else 0.0
 
 
+def noise_cov(samples: Sequence[float]) -> float:
+    """The noise a campaign is judged by: the smaller of the usual CoV and the robust one.
+
+    The standard deviation overstates noise when one run strays (a busy host); the MAD, with a
+    third of its efficiency, overstates it by chance in small samples. A campaign is refused
+    for noise only when both say it is too noisy."""
+    return min(summarize(samples).cov, robust_cov(samples))
+
+
 def relative_change(reference: float, value: float) -> float:
     """(value - reference) / |reference|: -0.1 means 10% below the reference."""
     if reference == 0:

@@ -160,7 +160,10 @@ def test_at_3_percent_noise_a_10_percent_regression_is_named_in_at_least_99_of_1
         cid = store.new_campaign(c.name, {})
         engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(),
                         FakeMeasurer(regression_at(repo, culprit), noise=0.03, seed=trial), store)
-        outcome = engine.run(cid)
+        try:
+            outcome = engine.run(cid)
+        except CampaignRefused:
+            continue
         right += outcome.kind == "found" and repo.name_of(outcome.culprit) == culprit
     assert right >= 99
 

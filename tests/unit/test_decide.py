@@ -4,7 +4,7 @@ import pytest
 
 from orchestrator.bisect.decide import Verdict, decide, gap_position
 from orchestrator.bisect.endpoints import Threshold, check_endpoints
-from orchestrator.bisect.stats import median_ci, p_less, reps_to_detect, robust_cov, summarize
+from orchestrator.bisect.stats import median_ci, noise_cov, p_less, reps_to_detect, robust_cov, summarize
 
 GOOD = [100.0, 101.5, 99.0, 100.8, 98.9, 100.2, 101.1, 99.6]
 BAD = [90.1, 89.0, 91.2, 90.4, 89.7, 90.9, 88.8, 90.0]
@@ -126,9 +126,14 @@ def test_absolute_bound_for_a_lower_is_better_metric():
     assert not check.ok and check.message.startswith("good is not good")
 
 
-def test_one_stray_run_does_not_inflate_the_robust_noise():
+def test_one_stray_run_does_not_inflate_the_noise_a_campaign_is_judged_by():
     runs = [3950.0, 3976.0, 3901.0, 4319.0, 3709.0, 3538.0, 4463.0, 9045.0]
-    assert summarize(runs).cov > 0.3 and robust_cov(runs) < 0.12
+    assert summarize(runs).cov > 0.3 and robust_cov(runs) < 0.12 and noise_cov(runs) == robust_cov(runs)
+
+
+def test_a_small_sample_whose_mad_overstates_normal_noise_is_judged_by_its_stddev():
+    runs = [100.0, 100.2, 96.0, 104.0, 99.8, 103.9, 96.1]
+    assert robust_cov(runs) > summarize(runs).cov and noise_cov(runs) == summarize(runs).cov
     assert robust_cov([100.0, 100.0]) == 0.0 and robust_cov([5.0]) == 0.0
 
 
