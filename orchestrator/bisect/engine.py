@@ -114,8 +114,8 @@ class Engine:
         c = self.c
         need = c.repetitions.min
         while True:
-            good_s = self._collect(campaign_id, good, need, "good")
-            bad_s = self._collect(campaign_id, bad, need, "bad")
+            good_s = self._collect(campaign_id, good, need)
+            bad_s = self._collect(campaign_id, bad, need)
             check = check_endpoints(good_s, bad_s, self.direction, c.metric.threshold, c.repetitions.max, c.alpha)
             self._emit("endpoints", message=check.message)
             if check.problem in ("", "good_not_good", "bad_not_bad") or need >= c.repetitions.max:
@@ -137,7 +137,7 @@ class Engine:
             self._kernels[commit] = kernel
         return self._kernels[commit]
 
-    def _collect(self, campaign_id: int, commit: str, need: int, role: str) -> list[float]:
+    def _collect(self, campaign_id: int, commit: str, need: int) -> list[float]:
         """Samples of the campaign metric at `commit` until there are `need`; boots as needed."""
         have = self._samples(campaign_id, commit)
         while len(have) < need:
@@ -163,15 +163,15 @@ class Engine:
     def _references(self, campaign_id: int, good: str, bad: str, step_samples: int) -> tuple[list[float], list[float]]:
         """The reference samples, topped up to as many as the step has: a step measured many
         times must not be judged against references measured a few times."""
-        return (self._collect(campaign_id, good, step_samples, "good"),
-                self._collect(campaign_id, bad, step_samples, "bad"))
+        return (self._collect(campaign_id, good, step_samples),
+                self._collect(campaign_id, bad, step_samples))
 
     def _judge(self, campaign_id: int, commit: str, good: str, bad: str, state: BisectState) -> Decided:
         c = self.c
         need = c.repetitions.min
         try:
             while True:
-                samples = self._collect(campaign_id, commit, need, "step")
+                samples = self._collect(campaign_id, commit, need)
                 good_s, bad_s = self._references(campaign_id, good, bad, len(samples))
                 d: Decision = decide(good_s, bad_s, samples, len(samples) < c.repetitions.max, c.alpha)
                 if d.verdict is not Verdict.MORE:
@@ -192,7 +192,7 @@ class Engine:
             parent = self.vcs.parent(state.culprit)
             for commit in (parent, state.culprit):
                 try:
-                    self._collect(campaign_id, commit, self.c.repetitions.min, "report")
+                    self._collect(campaign_id, commit, self.c.repetitions.min)
                 except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                     notes.append(f"{commit[:12]} could not be measured for the report: {exc}")
             kernels = [self._kernels.get(x) for x in (parent, state.culprit)]

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from orchestrator.cli import main
-from tests.integration.vmhost import distro, launcher  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.vm
 
