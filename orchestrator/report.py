@@ -3,6 +3,7 @@ Markdown that pastes into a mail, or JSON."""
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from dataclasses import asdict, dataclass
@@ -63,7 +64,11 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
     row = store.campaign(campaign_id)
     samples = store.samples(campaign_id, metric)
     result = row.result or {}
-    subject = lambda sha: info(sha).subject  # noqa: E731
+    info = functools.lru_cache(maxsize=None)(info)
+
+    def subject(sha: str) -> str:
+        return info(sha).subject
+
     steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), samples.get(d.commit, [])), d.verdict,
                        d.reason, d.confidence)
                   for i, d in enumerate(store.decisions(campaign_id)))

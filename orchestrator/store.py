@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, create_engine, select
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, create_engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
@@ -209,7 +209,7 @@ class Store:
 
     def sample_count(self, campaign_id: int) -> int:
         with self._session() as s:
-            return len(s.scalars(select(SampleRow.id).where(SampleRow.campaign_id == campaign_id)).all())
+            return int(s.scalar(select(func.count(SampleRow.id)).where(SampleRow.campaign_id == campaign_id)) or 0)
 
     def runs(self, campaign_id: int) -> Iterator[RunRow]:
         with self._session() as s:
