@@ -13,7 +13,7 @@ FORMATS = ("md", "html", "json")
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("report", help="the culprit report of a campaign")
+    p = sub.add_parser("report", help="the report of a campaign: culprit of a bisection, tables of a comparison")
     p.add_argument("id", type=int, help="campaign id")
     p.add_argument("--format", default="md", help="md, html or json")
     p.add_argument("--output", type=Path, help="write to this file instead of standard output")
@@ -26,19 +26,26 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.adapters import choose_workload
     from orchestrator.bisect.session import campaign_workdir, stored_campaign
+    from orchestrator.commands import compare
     from orchestrator.report import collect, render_json, render_markdown
     from orchestrator.report_html import render_html
     from orchestrator.store import Store
 
-    renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     store = Store(a.store)
+    if compare.stored_args(store, a.id) is not None:
+        _emit(compare.report(store, a.id, a.format), a.output)
+        return 0
+    renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     campaign = stored_campaign(store, a.id)
     gb = GitBisect(campaign.repository, campaign_workdir(a.id))
     gb.prepare()
     report = collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
-    text = renderers[a.format](report)
-    if a.output:
-        a.output.write_text(text)
+    _emit(renderers[a.format](report), a.output)
+    return 0
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output:
+        output.write_text(text)
     else:
         print(text)
-    return 0

@@ -18,10 +18,13 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.bisect.session import stored_campaign
+    from orchestrator.commands import compare
     from orchestrator.store import Store
 
     store = Store(a.store)
     row = store.campaign(a.id)
     if row.state != "running":
         raise UserError(f"id: campaign {a.id} is {row.state}, not running; see vmbisect report {a.id}")
+    if compare.stored_args(store, a.id) is not None:
+        return compare.resume(store, a.id, a)
     return execute(stored_campaign(store, a.id), store, a.id, a.uri, a.json)

@@ -1,0 +1,156 @@
+"""`vmbisect compare`: two or more variants (kernels and/or guest settings) on the same guest
+and workload, runs interleaved, an mmtests-style table with significance, Markdown/HTML/JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.vmopts import add_vm_options
+from orchestrator.errors import UserError, choices_error
+
+if TYPE_CHECKING:
+    from orchestrator.compare.model import Comparison
+    from orchestrator.compare.plan import ComparePlan
+    from orchestrator.store import Store
+
+REPORT_FORMATS = (".md", ".html", ".json")
+KIND = "compare"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare", help="compare kernels and/or guest settings on one workload (mmtests-style table)",
+        description="SPEC items (comma-separated key:value): commit:REV (built from --repo), kernel:PATH|NAME, "
+        "modules:RELEASE, append:WORDS (escape commas as \\,), sched:none|mq-deadline|bfq|kyber, "
+        "sysfs:PATH=VALUE ({disk} = every data disk), nice:N. The first variant is the baseline. "
+        "docs/compare.md has the details.")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC", help="a variant (repeat, >= 2)")
+    p.add_argument("--workload", required=True, help="a workload (fio, dbench, netperf) or preset name")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a workload parameter")
+    p.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="sweep a parameter; several sweeps multiply (jobs x depth)")
+    p.add_argument("--metric", action="append", default=[], metavar="NAME",
+                   help="primary metric(s) to judge by (default: the workload's headline metric)")
+    p.add_argument("--reps", type=int, default=5, help="runs per variant and sweep point (default 5)")
+    p.add_argument("--boots", type=int, help="boots per kernel (default: one per run when kernels differ, "
+                   "else 2)")
+    p.add_argument("--kernel", help="kernel for variants that name none: bzImage path or stored name")
+    p.add_argument("--initrd-modules-from", metavar="RELEASE", help="host modules for variants that name none")
+    p.add_argument("--append", default="", help="kernel command line for variants that name none")
+    p.add_argument("--repo", type=Path, help="kernel git repository for commit: variants")
+    p.add_argument("--config", action="append", default=[], metavar="ITEM",
+                   help="build recipe item for commit: variants (default: guest-base)")
+    p.add_argument("--alpha", type=float, default=0.05, help="false discovery rate for significance (default 0.05)")
+    p.add_argument("--title", help="report title")
+    p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics in the tables")
+    p.add_argument("--report", action="append", default=[], type=Path, metavar="PATH",
+                   help="write a report; .md, .html or .json by the suffix (repeatable)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the agent (default 120)")
+    add_vm_options(p)
+    add_store_option(p)
+
+
+def _check_reports(paths: list[Path]) -> None:
+    for path in paths:
+        if path.suffix not in REPORT_FORMATS:
+            raise choices_error("report", path.suffix or str(path), REPORT_FORMATS)
+
+
+def write_reports(c: Comparison, paths: list[Path]) -> None:
+    from orchestrator.compare.html import render_html
+    from orchestrator.compare.model import to_json
+    from orchestrator.compare.text import render_markdown
+
+    renderers = {".md": render_markdown, ".html": render_html, ".json": to_json}
+    for path in paths:
+        path.write_text(renderers[path.suffix](c))
+        print(f"compare: report {path}", file=sys.stderr)
+
+
+def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str) -> Comparison:
+    from orchestrator.backends.factory import real_launcher
+    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.kernels import RealKernels
+    from orchestrator.compare.runner import run_plan
+    from orchestrator.kbuild.builder import default_builder
+    from orchestrator.kbuild.recipe import parse_recipe
+
+    print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}", file=sys.stderr)
+    launcher = real_launcher(uri)
+    accel = launcher.choose_accel(plan.accel).accel
+    builder = None
+    if any(v.commit for v in plan.variants):
+        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+    kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
+    run_plan(plan, store, campaign_id, kernels, launcher, accel,
+             progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
+    result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
+    store.set_state(campaign_id, "done", {"kind": KIND, "verdict": list(result.verdict)})
+    return result
+
+
+def print_summary(c: Comparison) -> None:
+    from orchestrator.compare.text import metric_block
+
+    print(f"{c.title}\n")
+    for line in c.verdict:
+        print(f"- {line}")
+    for metric in c.primary:
+        print("\n" + "\n".join(metric_block(c, metric)))
+
+
+def run(a: argparse.Namespace) -> int:
+    from orchestrator.compare.plan import args_to_json, plan_from_args
+    from orchestrator.store import Store
+
+    _check_reports(a.report)
+    plan = plan_from_args(a)
+    store = Store(a.store)
+    campaign_id = store.new_campaign(f"compare-{a.workload}"[:64], {"kind": KIND, "args": args_to_json(a)})
+    result = execute(plan, store, campaign_id, a.uri)
+    write_reports(result, a.report)
+    print_summary(result)
+    return 0
+
+
+def stored_args(store: Store, campaign_id: int) -> argparse.Namespace | None:
+    """A stored comparison's options (None when the campaign is a bisection)."""
+    spec = json.loads(store.campaign(campaign_id).spec)
+    if spec.get("kind") != KIND:
+        return None
+    args = dict(spec["args"])
+    for key in ("repo", "disk_dir"):
+        if args.get(key) is not None:
+            args[key] = Path(args[key])
+    args["report"] = [Path(p) for p in args.get("report", [])]
+    return argparse.Namespace(**args)
+
+
+def resume(store: Store, campaign_id: int, a: argparse.Namespace) -> int:
+    from orchestrator.compare.plan import plan_from_args
+
+    stored = stored_args(store, campaign_id)
+    if stored is None:
+        raise UserError(f"id: campaign {campaign_id} is not a comparison")
+    result = execute(plan_from_args(stored), store, campaign_id, a.uri)
+    write_reports(result, stored.report)
+    print_summary(result)
+    return 0
+
+
+def report(store: Store, campaign_id: int, fmt: str) -> str:
+    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.html import render_html
+    from orchestrator.compare.model import to_json
+    from orchestrator.compare.plan import plan_from_args
+    from orchestrator.compare.text import render_markdown
+
+    stored = stored_args(store, campaign_id)
+    assert stored is not None
+    c = comparison(plan_from_args(stored), (r.raw for r in store.runs(campaign_id)))
+    return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)

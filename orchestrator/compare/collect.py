@@ -1,0 +1,45 @@
+"""A stored comparison back into a Comparison: every kept run, grouped by variant, sweep
+point and metric; metric units and directions from the workload's definitions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from orchestrator.compare import table
+from orchestrator.compare.model import Comparison, VariantInfo
+from orchestrator.compare.plan import ComparePlan
+from orchestrator.workloads.runner import metric_def
+from orchestrator.workloads.system import METRICS
+
+Samples = dict[str, dict[str, dict[str, list[float]]]]
+
+
+def group_samples(runs: Iterable[Mapping[str, Any]]) -> Samples:
+    """`raw` of each stored run -> samples[variant][point label][metric], in the order taken."""
+    out: Samples = {}
+    for raw in runs:
+        per_metric = out.setdefault(raw["variant"], {}).setdefault(raw["point"], {})
+        for name, metric in raw["result"]["metrics"].items():
+            per_metric.setdefault(name, []).append(float(metric["value"]))
+    return out
+
+
+def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparison:
+    kept = list(runs)
+    samples = group_samples(kept)
+    defined = {**plan.workload.metrics, **METRICS}
+    names = dict.fromkeys(n for per_point in samples.values() for per_metric in per_point.values()
+                          for n in per_metric)
+    order = [*plan.workload.metrics, *METRICS] + sorted(n for n in names if n not in defined)
+    metrics = {}
+    for n in order:
+        if n in names and (plan.all_metrics or n in defined):
+            d = metric_def(plan.workload, n)
+            metrics[n] = table.MetricMeta(d.unit, d.direction)
+    measured = {raw["variant"]: raw["kernel"] for raw in kept}
+    variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.describe().split(", ")[0], *v.settings()]))
+                for v in plan.variants]
+    notes = sorted({n for raw in kept for n in raw["result"].get("notes", [])})
+    return table.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],
+                       metrics, samples, plan.primary, plan.alpha, notes)

@@ -1,0 +1,107 @@
+"""A Comparison as text: the mmtests compare layout (Min, Amean, Stddev, CoeffVar, Max per
+metric and sweep point; each variant's value with its difference to the baseline in percent,
+`*` around significant ones) and Markdown around it that pastes into a mail."""
+
+from __future__ import annotations
+
+from orchestrator.compare.model import Cell, Comparison, Row
+from orchestrator.compare.table import signed_diff
+
+STATS = ("Min", "Amean", "Stddev", "CoeffVar", "Max")
+LABEL_W, VALUE_W = 10, 12
+
+
+def _num(x: float) -> str:
+    """Two decimals like mmtests; four significant digits below 1 so CPU-seconds stay readable."""
+    return f"{x:.2f}" if abs(x) >= 1 or x == 0 else f"{x:.4g}"
+
+
+def _stat(cell: Cell, stat: str) -> float:
+    s = cell.summary
+    return {"Min": s.min, "Amean": s.mean, "Stddev": s.stddev, "CoeffVar": s.coeffvar, "Max": s.max}[stat]
+
+
+def _diff(base: Cell, cell: Cell, stat: str, direction: str) -> float | None:
+    if stat == "Amean":
+        return cell.diff_pct
+    # spread is better smaller, whatever the metric's direction
+    return signed_diff(_stat(base, stat), _stat(cell, stat), "lower" if stat in ("Stddev", "CoeffVar") else direction)
+
+
+def _entry(value: float, diff: float | None, significant: bool) -> str:
+    pct = "n/a" if diff is None else f"{diff:.2f}%"
+    return f"{_num(value):>{VALUE_W}} " + (f"*{pct:>8}*" if significant else f"({pct:>8})")
+
+
+def _better(direction: str) -> str:
+    return {"higher": "higher is better", "lower": "lower is better"}.get(direction, "descriptive")
+
+
+def metric_block(c: Comparison, metric: str) -> list[str]:
+    rows = [r for r in c.rows if r.metric == metric]
+    if not rows:
+        return []
+    first = rows[0]
+    point_w = max([len(r.point) for r in rows] + [1])
+    width = VALUE_W + 11
+    out = [f"{metric} ({first.unit}, {_better(first.direction)})",
+           " " * (LABEL_W + point_w + 1) + "".join(f"{v.name[:width - 1]:>{width}}" for v in c.variants)]
+    for row in rows:
+        base = next((x for x in row.cells if x.variant == c.variants[0].name), None)
+        for stat in STATS:
+            line = f"{stat:<{LABEL_W}}{row.point:<{point_w}} "
+            for v in c.variants:
+                cell = next((x for x in row.cells if x.variant == v.name), None)
+                if cell is None:
+                    line += f"{'-':>{width}}"
+                    continue
+                diff = 0.0 if cell is base else (_diff(base, cell, stat, row.direction) if base else None)
+                line += _entry(_stat(cell, stat), diff, stat == "Amean" and cell.significant)
+            out.append(line.rstrip())
+    return out
+
+
+def render_text(c: Comparison) -> str:
+    """Every metric's block, primary metrics first, like `compare-mmtests.pl`."""
+    metrics = list(dict.fromkeys(r.metric for r in c.rows))
+    blocks = [metric_block(c, m) for m in metrics]
+    return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
+def summary_table(c: Comparison, rows: list[Row]) -> list[str]:
+    """Markdown: metric, point, the baseline's mean, each other variant's mean and change."""
+    base = c.variants[0].name
+    head = ["metric", *(["point"] if c.swept else []), "unit", f"{base} (mean)",
+            *(f"{v.name} (mean, change)" for v in c.variants[1:])]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = {x.variant: x for x in r.cells}
+        line = [r.metric, *([r.point] if c.swept else []), r.unit, _num(cells[base].summary.mean) if base in cells
+                else "-"]
+        for v in c.variants[1:]:
+            x = cells.get(v.name)
+            if x is None:
+                line.append("-")
+                continue
+            pct = "n/a" if x.diff_pct is None else f"{x.diff_pct:+.2f}%"
+            line.append(f"{_num(x.summary.mean)} ({pct}{'*' if x.significant else ''})")
+        out.append("| " + " | ".join(line) + " |")
+    return out
+
+
+def render_markdown(c: Comparison) -> str:
+    n = sorted({x.summary.n for r in c.rows for x in r.cells})
+    runs = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}" if n else "0"
+    out = [f"# {c.title}", "", f"Workload {c.workload}; {runs} runs per variant"
+           f"{' and point' if c.swept else ''}. Differences are against {c.variants[0].name}, in percent, "
+           f"+ is better (for latency and CPU cost, lower is better); * marks a significant difference "
+           f"({c.test}).", "", "Variants:", ""]
+    out += [f"- **{v.name}**: {v.description}" for v in c.variants] + [""]
+    out += [f"- {s}" for s in c.verdict] + [""]
+    for note in c.notes:
+        out += [f"Note: {note}", ""]
+    key_rows = [r for r in c.rows if r.metric in c.primary or any(x.significant for x in r.cells)]
+    if key_rows:
+        out += ["## Summary", ""] + summary_table(c, key_rows) + [""]
+    out += ["## All metrics", "", "```", render_text(c).rstrip(), "```", ""]
+    return "\n".join(out)
