@@ -11,6 +11,9 @@ from typing import Callable
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.stats import median_ci, relative_change
+from orchestrator.compare.model import Comparison, VariantInfo
+from orchestrator.compare.table import MetricMeta, Point, build
+from orchestrator.compare.text import metric_block
 from orchestrator.store import Store
 
 
@@ -84,6 +87,16 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         bisect_log=row.bisect_log, samples=samples)
 
 
+def parent_culprit(r: BisectReport) -> Comparison:
+    """The culprit against its parent as a two-variant comparison of the bisected metric."""
+    assert r.parent_figures is not None and r.culprit_figures is not None
+    p, c = r.parent_figures.sha, r.culprit_figures.sha
+    variants = [VariantInfo(p[:12], f"parent {p}"), VariantInfo(c[:12], f"culprit {c}")]
+    samples = {p[:12]: {"": {r.metric: r.samples.get(p, [])}}, c[:12]: {"": {r.metric: r.samples.get(c, [])}}}
+    return build(f"{r.name}: parent against culprit", r.metric, None, variants, [Point("", None)],
+                 {r.metric: MetricMeta("", r.direction)}, samples, [r.metric])
+
+
 def _fig(f: CommitFigures) -> str:
     return f"median {f.median:.4g} (95% CI {f.ci_low:.4g}..{f.ci_high:.4g}, n={f.n}), mean {f.mean:.4g}"
 
@@ -103,6 +116,8 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"{r.metric} ({better} is better):", "", f"    parent  {p.sha[:12]}: {_fig(p)}",
                 f"    culprit {c.sha[:12]}: {_fig(c)}",
                 f"    change: {relative_change(p.median, c.median):+.1%} (medians)", ""]
+        out += ["Parent against culprit, mmtests layout (+ is better, * significant):", "", "```",
+                *metric_block(parent_culprit(r), r.metric), "```", ""]
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += ["## Steps", "", "| # | role | commit | subject | verdict | n | median | reason |",

@@ -19,6 +19,8 @@ from orchestrator.workloads.stats import reps_to_detect, summarise
 
 TEST = "two-sided Mann-Whitney U against the baseline, Benjamini-Hochberg q < {alpha} within primary and other metrics"
 
+MIN_RANK_RUNS = 4  # with 3 against 3 the smallest two-sided Mann-Whitney p is 0.1
+
 
 @dataclass(frozen=True)
 class MetricMeta:
@@ -123,6 +125,10 @@ def build(
             cells.append(Cell(name, s, statistics.median(values), diff, pvals[key], q,
                               q is not None and q < alpha and bool(diff)))
         rows.append(Row(metric, meta.unit, meta.direction, point.label, point.x, tuple(cells)))
+    fewest = min((x.summary.n for r in rows for x in r.cells), default=0)
+    if 0 < fewest < MIN_RANK_RUNS:
+        notes = (*notes, f"some cells have only {fewest} run(s): a two-sided rank test cannot reach significance "
+                         f"with fewer than {MIN_RANK_RUNS} runs per variant, so none is marked there")
     comparison = Comparison(title, workload, swept, tuple(variants), tuple(rows), alpha, TEST.format(alpha=alpha),
                             (), tuple(notes), {k: {p: dict(m) for p, m in v.items()} for k, v in samples.items()},
                             tuple(m for m in primary if m in shown))

@@ -44,7 +44,7 @@ def metric_block(c: Comparison, metric: str) -> list[str]:
     first = rows[0]
     point_w = max([len(r.point) for r in rows] + [1])
     width = VALUE_W + 11
-    out = [f"{metric} ({first.unit}, {_better(first.direction)})",
+    out = [f"{metric} ({first.unit + ', ' if first.unit else ''}{_better(first.direction)})",
            " " * (LABEL_W + point_w + 1) + "".join(f"{v.name[:width - 1]:>{width}}" for v in c.variants)]
     for row in rows:
         base = next((x for x in row.cells if x.variant == c.variants[0].name), None)

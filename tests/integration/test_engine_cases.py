@@ -180,6 +180,8 @@ def test_report_names_culprit_with_figures_steps_and_bisect_log(tmp_path):
     assert f"    commit {repo.names['c9']}" in md and "    Author: T <t@example.org>" in md and "        c9" in md
     assert f"parent  {repo.names['c8'][:12]}: median" in md and f"culprit {repo.names['c9'][:12]}: median" in md
     assert re.search(r"change: -\d+\.\d% \(medians\)", md)
+    assert re.search(r"Amean +[\d.]+ \(   0.00%\) +[\d.]+ [(*] *-\d+\.\d\d%[)*]", md)
+    assert f"{repo.names['c8'][:12]}" in md.split("mmtests layout")[1]
     assert "| 1 | good | " in md and "| 2 | bad | " in md and "| step |" in md
     assert "git bisect start" in md and f"# first bad commit: [{repo.names['c9']}] c9" in md
     assert '"kind": "found"' in render_json(report)
