@@ -29,7 +29,8 @@ def _diff(base: Cell, cell: Cell, stat: str, direction: str) -> float | None:
 
 
 def _entry(value: float, diff: float | None, significant: bool) -> str:
-    pct = "n/a" if diff is None else f"{diff:.2f}%"
+    shown = diff if diff is None or round(diff, 2) != 0 else 0.0  # no "-0.00%"
+    pct = "n/a" if shown is None else f"{shown:.2f}%"
     return f"{_num(value):>{VALUE_W}} " + (f"*{pct:>8}*" if significant else f"({pct:>8})")
 
 
