@@ -19,6 +19,7 @@ packages=(
   linux-image-amd64 linux-source-6.1
   python3 python3-venv python3-dev golang-go
   postgresql
+  chromium fonts-dejavu-core
 )
 
 need_root() {
