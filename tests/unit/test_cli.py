@@ -13,7 +13,12 @@ from orchestrator.doctor import check_free_disk, check_tool
         (["boot", "--kernel", "/k", "--cache", "maybe", "--", "ls"],
          "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
         (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', "
-                   "'build', 'measure', 'bisect', 'resume', 'status', 'report', 'demo')"),
+                   "'build', 'measure', 'bisect', 'compare', 'resume', 'status', 'report', 'demo')"),
+        (["compare", "--workload", "fio", "--kernel", "/k", "--disks", "1", "--variant", "a=sched:none",
+          "--variant", "b=sched:cfq"],
+         "vmbisect: variant b: sched: invalid value 'cfq'; valid choices: none, mq-deadline, bfq, kyber"),
+        (["compare", "--workload", "fio", "--kernel", "/k", "--variant", "a=nice:0", "--variant", "b=nice:1",
+          "--report", "out.pdf"], "vmbisect: report: invalid value '.pdf'; valid choices: .md, .html, .json"),
         (["boot", "--kernel", "/k", "--vcpus", "many", "--", "ls"],
          "vmbisect: boot: argument --vcpus: invalid int value: 'many'"),
         (["boot", "--kernel", "/k", "--topology", "2x8", "--", "ls"],
