@@ -146,7 +146,7 @@ def _pct(diff: float | None) -> str:
 
 def _judge(diff: float | None, direction: str) -> str:
     if direction == "none" or diff is None:
-        return "changed"
+        return "(descriptive)"
     return "better" if diff > 0 else "worse"
 
 
