@@ -6,9 +6,10 @@ from __future__ import annotations
 import html
 import math
 
+from orchestrator.compare.text import metric_block
 from orchestrator.render.page import page, table
 from orchestrator.render.svg import strip_plot
-from orchestrator.report import BisectReport, CommitFigures, Step
+from orchestrator.report import BisectReport, CommitFigures, Step, parent_culprit
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 
@@ -49,6 +50,9 @@ def render_html(r: BisectReport) -> str:
                    f"    {e(c.subject)}</pre>"
                    f"<p>{e(r.metric)} ({e(r.direction)} is better): parent {_fig(r.parent_figures)}, "
                    f"culprit {_fig(r.culprit_figures)}</p>")
+        if r.parent_figures is not None and r.culprit_figures is not None:
+            block = "\n".join(metric_block(parent_culprit(r), r.metric))
+            culprit += f"<p>Parent against culprit, mmtests layout (+ is better, * significant):</p><pre>{e(block)}</pre>"
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"

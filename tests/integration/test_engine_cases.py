@@ -199,4 +199,4 @@ def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_
     dots = sum(len(v) for v in report.samples.values())
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and page.count("<circle") == dots
     assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    assert repo.names["c9"] in page
+    assert repo.names["c9"] in page and "Parent against culprit, mmtests layout" in page and "Amean" in page
