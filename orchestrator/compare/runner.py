@@ -102,11 +102,10 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
                                                                                                    campaign_id)))
     total = sum(len(b.slots) for b in todo)
     done = 0
-    resolved: dict[int, Kernel] = {}
+    # every kernel before the first run: a build failure stops the comparison before it measures
+    resolved = {g: kernels.kernel(plan.groups[g][0]) for g in dict.fromkeys(b.group for b in todo)}
     for boot_no, boot in enumerate(todo, 1):
         group = plan.groups[boot.group]
-        if boot.group not in resolved:
-            resolved[boot.group] = kernels.kernel(group[0])
         kernel = resolved[boot.group]
         label = ",".join(v.name for v in group)
         progress(f"boot {boot_no}/{len(todo)}: {label} ({kernel.describe})")

@@ -12,7 +12,7 @@ from orchestrator.cli import _parser
 from orchestrator.compare.collect import comparison
 from orchestrator.compare.plan import ComparePlan, plan_from_args
 from orchestrator.compare.runner import run_plan, stored_counts
-from orchestrator.errors import UserError
+from orchestrator.errors import BuildFailed, UserError
 from orchestrator.store import Store
 from tests.compare_fakes import FakeKernels, FakeLauncher, FakeWorkload
 
@@ -138,3 +138,18 @@ def test_two_sweeps_multiply_into_jobs_by_depth_points() -> None:
 def test_a_preset_sweep_gives_numeric_points_for_a_curve() -> None:
     plan = _plan("--kernel", "/k", "--workload", "fio-randread-4k", "--variant", "a=nice:0", "--variant", "b=nice:1")
     assert [p.point.x for p in plan.points] == [1, 4, 8, 16, 32, 64] and plan.swept == "numjobs"
+
+
+def test_every_kernel_is_built_before_the_first_run_so_a_broken_one_measures_nothing(tmp_path: Path) -> None:
+    class BrokenSecond(FakeKernels):
+        def kernel(self, variant):  # type: ignore[no-untyped-def]
+            if variant.name == "new":
+                raise BuildFailed("drivers/scsi/sd.c:12:3: error: expected ';'")
+            return super().kernel(variant)
+
+    plan = _plan("--variant", "old=kernel:/k/old", "--variant", "new=kernel:/k/new", "--reps", "2")
+    store, cid = _store(tmp_path)
+    launcher = FakeLauncher()
+    with pytest.raises(BuildFailed):
+        run_plan(plan, store, cid, BrokenSecond(), launcher, "tcg", run_fn=FakeWorkload())
+    assert launcher.booted == [] and list(store.runs(cid)) == []
