@@ -30,7 +30,7 @@ def run(a: argparse.Namespace) -> int:
         samples = store.sample_count(row.id)
         result = row.result or {}
         shown = (result.get("culprit", "")[:12] or " ".join(c[:12] for c in result.get("candidates", []))
-                 or result.get("reason", ""))
+                 or result.get("reason", "") or (result.get("verdict") or [""])[0][:80])
         table.add_row(str(row.id), row.name, row.state, str(sum(d.role == "step" for d in decisions)),
                       str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
     Console().print(table)
