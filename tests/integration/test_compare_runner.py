@@ -153,3 +153,17 @@ def test_every_kernel_is_built_before_the_first_run_so_a_broken_one_measures_not
     with pytest.raises(BuildFailed):
         run_plan(plan, store, cid, BrokenSecond(), launcher, "tcg", run_fn=FakeWorkload())
     assert launcher.booted == [] and list(store.runs(cid)) == []
+
+
+def test_stored_options_rebuild_the_same_plan_for_resume_and_report(tmp_path: Path) -> None:
+    from orchestrator.commands.compare import KIND, stored_args
+    from orchestrator.compare.plan import args_to_json
+
+    a = _parser().parse_args(["compare", "--workload", "fio", "--disks", "2", "--disk-dir", str(tmp_path),
+                              "--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq",
+                              "--sweep", "numjobs=1,4", "--report", str(tmp_path / "r.md")])
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    cid = store.new_campaign("compare-fio", {"kind": KIND, "args": args_to_json(a)})
+    again = stored_args(store, cid)
+    assert again is not None and plan_from_args(again) == plan_from_args(a) and again.report == a.report
+    assert stored_args(store, store.new_campaign("bisect", {"name": "x"})) is None
