@@ -46,6 +46,8 @@ class LiveView:
 
     def __exit__(self, *exc: object) -> None:
         self.live.__exit__(*exc)  # type: ignore[arg-type]
+        if not self.console.is_terminal:  # a log file gets the final table's line ended
+            self.console.line()
 
     def __call__(self, event: Event) -> None:
         if self.last is not None and event.step != self.last.step:
@@ -61,6 +63,6 @@ class LiveView:
         for col in ("step", "commit", "phase", "samples", "elapsed", "left"):
             t.add_column(col)
         if e is not None:
-            t.add_row(f"{e.step} of ~{self.about}", e.commit[:12] or "-", e.phase, str(e.samples),
+            t.add_row(f"{e.step} of ~{max(self.about, e.step + e.steps_left)}", e.commit[:12] or "-", e.phase, str(e.samples),
                       f"{e.elapsed_s / 60:.1f} min", _eta(e, self.step_times))
         return t
