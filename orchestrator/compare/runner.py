@@ -45,6 +45,10 @@ RunFn = Callable[[Any, Any, Any, str], RunResult]
 Progress = Callable[[str], None]
 
 
+def _fmt(value: float) -> str:
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
 class NicedGuest:
     """A guest whose commands run under `nice -n N`; everything else passes through."""
 
@@ -128,7 +132,7 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
                     done += 1
                     progress(f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
                              f" rep {slot.rep + 1}: " + ", ".join(
-                                 f"{m} {result.values().get(m, float('nan')):.4g}" for m in plan.primary))
+                                 f"{m} {_fmt(result.values().get(m, float('nan')))}" for m in plan.primary))
         except KernelFault as exc:
             store.end_boot(boot_id, "failed", error=str(exc))
             raise
