@@ -97,8 +97,13 @@ def parent_culprit(r: BisectReport) -> Comparison:
                  {r.metric: MetricMeta("", r.direction)}, samples, [r.metric])
 
 
+def num(x: float) -> str:
+    """Whole numbers from 1000 up (IOPS read better as 10050 than 1.005e+04), else 4 digits."""
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
 def _fig(f: CommitFigures) -> str:
-    return f"median {f.median:.4g} (95% CI {f.ci_low:.4g}..{f.ci_high:.4g}, n={f.n}), mean {f.mean:.4g}"
+    return f"median {num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, n={f.n}), mean {num(f.mean)}"
 
 
 def render_markdown(r: BisectReport) -> str:
@@ -116,8 +121,10 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"{r.metric} ({better} is better):", "", f"    parent  {p.sha[:12]}: {_fig(p)}",
                 f"    culprit {c.sha[:12]}: {_fig(c)}",
                 f"    change: {relative_change(p.median, c.median):+.1%} (medians)", ""]
+        pc = parent_culprit(r)
         out += ["Parent against culprit, mmtests layout (+ is better, * significant):", "", "```",
-                *metric_block(parent_culprit(r), r.metric), "```", ""]
+                *metric_block(pc, r.metric), "```", ""]
+        out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += ["## Steps", "", "| # | role | commit | subject | verdict | n | median | reason |",
@@ -125,7 +132,7 @@ def render_markdown(r: BisectReport) -> str:
     for s in r.steps:
         f = s.commit
         out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {f.n} | "
-                   f"{f.median:.4g} | {s.reason.replace('|', '/')} |")
+                   f"{num(f.median)} | {s.reason.replace('|', '/')} |")
     out += ["", "## git bisect log", "", "```", r.bisect_log.rstrip(), "```", ""]
     return "\n".join(out)
 

@@ -9,7 +9,7 @@ import math
 from orchestrator.compare.text import metric_block
 from orchestrator.render.page import page, table
 from orchestrator.render.svg import strip_plot
-from orchestrator.report import BisectReport, CommitFigures, Step, parent_culprit
+from orchestrator.report import BisectReport, CommitFigures, Step, num, parent_culprit
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 
@@ -33,7 +33,7 @@ def samples_plot(steps: tuple[Step, ...], samples: dict[str, list[float]], metri
 def _fig(f: CommitFigures | None) -> str:
     if f is None or math.isnan(f.median):
         return "-"
-    return f"{f.median:.4g} (95% CI {f.ci_low:.4g}..{f.ci_high:.4g}, n={f.n})"
+    return f"{num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, n={f.n})"
 
 
 def render_html(r: BisectReport) -> str:
@@ -41,7 +41,7 @@ def render_html(r: BisectReport) -> str:
     head = f"vmbisect campaign {r.name}: {r.kind.replace('_', ' ')}"
     steps = table(["#", "role", "commit", "subject", "verdict", "n", "median", "reason"],
                   [[str(s.index), s.role, s.commit.sha[:12], s.commit.subject, s.verdict, str(s.commit.n),
-                    f"{s.commit.median:.4g}", s.reason] for s in r.steps],
+                    num(s.commit.median), s.reason] for s in r.steps],
                   [["num", "", "mono", "", "", "num", "num", ""] for _ in r.steps])
     culprit = ""
     if r.culprit is not None:
