@@ -14,6 +14,7 @@ from orchestrator.bisect.stats import median_ci, relative_change
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
+from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.store import Store
 
 
@@ -95,11 +96,6 @@ def parent_culprit(r: BisectReport) -> Comparison:
     samples = {p[:12]: {"": {r.metric: r.samples.get(p, [])}}, c[:12]: {"": {r.metric: r.samples.get(c, [])}}}
     return build(f"{r.name}: parent against culprit", r.metric, None, variants, [Point("", None)],
                  {r.metric: MetricMeta("", r.direction)}, samples, [r.metric])
-
-
-def num(x: float) -> str:
-    """Whole numbers from 1000 up (IOPS read better as 10050 than 1.005e+04), else 4 digits."""
-    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def _fig(f: CommitFigures) -> str:

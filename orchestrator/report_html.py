@@ -8,8 +8,9 @@ import math
 
 from orchestrator.compare.text import metric_block
 from orchestrator.render.page import page, table
+from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
-from orchestrator.report import BisectReport, CommitFigures, Step, num, parent_culprit
+from orchestrator.report import BisectReport, CommitFigures, Step, parent_culprit
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 

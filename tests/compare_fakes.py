@@ -32,10 +32,9 @@ class FakeAgent:
 
 
 class FakeGuest:
-    def __init__(self, disks: list[str], kernel: Path) -> None:
+    def __init__(self, disks: list[str]) -> None:
         self.hello = {"block_devices": [{"name": d} for d in disks]}
         self.boot_seconds = 0.01
-        self.kernel = kernel
         self.sysfs = {f"/sys/block/{d}/queue/scheduler": "mq-deadline" for d in disks}
         self.sysfs["/sys/kernel/knob"] = "0"
         self.agent = FakeAgent(self.sysfs)
@@ -62,14 +61,14 @@ class FakeLauncher:
     def boot(self, spec: Any, kernel: Path, accel: str, modules_release: str | None = None, append: str = "",
              timeout_s: float = 60.0) -> Iterator[FakeGuest]:
         self.booted.append(kernel)
-        guest = FakeGuest(self.disks, kernel)
+        guest = FakeGuest(self.disks)
         self.guests.append(guest)
         yield guest
 
 
 class FakeKernels:
     def kernel(self, variant: Variant) -> Kernel:
-        return Kernel(Path(variant.kernel or f"/built/{variant.commit}"), None, variant.describe().split(", ")[0])
+        return Kernel(Path(variant.kernel or f"/built/{variant.commit}"), None, variant.source())
 
 
 class FakeWorkload:

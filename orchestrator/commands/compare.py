@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from orchestrator.compare.plan import ComparePlan
     from orchestrator.store import Store
 
-REPORT_FORMATS = (".md", ".html", ".json")
+FORMATS = ("md", "html", "json")
 KIND = "compare"
 
 
@@ -57,18 +57,22 @@ def add_parser(sub: Any) -> None:
 
 def _check_reports(paths: list[Path]) -> None:
     for path in paths:
-        if path.suffix not in REPORT_FORMATS:
-            raise choices_error("report", path.suffix or str(path), REPORT_FORMATS)
+        if path.suffix.removeprefix(".") not in FORMATS:
+            raise choices_error("report", path.suffix or str(path), [f".{f}" for f in FORMATS])
 
 
-def write_reports(c: Comparison, paths: list[Path]) -> None:
+def render(c: Comparison, fmt: str) -> str:
+    """The comparison as md, html or json; the renderers are imported when used."""
     from orchestrator.compare.html import render_html
     from orchestrator.compare.model import to_json
     from orchestrator.compare.text import render_markdown
 
-    renderers = {".md": render_markdown, ".html": render_html, ".json": to_json}
+    return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)
+
+
+def write_reports(c: Comparison, paths: list[Path]) -> None:
     for path in paths:
-        path.write_text(renderers[path.suffix](c))
+        path.write_text(render(c, path.suffix.removeprefix(".")))
         print(f"compare: report {path}", file=sys.stderr)
 
 
@@ -112,8 +116,11 @@ def run(a: argparse.Namespace) -> int:
     plan = plan_from_args(a)
     store = Store(a.store)
     campaign_id = store.new_campaign(f"compare-{a.workload}"[:64], {"kind": KIND, "args": args_to_json(a)})
-    result = execute(plan, store, campaign_id, a.uri)
-    write_reports(result, a.report)
+    return finish(execute(plan, store, campaign_id, a.uri), a.report)
+
+
+def finish(result: Comparison, reports: list[Path]) -> int:
+    write_reports(result, reports)
     print_summary(result)
     return 0
 
@@ -137,20 +144,13 @@ def resume(store: Store, campaign_id: int, a: argparse.Namespace) -> int:
     stored = stored_args(store, campaign_id)
     if stored is None:
         raise UserError(f"id: campaign {campaign_id} is not a comparison")
-    result = execute(plan_from_args(stored), store, campaign_id, a.uri)
-    write_reports(result, stored.report)
-    print_summary(result)
-    return 0
+    return finish(execute(plan_from_args(stored), store, campaign_id, a.uri), stored.report)
 
 
 def report(store: Store, campaign_id: int, fmt: str) -> str:
     from orchestrator.compare.collect import comparison
-    from orchestrator.compare.html import render_html
-    from orchestrator.compare.model import to_json
     from orchestrator.compare.plan import plan_from_args
-    from orchestrator.compare.text import render_markdown
 
     stored = stored_args(store, campaign_id)
     assert stored is not None
-    c = comparison(plan_from_args(stored), (r.raw for r in store.runs(campaign_id)))
-    return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)
+    return render(comparison(plan_from_args(stored), (r.raw for r in store.runs(campaign_id))), fmt)

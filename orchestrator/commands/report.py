@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.compare import FORMATS
 from orchestrator.errors import choices_error
-
-FORMATS = ("md", "html", "json")
 
 
 def add_parser(sub: Any) -> None:

@@ -38,7 +38,7 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
             d = metric_def(plan.workload, n)
             metrics[n] = table.MetricMeta(d.unit, d.direction)
     measured = {raw["variant"]: raw["kernel"] for raw in kept}
-    variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.describe().split(", ")[0], *v.settings()]))
+    variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.source(), *v.settings()]))
                 for v in plan.variants]
     notes = sorted({n for raw in kept for n in raw["result"].get("notes", [])})
     return table.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],

@@ -113,11 +113,10 @@ def plan_from_args(a: argparse.Namespace) -> ComparePlan:
     if any(v.sched or any("{disk}" in p for p, _v in v.sysfs) for v in variants) and spec.disks.count == 0:
         raise UserError("disks: a variant sets a disk setting (sched or {disk}) but the guest has no data disks; "
                         "add --disks N")
-    known = {**workload.metrics}
     primary = tuple(a.metric) or (headline_metric(workload, points[0].params),)
     for m in primary:
-        if m not in known:
-            raise choices_error("metric", m, sorted(known))
+        if m not in workload.metrics:
+            raise choices_error("metric", m, sorted(workload.metrics))
     groups = tuple(tuple(g) for g in boot_groups(variants))
     reps = a.reps
     boots = a.boots if a.boots is not None else default_boots(len(groups), reps)
@@ -130,4 +129,4 @@ def plan_from_args(a: argparse.Namespace) -> ComparePlan:
 
 def args_to_json(a: argparse.Namespace) -> dict[str, Any]:
     """The options as stored with the campaign, so `vmbisect resume` rebuilds the same plan."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items() if k not in ("func",)}
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}

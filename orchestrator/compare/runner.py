@@ -19,6 +19,7 @@ from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import KernelFault, UserError, WorkloadFailed
+from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
 from orchestrator.vm.spec import VmSpec
 from orchestrator.workloads import runner as workload_runner
@@ -43,10 +44,6 @@ class Launcher(Protocol):
 
 RunFn = Callable[[Any, Any, Any, str], RunResult]
 Progress = Callable[[str], None]
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.4g}"
 
 
 class NicedGuest:
@@ -132,7 +129,7 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
                     done += 1
                     progress(f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
                              f" rep {slot.rep + 1}: " + ", ".join(
-                                 f"{m} {_fmt(result.values().get(m, float('nan')))}" for m in plan.primary))
+                                 f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))
         except KernelFault as exc:
             store.end_boot(boot_id, "failed", error=str(exc))
             raise

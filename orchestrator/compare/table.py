@@ -10,6 +10,7 @@ asked about) and all the others, and a cell is significant when q < alpha.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -129,10 +130,10 @@ def build(
     if 0 < fewest < MIN_RANK_RUNS:
         notes = (*notes, f"some cells have only {fewest} run(s): a two-sided rank test cannot reach significance "
                          f"with fewer than {MIN_RANK_RUNS} runs per variant, so none is marked there")
-    comparison = Comparison(title, workload, swept, tuple(variants), tuple(rows), alpha, TEST.format(alpha=alpha),
+    draft = Comparison(title, workload, swept, tuple(variants), tuple(rows), alpha, TEST.format(alpha=alpha),
                             (), tuple(notes), {k: {p: dict(m) for p, m in v.items()} for k, v in samples.items()},
                             tuple(m for m in primary if m in shown))
-    return Comparison(**{**comparison.__dict__, "verdict": verdict(comparison)})
+    return dataclasses.replace(draft, verdict=verdict(draft))
 
 
 def _nonzero(samples: Mapping[str, Mapping[str, Mapping[str, list[float]]]], metric: str) -> bool:

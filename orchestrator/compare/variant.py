@@ -40,9 +40,12 @@ class Variant:
         """Variants with equal keys run in the same guest: same kernel, modules and command line."""
         return (self.commit, self.kernel, self.modules, self.append)
 
+    def source(self) -> str:
+        """Where its kernel comes from, in words: "commit REV" or "kernel REF"."""
+        return f"commit {self.commit}" if self.commit else f"kernel {self.kernel}"
+
     def describe(self) -> str:
-        kernel = f"commit {self.commit}" if self.commit else f"kernel {self.kernel}"
-        return ", ".join([kernel, *self.settings()])
+        return ", ".join([self.source(), *self.settings()])
 
     def settings(self) -> list[str]:
         """What this variant sets besides its kernel, in words."""

@@ -8,6 +8,11 @@ from collections.abc import Callable, Sequence
 Scale = Callable[[float], float]
 
 
+def whole_or_4g(x: float) -> str:
+    """Whole numbers from 1000 up (IOPS read better as 10050 than 1.005e+04), else 4 digits."""
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
 def compact(v: float) -> str:
     """4 significant digits, with k, M or G from ten thousand up: 12346 -> "12.35k"."""
     rounded = float(f"{v:.4g}")
