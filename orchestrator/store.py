@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, create_engine, func, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from orchestrator import paths
@@ -117,10 +117,18 @@ class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
         if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            where = Path(url.removeprefix("sqlite:///")).parent
+            try:
+                where.mkdir(parents=True, exist_ok=True)
+            except (OSError, ValueError) as exc:
+                raise UserError(f"store: cannot create the directory {where}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
         try:
             self.engine = create_engine(url)
             Base.metadata.create_all(self.engine)
+        except ArgumentError as exc:
+            raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
+                            "postgresql://USER@HOST/DB") from exc
         except ModuleNotFoundError as exc:
             raise UserError(f"store: no database driver for {url.split(':')[0]} ({exc.name} is not installed)") from exc
         except SQLAlchemyError as exc:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.commands.bisect import add_store_option, execute
+from orchestrator.commands.bisect import add_store_option, execute, preflight
 from orchestrator.errors import UserError
+from orchestrator.commands.argtypes import campaign_id
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("resume", help="continue a campaign where it stopped")
-    p.add_argument("id", type=int, help="campaign id (vmbisect status lists them)")
+    p.add_argument("id", type=campaign_id, help="campaign id (vmbisect status lists them)")
     p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
     add_store_option(p)
 
@@ -27,4 +28,6 @@ def run(a: argparse.Namespace) -> int:
         raise UserError(f"id: campaign {a.id} is {row.state}, not running; see vmbisect report {a.id}")
     if compare.stored_args(store, a.id) is not None:
         return compare.resume(store, a.id, a)
-    return execute(stored_campaign(store, a.id), store, a.id, a.uri, a.json)
+    campaign = stored_campaign(store, a.id)
+    preflight(campaign)
+    return execute(campaign, store, a.id, a.uri, a.json)

@@ -6,11 +6,12 @@ import argparse
 from typing import Any
 
 from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.argtypes import campaign_id
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("status", help="list campaigns, or show one")
-    p.add_argument("id", type=int, nargs="?", help="campaign id")
+    p.add_argument("id", type=campaign_id, nargs="?", help="campaign id")
     add_store_option(p)
 
 
