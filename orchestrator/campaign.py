@@ -18,8 +18,22 @@ import yaml
 
 from orchestrator.bisect.endpoints import DIRECTIONS, Threshold
 from orchestrator.errors import UserError
-from orchestrator.vm.spec import (AIO_MODES, BACKINGS, CACHE_MODES, CONTROLLERS, MACHINES, MAX_DISK_MIB, MAX_DISKS,
-                                  MAX_IOTHREADS, MAX_MEMORY_MIB, MAX_QUEUES, MAX_VCPUS, DiskSpec, Topology, VmSpec)
+from orchestrator.vm.spec import (
+    AIO_MODES,
+    BACKINGS,
+    CACHE_MODES,
+    CONTROLLERS,
+    MACHINES,
+    MAX_DISK_MIB,
+    MAX_DISKS,
+    MAX_IOTHREADS,
+    MAX_MEMORY_MIB,
+    MAX_QUEUES,
+    MAX_VCPUS,
+    DiskSpec,
+    Topology,
+    VmSpec,
+)
 
 ACCELS = ("auto", "kvm", "tcg")
 # Bounds of the file itself (docs/campaign.md, "Limits").

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.commands.argtypes import existing_file, seconds
+from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 
 
 def add_parser(sub: Any) -> None:

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.commands.argtypes import count, fraction, output_file, seconds
 from orchestrator.commands.bisect import add_store_option
 from orchestrator.commands.vmopts import add_vm_options
 from orchestrator.errors import UserError, choices_error
-from orchestrator.commands.argtypes import count, fraction, output_file, seconds
 
 if TYPE_CHECKING:
     from orchestrator.compare.model import Comparison
@@ -70,13 +70,15 @@ def check_kernels(plan: ComparePlan) -> None:
     from orchestrator.kbuild.store import KernelStore
 
     commits = [v for v in plan.variants if v.commit]
+    repo = plan.repo
     if commits:
-        assert plan.repo is not None  # plan_from_args asks for --repo
-        if not plan.repo.is_dir() or git(plan.repo, "rev-parse", "--git-dir", check=False).returncode != 0:
-            raise UserError(f"repo: {plan.repo} is not a git repository")
+        assert repo is not None  # plan_from_args asks for --repo
+        if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+            raise UserError(f"repo: {repo} is not a git repository")
         parse_recipe(list(plan.recipe))
     for v in commits:
-        if git(plan.repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{v.commit}^{{commit}}",
+        assert repo is not None
+        if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{v.commit}^{{commit}}",
                check=False).returncode != 0:
             raise UserError(f"variant {v.name}: commit {v.commit!r} is not a commit in {plan.repo}")
     for v in plan.variants:

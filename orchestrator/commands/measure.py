@@ -11,13 +11,13 @@ import json
 import sys
 from typing import Any
 
+from orchestrator.commands.argtypes import count, existing_file, seconds
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
 from orchestrator.vm.spec import VmSpec
 from orchestrator.workloads.definition import RunPlan, WorkloadDef, load_all, resolve
 from orchestrator.workloads.result import RunResult
 from orchestrator.workloads.stats import Summary, summarise
-from orchestrator.commands.argtypes import count, existing_file, seconds
 
 
 def add_parser(sub: Any) -> None:

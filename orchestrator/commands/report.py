@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.commands.argtypes import campaign_id, output_file
 from orchestrator.commands.bisect import add_store_option
 from orchestrator.commands.compare import FORMATS
 from orchestrator.errors import UserError, choices_error
-from orchestrator.commands.argtypes import campaign_id, output_file
 
 
 def add_parser(sub: Any) -> None:

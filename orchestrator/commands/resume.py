@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from orchestrator.commands.argtypes import campaign_id
 from orchestrator.commands.bisect import add_store_option, execute, preflight
 from orchestrator.errors import UserError
-from orchestrator.commands.argtypes import campaign_id
 
 
 def add_parser(sub: Any) -> None:

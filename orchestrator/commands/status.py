@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.commands.bisect import add_store_option
 from orchestrator.commands.argtypes import campaign_id
+from orchestrator.commands.bisect import add_store_option
 
 
 def add_parser(sub: Any) -> None:
