@@ -26,7 +26,15 @@ demo: setup
 # integration tests that boot real guests.
 test: setup lint
 	cd guest-agent && $(GO) test ./...
+	$(MAKE) --no-print-directory fuzz-agent FUZZTIME=5s
 	$(PY) -m pytest -q
+
+# Go native fuzzing of the agent's request decoding from its seed corpus
+# (guest-agent/testdata/fuzz); `go test` alone replays the seeds. One worker: 2 cores.
+FUZZTIME ?= 5s
+.PHONY: fuzz-agent
+fuzz-agent:
+	cd guest-agent && $(GO) test -run='^$$' -fuzz=FuzzRequestDecoding -fuzztime=$(FUZZTIME) -parallel=1 .
 
 # No guest boots: unit tests and the agent over a pipe.
 test-fast: setup lint

@@ -142,9 +142,9 @@ def read_campaign_file(path: Path) -> Any:
         raise UserError(f"campaign: {path} is not valid YAML{where}") from exc
     except RecursionError:
         raise UserError(f"campaign: {path} nests deeper than {MAX_DEPTH} levels") from None
-    except (ValueError, OverflowError, TypeError) as exc:
-        # PyYAML's constructors: a 5,000-digit number, a date like 2020-13-45.
-        first = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - whatever PyYAML's constructors raise is the file's fault
+        # A 5,000-digit number (ValueError), a date like 2020-13-45, `!!timestamp 1` (AttributeError).
+        first = str(exc).splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
         raise UserError(f"campaign: {path} has a value YAML cannot convert: {first}") from None
     if data is None:
         raise UserError(f"campaign: {path} is empty; expected a mapping with name, repository, good, bad, "
@@ -271,9 +271,11 @@ def _repository(value: Any, base: Path) -> Path:
         raise UserError("repository: empty; give the path of a git repository")
     try:
         repo = Path(text).expanduser()
+        return repo if repo.is_absolute() else (base / repo).resolve()
     except RuntimeError:
         raise UserError(f"repository: cannot expand {text.split('/')[0]!r}: no such user") from None
-    return repo if repo.is_absolute() else (base / repo).resolve()
+    except OSError as exc:
+        raise UserError(f"repository: {text[:80]!r}: {exc.strerror}") from None
 
 
 def _revision(value: Any, path: str) -> str:

@@ -84,13 +84,20 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     except UserError as exc:
         raise UserError(f"kernel.{exc}") from None
     repo = campaign.repository
-    if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+    if not _is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise UserError(f"repository: {repo} is not a git repository")
     for field, rev in (("good", campaign.good), ("bad", campaign.bad)):
         if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
                check=False).returncode != 0:
             raise UserError(f"{field}: {rev!r} is not a commit in {repo}")
     return choice
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system
+        return False
 
 
 def run(a: argparse.Namespace) -> int:
