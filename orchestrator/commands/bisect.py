@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,26 +29,48 @@ def add_parser(sub: Any) -> None:
     add_store_option(p)
 
 
-def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_json: bool) -> int:
+def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_json: bool,
+            take_over: bool = False) -> int:
     """Run (or resume) a stored campaign with the real parts; scipy, SQLAlchemy and libvirt are
-    imported here, not at start-up, so other commands stay quick."""
+    imported here, not at start-up, so other commands stay quick. The campaign's lock is held
+    throughout; an infrastructure error pauses the campaign (`vmbisect resume` continues it)."""
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.session import campaign_workdir, run_campaign
     from orchestrator.progress import LiveView, json_lines
 
-    print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
-          file=sys.stderr)
-    if as_json:
-        outcome = run_campaign(campaign, store, campaign_id, uri, json_lines())
-    else:
-        gb = GitBisect(campaign.repository, campaign_workdir(campaign_id))
-        gb.prepare()
-        total = gb.count_between(gb.resolve(campaign.good, "good"), gb.resolve(campaign.bad, "bad"),
-                                 campaign.first_parent)
-        with LiveView(total) as view:
-            outcome = run_campaign(campaign, store, campaign_id, uri, view)
+    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
+        print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
+              file=sys.stderr)
+        if as_json:
+            outcome = run_campaign(campaign, store, campaign_id, uri, json_lines())
+        else:
+            gb = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+            gb.prepare()
+            total = gb.count_between(gb.resolve(campaign.good, "good"), gb.resolve(campaign.bad, "bad"),
+                                     campaign.first_parent)
+            with LiveView(total) as view:
+                outcome = run_campaign(campaign, store, campaign_id, uri, view)
     print(summary(outcome, campaign_id))
     return 0
+
+
+@contextmanager
+def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
+    """The host's fault (libvirt gone, disk full) pauses the campaign instead of failing it:
+    state "paused" with the reason, and `vmbisect resume ID` continues where it stopped."""
+    from orchestrator.errors import InfraError
+
+    if store.campaign(campaign_id).state == "paused":
+        store.set_state(campaign_id, "running")
+    try:
+        yield
+    except InfraError as exc:
+        try:
+            store.set_state(campaign_id, "paused", {"reason": str(exc)})
+        except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
+            pass
+        raise InfraError(f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") \
+            from exc
 
 
 def summary(outcome: Outcome, campaign_id: int) -> str:

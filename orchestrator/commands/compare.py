@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import count, fraction, output_file, seconds
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
 from orchestrator.commands.vmopts import add_vm_options
 from orchestrator.errors import UserError, choices_error
 
@@ -106,7 +106,7 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
         print(f"compare: report {path}", file=sys.stderr)
 
 
-def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str) -> Comparison:
+def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
     from orchestrator.backends.factory import real_launcher
     from orchestrator.compare.collect import comparison
     from orchestrator.compare.kernels import RealKernels
@@ -114,15 +114,17 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str) -> Comp
     from orchestrator.kbuild.builder import default_builder
     from orchestrator.kbuild.recipe import parse_recipe
 
-    print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-    launcher = real_launcher(uri)
-    accel = launcher.choose_accel(plan.accel).accel
-    builder = None
-    if any(v.commit for v in plan.variants):
-        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
-    kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
-    run_plan(plan, store, campaign_id, kernels, launcher, accel,
-             progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
+    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
+        print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
+              file=sys.stderr)
+        launcher = real_launcher(uri)
+        accel = launcher.choose_accel(plan.accel).accel
+        builder = None
+        if any(v.commit for v in plan.variants):
+            builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+        kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
+        run_plan(plan, store, campaign_id, kernels, launcher, accel,
+                 progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
     result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
     store.set_state(campaign_id, "done", {"kind": KIND, "verdict": list(result.verdict)})
     return result
@@ -177,7 +179,7 @@ def resume(store: Store, campaign_id: int, a: argparse.Namespace) -> int:
         raise UserError(f"id: campaign {campaign_id} is not a comparison")
     plan = plan_from_args(stored)
     check_kernels(plan)
-    return finish(execute(plan, store, campaign_id, a.uri), stored.report)
+    return finish(execute(plan, store, campaign_id, a.uri, a.take_over), stored.report)
 
 
 def report(store: Store, campaign_id: int, fmt: str) -> str:
