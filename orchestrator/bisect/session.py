@@ -36,7 +36,7 @@ def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
     launcher = real_launcher(uri)
     accel = launcher.choose_accel(campaign.accel).accel
-    engine = Engine(campaign, choice.direction, GitBisect(campaign.repository, campaign_workdir(campaign_id)),
-                    BuilderPort(default_builder(), campaign.repository, recipe),
+    vcs = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+    engine = Engine(campaign, choice.direction, vcs, BuilderPort(default_builder(), campaign.repository, recipe, vcs.repo),
                     MeasurerPort(launcher, campaign, choice, accel), store, on_event)
     return engine.run(campaign_id)

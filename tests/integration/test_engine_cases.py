@@ -352,3 +352,30 @@ def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_
     assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert repo.names["c9"] in page and "Parent against culprit, mmtests layout" in page and "Amean" in page
     assert "revert restores the metric" in page and "Confidence" in page
+
+
+def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confirmation(tmp_path, capsys):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from orchestrator.cli import main
+    from orchestrator.commands.bisect import summary
+    from orchestrator.progress import LiveView
+
+    repo = linear(tmp_path / "u", 16)
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    out = StringIO()
+    with LiveView(16, Console(file=out, force_terminal=False, width=200)) as view:
+        outcome = Engine(make_campaign(repo, "c0", "c15"), "higher", GitBisect(repo.path, tmp_path / "work"),
+                         FakeBuilder(), FakeMeasurer(values(repo, "c9", 0.15, True)), store, on_event=view).run(cid)
+    live = out.getvalue()
+    assert "confirm: " in live and "culprit against parent" in live and re.search(r"done: .*confidence \d", live)
+    text = summary(outcome, cid)
+    assert re.search(r"^confidence \d+\.\d%$", text, re.M) and "confirmation: confirmed" in text
+    assert "revert: revert restores the metric" in text
+    assert main(["status", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
+    shown = capsys.readouterr().out
+    assert repo.names["c9"][:12] in shown and "confidence" in shown
+    assert f"{outcome.confidence:.1%}" in shown

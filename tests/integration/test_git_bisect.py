@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.backends.git_bisect import GitBisect, git
 from orchestrator.bisect.gitlog import BisectState
 from orchestrator.errors import UserError
 from tests.integration.gitrepo import Repo, linear, merge_heavy
@@ -120,3 +120,46 @@ def test_commit_info_for_the_report(tmp_path):
     info = gb.info(repo.names["c1"])
     assert (info.subject, info.author, info.email) == ("c1", "T", "t@example.org")
     assert gb.parent(repo.names["c1"]) == repo.names["c0"] and gb.count_between(repo.names["c0"], repo.names["c2"]) == 2
+
+
+def test_revert_of_a_commit_on_the_tip_is_made_in_vmbisects_clone_only_with_a_stable_hash(tmp_path):
+    repo = linear(tmp_path / "u", 8)
+    before = repo.git("for-each-ref")
+    gb = GitBisect(repo.path, tmp_path / "work")
+    gb.prepare()
+    first = gb.revert(repo.names["c3"], repo.names["c7"])
+    again = gb.revert(repo.names["c3"], repo.names["c7"])
+    assert first.commit and first.commit == again.commit and not first.reason
+    assert repo.git("for-each-ref") == before, "the user's repository was written"
+    files = git(gb.repo, "ls-tree", "--name-only", first.commit).stdout.split()
+    assert "c3" not in files and {"c2", "c4", "c7"} <= set(files)
+    assert git(gb.repo, "rev-parse", f"{first.commit}^").stdout.strip() == repo.names["c7"]
+    assert git(gb.repo, "log", "-1", "--format=%s", first.commit).stdout.strip() == 'Revert "c3"'
+
+
+def test_revert_that_conflicts_gives_gits_reason(tmp_path):
+    repo = Repo(tmp_path / "u")
+    for i in range(4):
+        repo.commit(f"c{i}", path="shared")
+    gb = GitBisect(repo.path, tmp_path / "work")
+    gb.prepare()
+    revert = gb.revert(repo.names["c1"], repo.names["c3"])
+    assert not revert.commit and revert.reason.startswith("CONFLICT (content): Merge conflict in shared")
+
+
+def test_the_builder_checkout_fetches_a_revert_from_vmbisects_clone(tmp_path):
+    from orchestrator.kbuild import gitrepo
+
+    repo = linear(tmp_path / "u", 4)
+    gb = GitBisect(repo.path, tmp_path / "work")
+    gb.prepare()
+    revert = gb.revert(repo.names["c1"], repo.names["c3"]).commit
+    with pytest.raises(UserError):
+        gitrepo.resolve(repo.path, revert)
+    found = gitrepo.resolve(repo.path, revert, objects=gb.repo)
+    assert found.commit == revert and found.repo_id == gitrepo.resolve(repo.path, "HEAD").repo_id
+    src = tmp_path / "src"
+    gitrepo.ensure_clone(repo.path, src)
+    gitrepo.fetch_commit(src, gb.repo, revert)
+    gitrepo.checkout(src, revert)
+    assert not (src / "c1").exists() and (src / "c3").exists()
