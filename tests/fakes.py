@@ -31,15 +31,17 @@ class FakeBuilder:
 
 
 class FakeSession:
-    def __init__(self, value: float, within: float, rng: random.Random, metric: str, fails: str = "") -> None:
+    def __init__(self, value: float, within: float, rng: random.Random, metric: str, fails: str = "",
+                 other_metric: bool = False) -> None:
         self.boot_seconds = 0.01
         self.value, self.within, self.rng, self.metric, self.fails = value, within, rng, metric, fails
+        self.other_metric = other_metric
 
     def run(self) -> RunResult:
-        if self.fails == "workload":
-            raise WorkloadFailed("fio exited with status 1: fio: pid=412, err=5/file:io_u.c:1889, func=io_u error")
+        if self.fails:
+            raise WorkloadFailed(self.fails)
         value = self.rng.gauss(self.value, self.value * self.within)
-        return RunResult({"other": value} if self.fails == "metric" else {self.metric: value}, {"fake": True})
+        return RunResult({"other": value} if self.other_metric else {self.metric: value}, {"fake": True})
 
 
 class FakeMeasurer:
@@ -47,19 +49,19 @@ class FakeMeasurer:
     `value_of(commit)` x a per-boot offset (gaussian, CoV `between`) x a host drift (`drift` per
     boot, linear over the campaign), each run adding gaussian noise of CoV `noise` (within the
     boot). `misread[commit] = (n, factor)`: the first n boots of that commit read `factor`
-    times the value (a host disturbance that lasted while it was measured). In guests of
-    `workload_broken` commits the workload fails; in `metric_missing` ones it reports another
-    metric."""
+    times the value (a host disturbance that lasted while it was measured). In guests of the
+    commits of `workload_fails` the workload fails with the given message; in `metric_missing`
+    ones it reports another metric."""
 
     def __init__(self, value_of: Callable[[str], float], noise: float = 0.03, seed: int = 0,
                  boot_broken: set[str] = frozenset(), infra_after: int | None = None, metric: str = "iops",
                  between: float = 0.0, drift: float = 0.0,
-                 misread: Mapping[str, tuple[int, float]] | None = None, workload_broken: set[str] = frozenset(),
-                 metric_missing: set[str] = frozenset()) -> None:
+                 misread: Mapping[str, tuple[int, float]] | None = None,
+                 workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset()) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
-        self.workload_broken, self.metric_missing = workload_broken, metric_missing
+        self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
         self.boots = 0
         self.booted: list[str] = []
 
@@ -75,9 +77,8 @@ class FakeMeasurer:
         count, factor = self.misread.get(kernel.commit, (0, 1.0))
         if self.booted.count(kernel.commit) <= count:
             value *= factor
-        fails = "workload" if kernel.commit in self.workload_broken else (
-            "metric" if kernel.commit in self.metric_missing else "")
-        yield FakeSession(value, self.noise, self.rng, self.metric, fails)
+        yield FakeSession(value, self.noise, self.rng, self.metric, self.workload_fails.get(kernel.commit, ""),
+                          kernel.commit in self.metric_missing)
 
 
 class FakeLinearVcs:

@@ -15,7 +15,7 @@ from orchestrator.errors import UserError, choices_error
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import Recipe
 from orchestrator.ports import BuiltKernel, RunResult
-from orchestrator.workloads import runner
+from orchestrator.workloads import kneeds, runner
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 
 
@@ -72,6 +72,9 @@ class MeasurerPort:
 
     @contextmanager
     def boot(self, kernel: BuiltKernel) -> Iterator[GuestSessionPort]:
+        workload = self.choice.workload
+        kneeds.check_kernel(workload.name, workload.kernel_needs(self.choice.params), kernel.path,
+                            f"the kernel built at {kernel.commit[:12]}")
         with self.launcher.boot(self.c.guest, kernel.path, self.accel, kernel.modules_release, self.c.append,
                                 self.c.timeouts.boot_s) as guest:
             runner.prepare(guest, self.choice.workload)

@@ -32,7 +32,7 @@ from orchestrator.bisect.decide import ERROR, Decision, Verdict, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
 from orchestrator.bisect.gitlog import BisectState
 from orchestrator.campaign import Campaign
-from orchestrator.errors import BootFailed, BuildFailed, UserError, WorkloadFailed
+from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError, WorkloadFailed
 from orchestrator.ports import BuiltKernel, KernelBuilder, Measurer
 from orchestrator.stats import Boot, StepOdds, contrast, drift, evidence, pooled_boot_variance, step_odds
 from orchestrator.store import Decided, Store
@@ -81,6 +81,18 @@ class CampaignRefused(UserError):
     """The endpoints do not allow a meaningful bisection; the message says why."""
 
 
+class EndpointFailed(CampaignRefused):
+    """The good or bad endpoint does not build, boot or run the workload: no step can be judged
+    against it. The campaign is stored as failed with this message as its reason."""
+
+    WHAT = {BuildFailed: "does not build", BootFailed: "does not boot"}
+
+    def __init__(self, role: str, commit: str, fault: KernelFault) -> None:
+        what = next((w for cls, w in self.WHAT.items() if isinstance(fault, cls)), "fails the workload")
+        super().__init__(f"campaign refused: the {role} endpoint {commit[:12]} {what}: {fault}")
+        self.fault = fault
+
+
 def confidence_words(confidence: float, doubtful: list[str]) -> str:
     """One line for status, the live view and the report."""
     if confidence >= HIGH_CONFIDENCE:
@@ -114,6 +126,7 @@ class Engine:
         self._step = 0
         self._last_ref_first = ""
         self._boot_cache: dict[str, list[Boot]] | None = None
+        self._booting = ""
 
     # ---- the campaign ----------------------------------------------------------------------
 
@@ -123,7 +136,11 @@ class Engine:
         self.vcs.prepare()
         good = self.vcs.resolve(c.good, "good")
         bad = self.vcs.resolve(c.bad, "bad")
-        check = self._check_endpoints(campaign_id, good, bad)
+        try:
+            check = self._check_endpoints(campaign_id, good, bad)
+        except EndpointFailed as exc:
+            self.store.set_state(campaign_id, "failed", {"reason": str(exc)})
+            raise
         if not check.ok:
             self.store.set_state(campaign_id, "refused", {"reason": check.message})
             raise CampaignRefused(f"campaign refused: {check.message}")
@@ -201,6 +218,7 @@ class Engine:
 
     def _boot_once(self, campaign_id: int, commit: str) -> None:
         """One guest of `commit`, `runs_per_boot` runs in it, each stored as it completes."""
+        self._booting = commit
         kernel = self._kernel(campaign_id, commit)
         have = self._runs(campaign_id, commit)
         self._emit("boot", commit, have)
@@ -253,7 +271,10 @@ class Engine:
         need = c.boots_per_commit
         cap = REFERENCE_BOOTS * c.max_boots_per_commit
         while True:
-            self._interleave(campaign_id, [good, bad], need)
+            try:
+                self._interleave(campaign_id, [good, bad], need)
+            except KernelFault as exc:
+                raise EndpointFailed("good" if self._booting == good else "bad", self._booting, exc) from exc
             boots = self._boots(campaign_id)
             check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
                                     c.max_boots_per_commit, c.alpha, self.error)

@@ -60,9 +60,10 @@ def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.backends.factory import real_launcher
-    from orchestrator.workloads import runner
+    from orchestrator.workloads import kneeds, runner
 
     plan, spec = plan_from_args(a)
+    kneeds.check_kernel(plan.workload.name, plan.workload.kernel_needs_all(plan.points), a.kernel)
     launcher = real_launcher(a.uri)
     choice = launcher.choose_accel(a.accel)
     samples: list[tuple[int, str, RunResult]] = []

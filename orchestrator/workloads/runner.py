@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import dbench, fio, netperf, system
+from orchestrator.workloads import dbench, fio, kneeds, netperf, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef
 from orchestrator.workloads.params import ParamValue
 from orchestrator.workloads.result import Metric, RunResult, ToolRun
@@ -40,8 +40,10 @@ def data_disks(guest: Guestlike) -> list[str]:
 def _check(result: ExecResult, argv: list[str]) -> ExecResult:
     if not result.succeeded:
         why = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        detail = (result.stderr or result.stdout).decode(errors="replace").strip().splitlines()
-        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {detail[-1]}" if detail else ""))
+        output = (result.stderr or result.stdout).decode(errors="replace").strip()
+        lines = output.splitlines()
+        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {lines[-1]}" if lines else ""),
+                             "\n".join(lines[-20:]), f"{argv[0]} output")
     return result
 
 
@@ -139,7 +141,10 @@ TOOLS: dict[str, Tool] = {"fio": Fio(), "dbench": Dbench(), "netperf": Netperf()
 
 
 def prepare(guest: Guestlike, workload: WorkloadDef) -> None:
-    TOOLS[workload.name].prepare(guest)
+    try:
+        TOOLS[workload.name].prepare(guest)
+    except WorkloadFailed as exc:
+        raise kneeds.with_hint(exc) from None
 
 
 def host_stats(domain: Any) -> dict[str, Any]:
@@ -152,7 +157,15 @@ def host_stats(domain: Any) -> dict[str, Any]:
 
 
 def run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str) -> RunResult:
-    """One repetition: setup, snapshots around the tool, teardown, metrics."""
+    """One repetition: setup, snapshots around the tool, teardown, metrics. A failure whose
+    output a kernel config explains names the likely option (workloads/kneeds.py)."""
+    try:
+        return _run(guest, workload, params, accel)
+    except WorkloadFailed as exc:
+        raise kneeds.with_hint(exc) from None
+
+
+def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str) -> RunResult:
     tool = TOOLS[workload.name]
     tool.before(guest, params)
     disks = tool.disks(guest, params)

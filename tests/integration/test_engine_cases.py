@@ -24,6 +24,7 @@ from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import Repo, linear, merge_heavy
 
+FIO_ERROR = "fio exited with status 1: fio: pid=412, err=5/file:io_u.c:1889, func=io_u error"
 RESTORES, NOT_RESTORED, NO_APPLY = ("revert restores the metric", "revert does not restore the metric",
                                     "revert does not apply")
 
@@ -93,7 +94,7 @@ class Case:
     broken: tuple[str, ...] = ()
     same_image: tuple[tuple[str, ...], ...] = ()
     panics: tuple[str, ...] = ()
-    workload_broken: tuple[str, ...] = ()
+    workload_fails: tuple[str, ...] = ()
     metric_missing: tuple[str, ...] = ()
     misread: dict[str, tuple[int, float]] = field(default_factory=dict)
     campaign: dict[str, Any] = field(default_factory=dict)
@@ -126,7 +127,7 @@ CASES = [
          panics=tuple(f"c{i}" for i in range(12, 23)), campaign={"skip_policy": {"boot_failure": "bad"}}),
     Case("a failing workload skips the commit",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
-                skips=("workload failed: fio exited with status 1",)), workload_broken=("c5", "c13", "c17")),
+                skips=("workload failed: fio exited with status 1",)), workload_fails=("c5", "c13", "c17")),
     Case("a missing metric skips the commit",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
                 skips=("workload failed: metric 'iops' missing from the results; got other",)),
@@ -170,6 +171,22 @@ def make_campaign(repo: Repo, good: str, bad: str, **extra: Any):  # type: ignor
     return parse_campaign(data)
 
 
+def campaign(repo: Repo, good: str, bad: str, **extra: Any):  # type: ignore[no-untyped-def]
+    """A campaign on `repo` from `good` to `bad` with a -10% threshold (`extra` keys on top)."""
+    return make_campaign(repo, good, bad, **extra)
+
+
+def regression_at(repo: Repo, culprit: str, drop: float = 0.15) -> Callable[[str], float]:
+    return values(repo, culprit, drop, True)
+
+
+def bisect(tmp_path: Path, repo: Repo, c, builder, measurer, store=None, campaign_id=None):  # type: ignore[no-untyped-def]
+    """One campaign with the real engine and git; returns (outcome, store, campaign id)."""
+    store = store or Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = campaign_id or store.new_campaign(c.name, {"good": c.good})
+    return Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurer, store).run(cid), store, cid
+
+
 def values(repo: Repo, culprit: str, drop: float, revert_restores: bool) -> Callable[[str], float]:
     bad = set(repo.git("rev-list", "--ancestry-path", f"{repo.names[culprit]}..HEAD").split()) | {repo.names[culprit]}
     known = set(repo.names.values())
@@ -191,7 +208,8 @@ def run_case(tmp_path: Path, case: Case) -> tuple[Any, Store, int, Repo, FakeMea
     measurer = FakeMeasurer(values(repo, case.culprit, case.drop, case.revert_restores), case.within, case.seed,
                             boot_broken=names(case.panics), between=case.between, drift=case.drift,
                             misread={repo.names[k]: v for k, v in case.misread.items()},
-                            workload_broken=names(case.workload_broken), metric_missing=names(case.metric_missing))
+                            workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
+                            metric_missing=names(case.metric_missing))
     builder = FakeBuilder(broken=names(case.broken), same_image=[names(g) for g in case.same_image])
     engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurer, store)
     try:
