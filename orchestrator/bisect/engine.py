@@ -317,7 +317,7 @@ class Engine:
     def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: str,
                min_boots: int = 0, error: float = 0.0) -> Decided:
         c = self.c
-        min_boots = max(min_boots, c.boots_per_commit)
+        min_boots = min(max(min_boots, c.boots_per_commit), c.max_boots_per_commit)
         error = error or self.error
         try:
             self._kernel(campaign_id, commit)
@@ -326,7 +326,7 @@ class Engine:
                 return inherited
             while True:
                 have = len(self._boots(campaign_id).get(commit, []))
-                if have < min(min_boots, c.max_boots_per_commit):
+                if have < min_boots:
                     self._refresh(campaign_id, good, bad)
                     self._boot_once(campaign_id, commit)
                     continue
@@ -336,7 +336,7 @@ class Engine:
                 if d.verdict is not Verdict.MORE:
                     return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n)
                 self._emit("decide", commit, n, f"{d.verdict.value}: {d.reason}", steps_left)
-                min_boots = have + 1
+                min_boots = min(have + 1, c.max_boots_per_commit)
         except BuildFailed as exc:
             return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0)
         except BootFailed as exc:
