@@ -34,7 +34,8 @@ from orchestrator.bisect.gitlog import BisectState
 from orchestrator.campaign import Campaign
 from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError, WorkloadFailed
 from orchestrator.ports import BuiltKernel, KernelBuilder, Measurer
-from orchestrator.stats import Boot, StepOdds, contrast, drift, evidence, pooled_boot_variance, step_odds
+from orchestrator.stats import (Boot, StepOdds, components, contrast, drift, evidence, pooled_boot_variance,
+                                reps_to_detect, step_odds)
 from orchestrator.store import Decided, Store
 
 # The references are booted again once this many boots of other commits passed since their last.
@@ -43,6 +44,8 @@ REFRESH_AFTER = 6
 # this many times max_boots_per_commit.
 REFERENCE_BOOTS = 2
 MIN_REFERENCE_BOOTS = 8
+# A re-examined step may have this many times max_boots_per_commit.
+REEXAMINE_BOOTS = 2
 # Rounds of doubt (re-examine, replay) before an answer that still does not hold is inconclusive.
 MAX_ROUNDS = 3
 # A confidence below this is called low in every output.
@@ -315,9 +318,10 @@ class Engine:
         return None
 
     def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: str,
-               min_boots: int = 0, error: float = 0.0) -> Decided:
+               min_boots: int = 0, error: float = 0.0, cap: int = 0) -> Decided:
         c = self.c
-        min_boots = min(max(min_boots, c.boots_per_commit), c.max_boots_per_commit)
+        cap = cap or c.max_boots_per_commit
+        min_boots = min(max(min_boots, c.boots_per_commit), cap)
         error = error or self.error
         try:
             self._kernel(campaign_id, commit)
@@ -330,13 +334,12 @@ class Engine:
                     self._refresh(campaign_id, good, bad)
                     self._boot_once(campaign_id, commit)
                     continue
-                d: Decision = decide(self._odds(campaign_id, good, bad, commit), have, min_boots,
-                                     c.max_boots_per_commit, error)
+                d: Decision = decide(self._odds(campaign_id, good, bad, commit), have, min_boots, cap, error)
                 n = self._runs(campaign_id, commit)
                 if d.verdict is not Verdict.MORE:
                     return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n)
                 self._emit("decide", commit, n, f"{d.verdict.value}: {d.reason}", steps_left)
-                min_boots = min(have + 1, c.max_boots_per_commit)
+                min_boots = min(have + 1, cap)
         except BuildFailed as exc:
             return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0)
         except BootFailed as exc:
@@ -375,9 +378,7 @@ class Engine:
         if images.get(parent) and images.get(parent) == images.get(culprit):
             # the culprit's badness and the parent's goodness cannot both hold: re-examine the
             # verdicts that made the culprit bad and the ones that made its parent good
-            blamed = [d.commit for d in judged if d.verdict == "bad" and self.vcs.is_ancestor(culprit, d.commit)]
-            cleared = [d.commit for d in judged if d.verdict == "good" and self.vcs.is_ancestor(parent, d.commit)]
-            doubt = self._own_judgements(campaign_id, [*blamed[-1:], *cleared[-1:], culprit, parent])
+            doubt = self._boundary(campaign_id, judged, culprit, parent)
             return doubt, (f"the culprit {culprit[:12]}'s kernel image is identical to its parent "
                            f"{parent[:12]}'s: a commit that changes nothing cannot be the culprit"), {}
         moved = []
@@ -393,11 +394,17 @@ class Engine:
                            f"(drift or noise): {', '.join(x[:12] for x in moved)}"), {}
         confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
         if confirmation.get("verdict") == "not seen":
-            open_ = [d.commit for d in judged if not d.reason.startswith("same image as")
-                     and len(self._boots(campaign_id).get(d.commit, [])) < self.c.max_boots_per_commit]
-            return open_, (f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
+            return self._boundary(campaign_id, judged, culprit, parent), (f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
                            f"interleaved: {confirmation['text']}"), confirmation
         return [], "", confirmation
+
+    def _boundary(self, campaign_id: int, judged: list[Decided], culprit: str, parent: str) -> list[str]:
+        """The verdicts that made `culprit` the answer: the last bad one at or after it and the
+        last good one at or after its parent (one of them is wrong when the two do not differ),
+        followed to the measurements they were inherited from."""
+        blamed = [d.commit for d in judged if d.verdict == "bad" and self.vcs.is_ancestor(culprit, d.commit)]
+        cleared = [d.commit for d in judged if d.verdict == "good" and self.vcs.is_ancestor(parent, d.commit)]
+        return self._own_judgements(campaign_id, [*blamed[-1:], *cleared[-1:], culprit, parent])
 
     def _own_judgements(self, campaign_id: int, commits: list[str]) -> list[str]:
         """The commits whose verdicts were measured, following inherited ones to their source."""
@@ -413,18 +420,20 @@ class Engine:
         return out
 
     def _reexamine(self, campaign_id: int, commits: list[str], good: str, bad: str, why: str) -> bool:
-        """Each of `commits` booted as many times again (at least boots_per_commit, up to the cap)
-        and judged on all its boots, ten times stronger evidence asked; True when a verdict
-        changed."""
+        """Each of `commits` booted as many times again (at least boots_per_commit, up to
+        REEXAMINE_BOOTS x max_boots_per_commit) and judged on all its boots, ten times stronger
+        evidence asked; True when a verdict changed."""
         changed = False
         latest = {d.commit: d for d in self._latest(campaign_id)}
         for commit in commits:
             before = latest.get(commit)
             have = len(self._boots(campaign_id).get(commit, []))
-            if have >= self.c.max_boots_per_commit:
+            cap = REEXAMINE_BOOTS * self.c.max_boots_per_commit
+            if have >= cap:
                 continue
             more = max(self.c.boots_per_commit, have)  # as many fresh boots again: the old ones may be the doubt
-            d = self._judge(campaign_id, commit, good, bad, 0, "recheck", min_boots=have + more, error=self.error / 10)
+            d = self._judge(campaign_id, commit, good, bad, 0, "recheck", min_boots=have + more, error=self.error / 10,
+                            cap=cap)
             d = Decided(d.commit, d.role, d.verdict, f"re-examined ({why[:200]}): {d.reason}", d.confidence, d.samples)
             self._emit("decide", commit, d.samples, f"{d.verdict}: {d.reason}")
             self.store.add_decision(campaign_id, d)
@@ -433,9 +442,18 @@ class Engine:
 
     # ---- confirmation ------------------------------------------------------------------------
 
-    def _confirm_boots(self) -> int:
-        """Boots of each side of a confirmation: enough for a two-sided test on boot values."""
-        return min(self.c.max_boots_per_commit, max(4, self.c.boots_per_commit))
+    def _confirm_boots(self, campaign_id: int, good: str, bad: str) -> int:
+        """Boots of each side of a confirmation: enough for a two-sided test on boot values to
+        see the good-to-bad change with 95% power at the campaign's boot noise (at least 4, at
+        most max_boots_per_commit)."""
+        boots = self._boots(campaign_id)
+        noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
+        gap = math.expm1(abs(boots_gap(boots[good], boots[bad])))
+        try:
+            need = reps_to_detect(noise, gap, self.c.alpha, 0.95) if noise > 0 and gap > 0 else 4
+        except ValueError:
+            need = self.c.max_boots_per_commit
+        return min(self.c.max_boots_per_commit, max(4, self.c.boots_per_commit, need))
 
     def _worse(self, change: float) -> bool:
         return change < 0 if self.direction == "higher" else change > 0
@@ -445,7 +463,8 @@ class Engine:
         stored = next((d for d in reversed(self.store.decisions(campaign_id))
                        if d.role == "confirm" and d.commit == culprit), None)
         try:
-            self._interleave(campaign_id, [parent, culprit], self._confirm_boots())
+            self._kernel(campaign_id, parent)
+            self._interleave(campaign_id, [parent, culprit], self._confirm_boots(campaign_id, good, bad))
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
             return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
         boots = self._boots(campaign_id)
@@ -454,9 +473,11 @@ class Engine:
         if t is None:
             return {"verdict": "cannot tell", "text": "too few boots to compare"}
         seen = t.p < self.c.alpha and self._worse(t.change)
-        verdict = "confirmed" if seen else "not seen"
-        text = f"culprit against parent {t.describe()}"
         weight = evidence(t, math.expm1(boots_gap(boots[good], boots[bad])))
+        # not seen: the change looks more like none than like the good-to-bad one; cannot tell:
+        # neither significant nor against it (too few boots for this noise)
+        verdict = "confirmed" if seen else ("not seen" if weight < 0 else "cannot tell")
+        text = f"culprit against parent {t.describe()}"
         if stored is None or stored.reason != text:
             self.store.add_decision(campaign_id, Decided(culprit, "confirm", verdict, text, 1 - t.p if seen else t.p,
                                                          t.n_b))
@@ -471,7 +492,7 @@ class Engine:
             result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:
             try:
-                self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots())
+                self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots(campaign_id, good, bad))
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                 return {"verdict": "cannot tell", "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
@@ -514,7 +535,7 @@ class Engine:
         if kind == "found":
             parent = self.vcs.parent(culprit)
             result.update({"culprit": culprit, "parent": parent, "confirmation": confirmation})
-            if self.c.confirm == "revert" and confirmation.get("verdict") == "confirmed":
+            if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
                 result["revert"] = self._revert(campaign_id, culprit, good, bad)
             # the steps' chance of being all right is the prior; the culprit-against-parent evidence
             # updates it. The revert is reported beside it, not folded in: a revert that does not

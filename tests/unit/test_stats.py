@@ -29,6 +29,18 @@ def test_one_stray_run_does_not_inflate_the_noise():
     assert robust_cov([100.0, 100.0]) == 0.0 and robust_cov([5.0]) == 0.0
 
 
+def test_summary_has_the_mmtests_columns_and_a_fractional_cov():
+    s = summarize([10.0, 12.0, 14.0])
+    assert (s.n, s.mean, s.stddev, s.min, s.max) == (3, 12.0, 2.0, 10.0, 14.0)
+    assert s.cov == pytest.approx(2 / 12)
+    assert summarize([5.0]).stddev == 0.0
+
+
+@pytest.mark.parametrize("cov, reps", [(0.01, 3), (0.05, 6), (0.10, 17), (0.20, 64), (0.30, 143)])
+def test_repetitions_to_detect_a_ten_percent_change_match_the_exact_noncentral_t_answer(cov, reps):
+    assert reps_to_detect(cov, 0.10) == reps
+
+
 def test_repetitions_to_detect_grow_with_noise_and_shrink_with_the_change():
     assert reps_to_detect(0.03, 0.10) == 3
     assert reps_to_detect(0.13, 0.10) > reps_to_detect(0.03, 0.10)
