@@ -196,20 +196,21 @@ def main() -> int:
     a = p.parse_args()
     print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row; "
           f"wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer")
-    boots_per_campaign = 0.0
+    boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
     for number, case in enumerate(CASES, 1):
         if a.cases and number not in a.cases:
             continue
         print(f"\n{number}. {case.name}")
         print(f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
               f"{'builds':>7} {'boots':>7} {'inher.':>6}")
-        per_boot = case.drift / boots_per_campaign if case.drift and boots_per_campaign else 0.0
-        results = [engine_trial(case, t, per_boot) for t in range(a.trials)]
-        if not case.drift:
-            boots_per_campaign = statistics.fmean(r.boots for r in results)
+        per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
+        results = [engine_trial(case, t, per_boot["engine"]) for t in range(a.trials)]
+        if not case.drift and not boots_per_campaign["engine"]:
+            boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
         print(row("vmbisect", results), flush=True)
         if case.drift:
-            print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign:.0f} boots: {per_boot:.3%} per boot)")
+            print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
+                  f"{per_boot['engine']:.3%} per boot)")
         if case.noops:
             judged = [r for r in results if r.boots]
             per_step = statistics.fmean(r.boots for r in judged) / max(1.0, statistics.fmean(r.builds for r in judged))
@@ -217,7 +218,13 @@ def main() -> int:
                   f"campaign without booting, about {statistics.fmean(r.inherited for r in results) * per_step:.0f} "
                   f"boots saved")
         if not a.no_baseline:
-            print(row("old rule", [old_trial(case, t, per_boot) for t in range(a.trials)]), flush=True)
+            old = [old_trial(case, t, per_boot["old"]) for t in range(a.trials)]
+            if not case.drift and not boots_per_campaign["old"]:
+                boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
+            print(row("old rule", old), flush=True)
+            if case.drift:
+                print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['old']:.0f} boots: "
+                      f"{per_boot['old']:.3%} per boot)")
     return 0
 
 
