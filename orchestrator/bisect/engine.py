@@ -255,6 +255,13 @@ class Engine:
                 self._boot_once(campaign_id, commit)
             round_no += 1
 
+    def measure(self, campaign_id: int, commits: list[str], boots: int) -> dict[str, list[Boot]]:
+        """Every commit booted interleaved (A B B A) until it has `boots` boots; all boots of the
+        campaign by commit. The one way vmbisect measures kernels against each other: `verify`
+        uses it too."""
+        self._interleave(campaign_id, commits, boots)
+        return self._boots(campaign_id)
+
     def _refresh(self, campaign_id: int, good: str, bad: str) -> None:
         """Boot both references again when REFRESH_AFTER boots passed since either's last one."""
         boots = self._boots(campaign_id)
