@@ -98,7 +98,8 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     shas, groups, real = history(rng, case.noops)
     culprit = rng.choice(real[1:])
     c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
-                        "workload": "sim", "metric": {"name": "iops", "direction": "higher", "threshold": case.threshold},
+                        "workload": "sim",
+                        "metric": {"name": "iops", "direction": "higher", "threshold": case.threshold},
                         "runs_per_boot": 3})
     store = Store("sqlite://")
     cid = store.new_campaign("sim", {})
@@ -122,7 +123,10 @@ def old_decide(good: list[float], bad: list[float], step: list[float], can_more:
         return "more"
     g, b = statistics.median(good), statistics.median(bad)
     pos = (statistics.median(step) - g) / (b - g) if b != g else 0.0
-    p_not_bad, p_not_good = (p_less(step, bad), p_less(good, step)) if b > g else (p_less(bad, step), p_less(step, good))
+    if b > g:
+        p_not_bad, p_not_good = p_less(step, bad), p_less(good, step)
+    else:
+        p_not_bad, p_not_good = p_less(bad, step), p_less(step, good)
     apart_bad, apart_good = p_not_bad < alpha, p_not_good < alpha
     if apart_bad and pos < (0.25 if apart_good else 0.4):
         return "good"

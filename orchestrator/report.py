@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from orchestrator.backends.git_bisect import CommitInfo
-from orchestrator.stats import Boot, compare_boots, median_ci
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.render.scale import whole_or_4g as num
+from orchestrator.stats import Boot, compare_boots, median_ci
 from orchestrator.store import Store
 
 
@@ -151,10 +151,10 @@ def render_markdown(r: BisectReport) -> str:
         out += ["Only untestable (skipped) commits were left; the first bad commit is one of:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     if r.culprit_figures and r.parent_figures:
-        p, c = r.parent_figures, r.culprit_figures
+        pf, cf = r.parent_figures, r.culprit_figures
         better = "higher" if r.direction == "higher" else "lower"
-        out += [f"{r.metric} ({better} is better):", "", f"    parent  {p.sha[:12]}: {_fig(p)}",
-                f"    culprit {c.sha[:12]}: {_fig(c)}",
+        out += [f"{r.metric} ({better} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
+                f"    culprit {cf.sha[:12]}: {_fig(cf)}",
                 f"    change: {r.change}", ""]
         pc = parent_culprit(r)
         out += ["Parent against culprit, mmtests layout (+ is better, * significant):", "", "```",

@@ -387,8 +387,9 @@ def compare_boots(a: Sequence[Boot], b: Sequence[Boot]) -> TwoSample | None:
 
 def contrast(groups: Sequence[Sequence[Boot]], a: int, b: int, drift: bool = True) -> TwoSample | None:
     """Group `b` against group `a` within the campaign's model (one mean per group, a common
-    linear drift over boot sequence when the fit shows one, |t| >= DRIFT_T): how a confirmation compares two kernels booted interleaved, using every
-    boot of the campaign for the noise and the drift. None when it cannot be estimated."""
+    linear drift over boot sequence when the fit shows one, |t| >= DRIFT_T): how a confirmation
+    compares two kernels booted interleaved, using every boot of the groups for the noise and
+    the drift. None when it cannot be estimated."""
     slope = drift and sum(len(g) for g in groups) >= len(groups) + 3 and len({x.seq for g in groups for x in g}) >= 4
     fit = fit_groups(groups, slope) if slope else None
     if fit is not None:

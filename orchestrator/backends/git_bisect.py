@@ -26,7 +26,8 @@ class CommitInfo:
     subject: str
 
 
-def git(repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def git(repo: Path, *args: str, check: bool = True,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env_free = ["-c", "advice.detachedHead=false", "-c", "core.hooksPath=/dev/null"]
     try:
         done = subprocess.run(["git", *env_free, "-C", str(repo), *args], capture_output=True, text=True,

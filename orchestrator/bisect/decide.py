@@ -8,7 +8,8 @@ boots) and it has its minimum boots; otherwise it asks for MORE boots. At the ca
 of boots a verdict whose chance of being wrong is still up to DOUBTFUL is given and marked
 doubtful (it lowers the answer's confidence and is re-examined first); anything less clear is
 a SKIP with the reason, as is a step that sits significantly apart from both references (p <
-APART against the nearer: a second change in the range, not one of the two). Verdicts never depend on the metric's direction: the references carry it.
+APART against the nearer: a second change in the range, not one of the two). Verdicts never
+depend on the metric's direction: the references carry it.
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ def check_endpoints(
         p = f"p={test.p:.3g}" if test else "too few boots for a test"
         return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, {p}", boots, change,
                              "not_significant", noise)
+    assert test is not None  # significant
     if boots > max_boots:
         return EndpointCheck(False, f"the noise needs {boots} boots per commit to decide a step between good and "
                              f"bad ({measured}), but max_boots_per_commit is {max_boots}", boots, change,

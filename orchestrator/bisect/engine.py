@@ -32,10 +32,25 @@ from orchestrator.bisect.decide import ERROR, Decision, Verdict, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
 from orchestrator.bisect.gitlog import BisectState
 from orchestrator.campaign import Campaign
-from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError, WorkloadFailed
+from orchestrator.errors import (
+    BootFailed,
+    BuildFailed,
+    KernelFault,
+    UserError,
+    WorkloadFailed,
+)
 from orchestrator.ports import BuiltKernel, KernelBuilder, Measurer
-from orchestrator.stats import (Boot, StepOdds, components, contrast, drift, evidence, pooled_boot_variance,
-                                reps_to_detect, step_odds)
+from orchestrator.stats import (
+    Boot,
+    StepOdds,
+    components,
+    contrast,
+    drift,
+    evidence,
+    pooled_boot_variance,
+    reps_to_detect,
+    step_odds,
+)
 from orchestrator.store import Decided, Store
 
 # The references are booted again once this many boots of other commits passed since their last.
@@ -154,7 +169,6 @@ class Engine:
         log = self.store.campaign(campaign_id).bisect_log
         state = self.vcs.replay(log, self._scratch(campaign_id)) if log else self.vcs.start(good, bad, c.first_parent)
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role == "step")
-        notes: list[str] = []
         unresolved = ""
         confirmation: dict[str, Any] = {}
         for round_no in range(MAX_ROUNDS + 1):
@@ -401,7 +415,8 @@ class Engine:
                            f"(drift or noise): {', '.join(x[:12] for x in moved)}"), {}
         confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
         if confirmation.get("verdict") == "not seen":
-            return self._boundary(campaign_id, judged, culprit, parent), (f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
+            return self._boundary(campaign_id, judged, culprit, parent), (
+                f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
                            f"interleaved: {confirmation['text']}"), confirmation
         return [], "", confirmation
 
@@ -495,6 +510,7 @@ class Engine:
     def _revert(self, campaign_id: int, culprit: str, good: str, bad: str) -> dict[str, Any]:
         """`bad` with the culprit reverted (a commit in vmbisect's clone) against `bad`."""
         revert = self.vcs.revert(culprit, bad)
+        result: dict[str, Any]
         if not revert.commit:
             result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:

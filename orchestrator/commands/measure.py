@@ -14,10 +14,10 @@ from typing import Any
 
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
+from orchestrator.stats import Summary, summarize
 from orchestrator.vm.spec import VmSpec
 from orchestrator.workloads.definition import RunPlan, WorkloadDef, load_all, resolve
 from orchestrator.workloads.result import RunResult
-from orchestrator.stats import Summary, summarize
 
 
 def add_parser(sub: Any) -> None:

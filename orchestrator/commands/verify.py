@@ -19,7 +19,8 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("verify", help="measure a suspect commit against its parent (and its revert on a tip)")
     p.add_argument("campaign", type=Path, help="campaign file (YAML): repository, kernel, guest, workload, metric")
     p.add_argument("commit", help="the suspect commit")
-    p.add_argument("--revert-on", default="", metavar="REV", help="also measure REV with the commit reverted against REV")
+    p.add_argument("--revert-on", default="", metavar="REV",
+                   help="also measure REV with the commit reverted against REV")
     p.add_argument("--boots", type=int, default=0, help="boots per side (default: 4, or boots_per_commit if larger)")
     add_store_option(p)
 

@@ -322,7 +322,8 @@ def test_progress_events_cover_every_phase_and_every_decision_build_skips_includ
            FakeBuilder(broken={repo.names["c7"]}), FakeMeasurer(values(repo, "c5", 0.15, True)), store,
            on_event=events.append).run(cid)
     assert {e.phase for e in events} >= {"endpoints", "build", "boot", "measure", "decide", "confirm", "done"}
-    final = [(e.commit, e.message.split(":")[0]) for e in events if e.phase == "decide" and not e.message.startswith("more")]
+    final = [(e.commit, e.message.split(":")[0]) for e in events
+             if e.phase == "decide" and not e.message.startswith("more")]
     assert final == [(d.commit, d.verdict) for d in store.decisions(cid) if d.role == "step"]
     assert (repo.names["c7"], "skip") in final
     assert "confidence" in events[-1].message

@@ -5,8 +5,22 @@ import random
 
 import pytest
 
-from orchestrator.stats import (Boot, boots_needed, compare_boots, components, contrast, drift, evidence, median_ci,
-                                noise_cov, p_less, reps_to_detect, robust_cov, step_odds, summarize)
+from orchestrator.stats import (
+    Boot,
+    boots_needed,
+    compare_boots,
+    components,
+    contrast,
+    drift,
+    evidence,
+    median_ci,
+    noise_cov,
+    p_less,
+    reps_to_detect,
+    robust_cov,
+    step_odds,
+    summarize,
+)
 
 
 def test_exact_rank_test_p_values():
