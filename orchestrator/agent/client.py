@@ -43,7 +43,11 @@ class AgentClient:
             writer.write(data)
             writer.flush()
 
-        return cls(reader.fileno(), send, lambda: (writer.close(), reader.close()))
+        def close() -> None:
+            writer.close()
+            reader.close()
+
+        return cls(reader.fileno(), send, close)
 
     def close(self) -> None:
         self._close()

@@ -23,14 +23,15 @@ class BuilderPort:
     """Builds commits of the user's repository, and the reverts the engine makes in its own
     clone `clone` (fetched into the builder's checkout; the user's repository is only read)."""
 
-    def __init__(self, builder: KernelBuilder, repo: Path, recipe: Recipe, clone: Path | None = None) -> None:
-        self.builder, self.repo, self.recipe, self.clone = builder, repo, recipe, clone
+    def __init__(self, builder: KernelBuilder, repo: Path, recipe: Recipe, timeout_s: float | None = None,
+                 clone: Path | None = None) -> None:
+        self.builder, self.repo, self.recipe, self.timeout_s, self.clone = builder, repo, recipe, timeout_s, clone
 
     def build(self, commit: str) -> BuiltKernel:
         theirs = subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{commit}^{{commit}}"],
                                 capture_output=True).returncode == 0
         objects = None if theirs or self.clone is None else self.clone
-        image = self.builder.build(self.repo, commit, self.recipe, objects)
+        image = self.builder.build(self.repo, commit, self.recipe, self.timeout_s, objects)
         return BuiltKernel(commit, image.path, image.sha256, image.from_cache, image.duration_s)
 
 
@@ -57,12 +58,12 @@ def choose_workload(campaign: Campaign) -> WorkloadChoice:
 
 
 class GuestSessionPort:
-    def __init__(self, guest: Guest, choice: WorkloadChoice) -> None:
-        self.guest, self.choice = guest, choice
+    def __init__(self, guest: Guest, choice: WorkloadChoice, run_s: float) -> None:
+        self.guest, self.choice, self.run_s = guest, choice, run_s
         self.boot_seconds = guest.boot_seconds
 
     def run(self) -> RunResult:
-        result = runner.run(self.guest, self.choice.workload, self.choice.params, self.guest.accel)
+        result = runner.run(self.guest, self.choice.workload, self.choice.params, self.guest.accel, self.run_s)
         return RunResult(result.values(), result.to_json())
 
 
@@ -78,4 +79,4 @@ class MeasurerPort:
         with self.launcher.boot(self.c.guest, kernel.path, self.accel, kernel.modules_release, self.c.append,
                                 self.c.timeouts.boot_s) as guest:
             runner.prepare(guest, self.choice.workload)
-            yield GuestSessionPort(guest, self.choice)
+            yield GuestSessionPort(guest, self.choice, self.c.timeouts.run_s)

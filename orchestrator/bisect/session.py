@@ -45,7 +45,7 @@ def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     launcher = real_launcher(uri)
     accel = launcher.choose_accel(campaign.accel).accel
     vcs = GitBisect(campaign.repository, campaign_workdir(campaign_id))
-    builder = BuilderPort(default_builder(), campaign.repository, recipe, vcs.repo)
+    builder = BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, vcs.repo)
     return Engine(campaign, choice.direction, vcs, builder,
                   MeasurerPort(launcher, campaign, choice, accel), store, on_event)
 

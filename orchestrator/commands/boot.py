@@ -7,19 +7,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from orchestrator.commands.argtypes import existing_file, seconds
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 
 
 def add_parser(sub: Any) -> None:
     boot = sub.add_parser("boot", help="boot a kernel in a guest and run one command through the agent")
-    boot.add_argument("--kernel", required=True, type=Path, help="bzImage / vmlinuz to boot")
+    boot.add_argument("--kernel", required=True, type=existing_file, help="bzImage / vmlinuz to boot")
     boot.add_argument("--initrd-modules-from", metavar="RELEASE",
                       help="put this host kernel release's driver modules into the initramfs")
     add_vm_options(boot)
     boot.add_argument("--append", default="", help="extra kernel command line")
     boot.add_argument("--console", action="store_true", help="print the guest's serial console afterwards")
-    boot.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the agent (default 120)")
-    boot.add_argument("--cmd-timeout", type=float, default=0.0, help="seconds the command may run (0: no limit)")
+    boot.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
+    boot.add_argument("--cmd-timeout", type=seconds(0), default=0.0, help="seconds the command may run (0: no limit)")
     boot.add_argument("cmd", nargs="+", metavar="CMD", help="command and arguments to run in the guest (after --)")
 
 

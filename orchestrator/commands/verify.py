@@ -25,16 +25,19 @@ def add_parser(sub: Any) -> None:
     add_store_option(p)
 
 
-def execute(store: Any, campaign_id: int, uri: str) -> int:
+def execute(store: Any, campaign_id: int, uri: str, take_over: bool = False) -> int:
+    """Run (or resume) a stored verification under the campaign's lock, as a bisection runs."""
     from orchestrator.bisect.session import engine_for, stored_campaign
     from orchestrator.bisect.verify import verify_commit
+    from orchestrator.commands.bisect import paused_on_infra_error
     from orchestrator.progress import json_lines
 
     spec = json.loads(store.campaign(campaign_id).spec)["verify"]
     campaign = stored_campaign(store, campaign_id)
-    engine = engine_for(campaign, store, campaign_id, uri, json_lines(sys.stderr))
-    print(f"vmbisect: verification {campaign_id}; resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-    result = verify_commit(engine, campaign_id, spec["commit"], spec["boots"], spec["revert_on"])
+    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
+        engine = engine_for(campaign, store, campaign_id, uri, json_lines(sys.stderr))
+        print(f"vmbisect: verification {campaign_id}; resume with: vmbisect resume {campaign_id}", file=sys.stderr)
+        result = verify_commit(engine, campaign_id, spec["commit"], spec["boots"], spec["revert_on"])
     print(result.answer.line)
     if result.revert:
         print(result.revert)
@@ -57,18 +60,18 @@ def table(result: Any, metric: str, direction: str) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    import yaml
-
     from orchestrator.bisect.session import stored_spec
-    from orchestrator.campaign import load_campaign
+    from orchestrator.campaign import parse_campaign, read_campaign_file
+    from orchestrator.commands.bisect import preflight
     from orchestrator.errors import UserError
     from orchestrator.store import Store
 
-    campaign = load_campaign(a.campaign)
     if a.boots and a.boots < 2:
         raise UserError(f"boots: must be at least 2, got {a.boots}")
+    raw = read_campaign_file(a.campaign)
+    campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
+    preflight(campaign)
     store = Store(a.store)
-    raw = yaml.safe_load(a.campaign.read_text())
     boots = a.boots or max(4, campaign.boots_per_commit)
     spec = {**stored_spec(raw, campaign), "verify": {"commit": a.commit, "revert_on": a.revert_on, "boots": boots}}
     campaign_id = store.new_campaign(campaign.name, spec)

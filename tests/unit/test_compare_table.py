@@ -10,8 +10,8 @@ import pytest
 
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build, signed_diff
-from orchestrator.stats import benjamini_hochberg, detectable_change
 from orchestrator.compare.text import render_markdown, render_text
+from orchestrator.stats import benjamini_hochberg, detectable_change
 
 GOLDEN = Path(__file__).parent.parent / "data" / "compare"
 VARIANTS = [VariantInfo("none", "kernel bzImage, sched=none"), VariantInfo("bfq", "kernel bzImage, sched=bfq")]
