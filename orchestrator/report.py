@@ -20,7 +20,7 @@ from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.render.scale import whole_or_4g as num
-from orchestrator.stats import Boot, compare_boots, median_ci
+from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
 
 
@@ -68,7 +68,7 @@ class BisectReport:
     confidence_text: str = ""
     confirmation: str = ""
     revert: str = ""
-    change: str = ""  # the culprit against its parent on boots, as tested
+    change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -96,7 +96,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
                   for i, d in enumerate(store.decisions(campaign_id)))
     culprit = info(result["culprit"]) if result.get("culprit") else None
     parent = result.get("parent")
-    tested = compare_boots(boots.get(parent, []), boots.get(culprit.sha, [])) if culprit and parent else None
+    confirmation = result.get("confirmation") or {}
     report = BisectReport(
         name=row.name, state=row.state, metric=metric, direction=direction, kind=result.get("kind", row.state),
         culprit=culprit,
@@ -106,10 +106,10 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         steps=steps, notes=tuple(result.get("notes", [])) + ((result["reason"],) if "reason" in result else ()),
         bisect_log=row.bisect_log, samples=samples, confidence=result.get("confidence", 0.0),
         confidence_text=result.get("confidence_text", ""),
-        confirmation=(lambda c: f"{c['verdict']}: {c['text']}" if c else "")(result.get("confirmation")),
+        confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
         revert=result.get("revert", {}).get("text", ""),
-        change=(f"{tested.change:+.1%} (geometric means of boots, 95% CI {tested.low:+.1%}..{tested.high:+.1%}, "
-                f"Welch p={tested.p:.2g}, {tested.n_a}+{tested.n_b} boots)") if tested else "")
+        change=confirmation.get("text", "").removeprefix("culprit against parent ")
+        if "change" in confirmation else "not measured")
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
                                                    for c, bs in boots.items()})
 
@@ -157,8 +157,9 @@ def render_markdown(r: BisectReport) -> str:
                 f"    culprit {cf.sha[:12]}: {_fig(cf)}",
                 f"    change: {r.change}", ""]
         pc = parent_culprit(r)
-        out += ["Parent against culprit, mmtests layout (+ is better, * significant):", "", "```",
-                *metric_block(pc, r.metric), "```", ""]
+        out += ["Parent against culprit, mmtests layout, one value per boot (+ is better, * significant in a "
+                "two-sided rank test on the boot values; the change above is the one the confirmation tested):",
+                "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:
         out += [f"Note: {note}", ""]

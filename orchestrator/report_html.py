@@ -54,7 +54,8 @@ def render_html(r: BisectReport) -> str:
                    f"culprit {_fig(r.culprit_figures)}; change {e(r.change)}</p>")
         if r.parent_figures is not None and r.culprit_figures is not None:
             block = "\n".join(metric_block(parent_culprit(r), r.metric))
-            culprit += ("<p>Parent against culprit, mmtests layout (+ is better, * significant):</p>"
+            culprit += ("<p>Parent against culprit, mmtests layout, one value per boot (+ is better, * significant "
+                        "in a two-sided rank test on the boot values):</p>"
                         f"<pre>{e(block)}</pre>")
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (

@@ -113,10 +113,11 @@ class EndpointFailed(CampaignRefused):
 
 def confidence_words(confidence: float, doubtful: list[str]) -> str:
     """One line for status, the live view and the report."""
+    shown = ">99.9%" if confidence > 0.999 else f"{confidence:.1%}"
     if confidence >= HIGH_CONFIDENCE:
-        return f"confidence {confidence:.1%}"
+        return f"confidence {shown}"
     where = f"; doubtful steps: {', '.join(c[:12] for c in doubtful)}" if doubtful else ""
-    return f"LOW confidence {confidence:.1%}: the answer may be wrong{where}"
+    return f"LOW confidence {shown}: the answer may be wrong{where}"
 
 
 class Engine:

@@ -35,8 +35,7 @@ def run(a: argparse.Namespace) -> int:
         if result.get("kind") == "inconclusive":
             shown = "inconclusive: " + shown
         if "confidence" in result:  # the answer's confidence beside it, LOW when it is
-            low = result.get("confidence_text", "").startswith("LOW")
-            shown += f" ({'LOW ' if low else ''}confidence {result['confidence']:.1%})"
+            shown += f" ({result.get('confidence_text', '').split(':')[0]})"
         table.add_row(str(row.id), row.name, row.state, str(sum(d.role == "step" for d in decisions)),
                       str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
     Console().print(table)
