@@ -163,3 +163,20 @@ def test_the_builder_checkout_fetches_a_revert_from_vmbisects_clone(tmp_path):
     gitrepo.fetch_commit(src, gb.repo, revert)
     gitrepo.checkout(src, revert)
     assert not (src / "c1").exists() and (src / "c3").exists()
+
+
+@pytest.mark.parametrize("culprit", [1, 17, 39])
+def test_the_benchs_in_memory_bisection_finds_what_git_finds_on_a_line(tmp_path, culprit):
+    from tests.fakes import FakeLinearVcs
+
+    repo = linear(tmp_path / "u", 40)
+    verdict = lambda name: "bad" if int(name[1:]) >= culprit else "good"  # noqa: E731
+    state, tested, _ = run(repo, tmp_path / "work", "c0", "c39", verdict)
+    fake = FakeLinearVcs([repo.names[f"c{i}"] for i in range(40)])
+    fake_state = fake.start(repo.names["c0"], repo.names["c39"])
+    steps = 0
+    while fake_state.kind == "testing":
+        steps += 1
+        fake_state = fake.mark(fake.current(), verdict(repo.name_of(fake.current())))
+    assert fake_state.culprit == state.culprit == repo.names[f"c{culprit}"]
+    assert abs(steps - len(tested)) <= 1
