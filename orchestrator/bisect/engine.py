@@ -174,9 +174,10 @@ class Engine:
         confirmation: dict[str, Any] = {}
         for round_no in range(MAX_ROUNDS + 1):
             state = self._bisect(campaign_id, state, good, bad)
-            if state.kind != "found":
-                break
-            doubts, why, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
+            if state.kind == "found":
+                doubts, why, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
+            else:
+                doubts, why = self._ambiguous(campaign_id, state)
             if not doubts:
                 break
             self._emit("recheck", state.culprit, message=why)
@@ -415,11 +416,31 @@ class Engine:
             return moved, (f"{len(moved)} verdict(s) no longer hold against the references measured since "
                            f"(drift or noise): {', '.join(x[:12] for x in moved)}"), {}
         confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
+        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
+            confirmation["revert"] = self._revert(campaign_id, culprit, good, bad)
+            if confirmation["revert"]["verdict"] == "revert does not restore the metric":
+                return self._boundary(campaign_id, judged, culprit, parent), (
+                    f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
+                    f"{confirmation['revert']['text']}"), confirmation
         if confirmation.get("verdict") == "not seen":
             return self._boundary(campaign_id, judged, culprit, parent), (
                 f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
                            f"interleaved: {confirmation['text']}"), confirmation
         return [], "", confirmation
+
+    def _ambiguous(self, campaign_id: int, state: BisectState) -> tuple[list[str], str]:
+        """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
+        that failed to build, boot or run) and the verdicts next to them, to be re-examined with
+        more boots."""
+        latest = {d.commit: d for d in self._latest(campaign_id)}
+        unclear = [x for x in state.candidates if x in latest and latest[x].reason.startswith("ambiguous")]
+        if not unclear:
+            return [], ""
+        # the verdicts around the range too: a wrong one there puts the culprit outside it
+        judged = [d for d in latest.values() if d.verdict in ("good", "bad")]
+        around = [x for c in unclear for x in self._boundary(campaign_id, judged, c, self.vcs.parent(c))]
+        return list(dict.fromkeys(unclear + around)), (
+            f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}")
 
     def _boundary(self, campaign_id: int, judged: list[Decided], culprit: str, parent: str) -> list[str]:
         """The verdicts that made `culprit` the answer: the last bad one at or after it and the
@@ -558,9 +579,10 @@ class Engine:
             confidence = 0.0
         if kind == "found":
             parent = self.vcs.parent(culprit)
+            revert = confirmation.pop("revert", None)
             result.update({"culprit": culprit, "parent": parent, "confirmation": confirmation})
-            if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
-                result["revert"] = self._revert(campaign_id, culprit, good, bad)
+            if revert is not None:
+                result["revert"] = revert
             # the steps' chance of being all right is the prior; the culprit-against-parent evidence
             # updates it. The revert is reported beside it, not folded in: a revert that does not
             # restore the tip (a later change built on the culprit) does not make it a wrong culprit.
