@@ -68,6 +68,7 @@ class StreamChannel:
     def __init__(self, host: str, conn: Any, dom: Any) -> None:
         self.host = host
         self.conn = conn
+        self.dom = dom
         self.error = ""
         self._ours, self.theirs = socket.socketpair()
         self.stream = conn.newStream(libvirt.VIR_STREAM_NONBLOCK)
@@ -81,14 +82,18 @@ class StreamChannel:
         threading.Thread(target=self._to_stream, name=f"agent-tx-{host}", daemon=True).start()
 
     def link_error(self) -> VmbisectError | None:
-        """HostFailed when the connection to the host is gone (the guest is not to blame)."""
+        """HostFailed when the host no longer answers (the guest is not to blame), else None.
+
+        Asked when the channel closed or stayed silent: one round trip to the host's libvirtd
+        tells a guest that stopped from a host that is gone. A host that vanished without a
+        reset is noticed by keepalive, which fails this call after about 15 s.
+        """
         try:
-            alive = bool(self.conn.isAlive())
-        except libvirt.libvirtError:
-            alive = False
-        if alive and not self.error:
+            self.dom.isActive()
             return None
-        return HostFailed(self.host, f"libvirt connection lost{': ' + self.error if self.error else ''}")
+        except libvirt.libvirtError as exc:
+            why = self.error or exc.get_error_message()
+            return HostFailed(self.host, f"libvirt connection lost: {why}")
 
     def close(self) -> None:
         try:
