@@ -23,6 +23,8 @@ LinkCheck = Callable[[], Optional[VmbisectError]]
 
 # Seconds beyond a request's own timeout before the agent counts as silent.
 REPLY_MARGIN_S = 30.0
+# While waiting on a channel that crosses a network, ask every so often whether its host is gone.
+LINK_CHECK_S = 5.0
 
 
 class AgentSilent(Exception):
@@ -142,8 +144,12 @@ class AgentClient:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._silent("agent did not answer in time")
-            ready, _, _ = select.select([self._read_fd], [], [], left)
+            wait = left if self._link_error is None else min(left, LINK_CHECK_S)
+            ready, _, _ = select.select([self._read_fd], [], [], wait)
             if not ready:
+                broken = self._link_error() if self._link_error is not None and wait < left else None
+                if broken is not None:
+                    raise broken
                 continue
             try:
                 chunk = os.read(self._read_fd, 1 << 20)

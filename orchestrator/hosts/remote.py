@@ -37,6 +37,12 @@ from orchestrator.vm.spec import VmSpec
 KEEPALIVE_INTERVAL_S = 5
 KEEPALIVE_COUNT = 3
 UNIX_PATH_MAX = 107
+CLOSE_REASONS = {
+    libvirt.VIR_CONNECT_CLOSE_REASON_ERROR: "connection error",
+    libvirt.VIR_CONNECT_CLOSE_REASON_EOF: "connection closed by the host",
+    libvirt.VIR_CONNECT_CLOSE_REASON_KEEPALIVE: "host stopped answering (keepalive)",
+    libvirt.VIR_CONNECT_CLOSE_REASON_CLIENT: "connection closed",
+}
 _STREAM_EVENTS = libvirt.VIR_STREAM_EVENT_READABLE | libvirt.VIR_STREAM_EVENT_ERROR | libvirt.VIR_STREAM_EVENT_HANGUP
 
 _loop_lock = threading.Lock()
@@ -111,21 +117,21 @@ class StreamChannel:
             try:
                 data = stream.recv(1 << 16)
             except libvirt.libvirtError as exc:
-                self._hang_up(exc.get_error_message())
+                self.hang_up(exc.get_error_message())
                 return
             if isinstance(data, bytes) and data:
                 try:
                     self._ours.sendall(data)
                 except OSError:
-                    self._hang_up("")
+                    self.hang_up("")
                 return
             if data == b"":
-                self._hang_up("")
+                self.hang_up("")
                 return
         if events & (libvirt.VIR_STREAM_EVENT_ERROR | libvirt.VIR_STREAM_EVENT_HANGUP):
-            self._hang_up("")
+            self.hang_up("")
 
-    def _hang_up(self, why: str) -> None:
+    def hang_up(self, why: str) -> None:
         self.error = self.error or why
         try:
             self.stream.eventRemoveCallback()
@@ -148,7 +154,7 @@ class StreamChannel:
                 try:
                     sent = self.stream.send(data)
                 except libvirt.libvirtError as exc:
-                    self._hang_up(exc.get_error_message())
+                    self.hang_up(exc.get_error_message())
                     return
                 if sent == -2:
                     time.sleep(0.005)
@@ -169,15 +175,25 @@ class RemoteSite:
         self.images = host.work_dir / "images"
         self.runs = host.work_dir / "run"
         self.conn: Any = None
+        self.lost = ""
+        self._channels: list[StreamChannel] = []
         self._digests: dict[tuple[str, int, int], str] = {}
 
     def attach(self, conn: Any) -> None:
-        """The provider's libvirt connection: channels open on it, keepalive watches it."""
+        """The provider's libvirt connection: channels open on it, keepalive watches it, and
+        its close (EOF, keepalive timeout, error) hangs up every open agent channel at once,
+        so a guest command in flight ends with HostFailed instead of waiting out its timeout."""
         self.conn = conn
         try:
             conn.setKeepAlive(KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT)
+            conn.registerCloseCallback(self._on_close, None)
         except libvirt.libvirtError:
             pass
+
+    def _on_close(self, _conn: Any, reason: int, _opaque: Any) -> None:
+        self.lost = CLOSE_REASONS.get(reason, f"closed (reason {reason})")
+        for channel in list(self._channels):
+            channel.hang_up(self.lost)
 
     def run_as_root(self, uri: str) -> bool:
         assert self.host.ssh is not None
@@ -235,8 +251,10 @@ class RemoteSite:
 
     def agent(self, dom: Any, run: RunFiles) -> AgentClient:
         channel = StreamChannel(self.name, self.conn, dom)
+        self._channels.append(channel)
         client = AgentClient.over_socket(channel.theirs, link_error=channel.link_error)
         client.on_close(channel.close)
+        client.on_close(lambda: self._channels.remove(channel))
         return client
 
     def close_run(self, run: RunFiles, disks: list[Path]) -> None:
