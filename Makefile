@@ -7,7 +7,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/lib/go-1.19/bin/go)
 AGENT := build/vmbisect-agent
 AGENT_SRC := $(wildcard guest-agent/*.go) guest-agent/go.mod
 
-.PHONY: setup demo test test-fast agent doctor clean-vms
+.PHONY: setup demo test test-fast lint agent doctor clean-vms
 
 setup:
 	bash scripts/setup.sh
@@ -22,15 +22,30 @@ $(AGENT): $(AGENT_SRC)
 demo: setup
 	$(VENV)/bin/vmbisect demo
 
-# Every tier: unit tests, Go agent tests, integration tests that boot real guests.
-test: setup
+# Every tier: the lint and type gate, unit tests, Go agent tests (and a bounded fuzz run),
+# integration tests that boot real guests.
+test: setup lint
 	cd guest-agent && $(GO) test ./...
+	$(MAKE) --no-print-directory fuzz-agent FUZZTIME=5s
 	$(PY) -m pytest -q
 
+# Go native fuzzing of the agent's request decoding from its seed corpus
+# (guest-agent/testdata/fuzz); `go test` alone replays the seeds. One worker: 2 cores.
+FUZZTIME ?= 5s
+.PHONY: fuzz-agent
+fuzz-agent:
+	cd guest-agent && $(GO) test -run='^$$' -fuzz=FuzzRequestDecoding -fuzztime=$(FUZZTIME) -parallel=1 .
+
 # No guest boots: unit tests and the agent over a pipe.
-test-fast: setup
+test-fast: setup lint
 	cd guest-agent && $(GO) test ./...
 	$(PY) -m pytest -q -m "not vm and not slow"
+
+# ruff and mypy as configured in pyproject.toml, go vet for the agent.
+lint: setup
+	$(VENV)/bin/ruff check orchestrator
+	$(VENV)/bin/mypy
+	cd guest-agent && $(GO) vet ./...
 
 doctor: setup
 	$(VENV)/bin/vmbisect doctor

@@ -42,7 +42,7 @@ def choose_accel(
     key = cache_key(qemu_version)
     cached = _load(cache_file)
     if key in cached and not reprobe:
-        return AccelChoice(**{**cached[key], "probed": False})
+        return AccelChoice(str(cached[key]["accel"]), str(cached[key]["reason"]), probed=False)
     ok, detail = probe_kvm()
     detail = one_line(detail)
     choice = AccelChoice(

@@ -2,10 +2,13 @@
 
 Every error names the field's path (e.g. `guest.disks.controller`) and, where there is a
 fixed set, the valid choices; unknown keys are rejected with the keys that are allowed.
+Counts and sizes have upper bounds (the table in docs/campaign.md says which and why), and
+the file itself is bounded: size, nesting, number of values, no alias loops, UTF-8 only.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -15,9 +18,37 @@ import yaml
 
 from orchestrator.bisect.endpoints import DIRECTIONS, Threshold
 from orchestrator.errors import UserError
-from orchestrator.vm.spec import AIO_MODES, BACKINGS, CACHE_MODES, CONTROLLERS, MACHINES, DiskSpec, Topology, VmSpec
+from orchestrator.vm.spec import (
+    AIO_MODES,
+    BACKINGS,
+    CACHE_MODES,
+    CONTROLLERS,
+    MACHINES,
+    MAX_DISK_MIB,
+    MAX_DISKS,
+    MAX_IOTHREADS,
+    MAX_MEMORY_MIB,
+    MAX_QUEUES,
+    MAX_VCPUS,
+    DiskSpec,
+    Topology,
+    VmSpec,
+)
 
 ACCELS = ("auto", "kvm", "tcg")
+# Bounds of the file itself (docs/campaign.md, "Limits").
+MAX_FILE_BYTES = 1 << 20
+MAX_DEPTH = 16
+MAX_VALUES = 10_000
+MAX_TEXT = 4096
+MAX_APPEND = 2047  # x86 COMMAND_LINE_SIZE is 2048 bytes with the terminating NUL
+MAX_CONFIG_ITEMS = 64
+MAX_PARAMS = 64
+MAX_REPETITIONS = 1000
+MAX_RUNS_PER_BOOT = 100
+# A revision is a name git resolves (tag, branch, hash, HEAD~3, v6.1^): never an option, a
+# range or anything with blanks; `git check-ref-format` allows more, we need no more.
+_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]{0,254}")
 BUILD_FAILURE_POLICIES = ("skip",)
 BOOT_FAILURE_POLICIES = ("skip", "bad")
 
@@ -83,41 +114,92 @@ class Campaign:
 
 
 def load_campaign(path: Path) -> Campaign:
+    return parse_campaign(read_campaign_file(path), base=path.parent, source=path)
+
+
+def read_campaign_file(path: Path) -> Any:
+    """The file's YAML as plain data, or a one-line UserError: unreadable, too large, not
+    UTF-8, not YAML, nested too deep, too many values or an alias that refers to itself."""
     try:
-        text = path.read_text()
+        with path.open("rb") as f:
+            blob = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise UserError(f"campaign: cannot read {path}: {exc.strerror}") from exc
+    except ValueError as exc:  # a NUL in the path
+        raise UserError(f"campaign: cannot read {path!r}: {exc}") from exc
+    if len(blob) > MAX_FILE_BYTES:
+        raise UserError(f"campaign: {path} is larger than {MAX_FILE_BYTES >> 20} MiB; a campaign file is a page")
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"campaign: {path} is not UTF-8 text (byte 0x{blob[exc.start]:02x} at offset "
+                        f"{exc.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise UserError(f"campaign: {path} is not valid YAML{where}") from exc
-    return parse_campaign(data, base=path.parent, source=path)
+    except RecursionError:
+        raise UserError(f"campaign: {path} nests deeper than {MAX_DEPTH} levels") from None
+    except Exception as exc:  # noqa: BLE001 - whatever PyYAML's constructors raise is the file's fault
+        # A 5,000-digit number (ValueError), a date like 2020-13-45, `!!timestamp 1` (AttributeError).
+        first = str(exc).splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"campaign: {path} has a value YAML cannot convert: {first}") from None
+    if data is None:
+        raise UserError(f"campaign: {path} is empty; expected a mapping with name, repository, good, bad, "
+                        "workload, metric")
+    check_tree(data)
+    return data
+
+
+def check_tree(data: Any) -> None:
+    """Reject what would make the rest of the loader recurse or loop: alias loops (`&a [*a]`),
+    nesting beyond MAX_DEPTH, more than MAX_VALUES values (billion laughs through aliases)."""
+    seen = 0
+    stack: list[tuple[Any, int, frozenset[int], str]] = [(data, 0, frozenset(), "campaign")]
+    while stack:
+        value, depth, parents, path = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise UserError(f"campaign: more than {MAX_VALUES} values; a campaign file is a page")
+        if not isinstance(value, (dict, list)):
+            continue
+        if id(value) in parents:
+            raise UserError(f"{path}: refers to itself (a YAML alias loop)")
+        if depth >= MAX_DEPTH:
+            raise UserError(f"{path}: nests deeper than {MAX_DEPTH} levels")
+        inner = parents | {id(value)}
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, child in items:
+            if isinstance(key, (dict, list)):
+                raise UserError(f"{path}: a key must be text, got {_kind(key)}")
+            where = str(key) if path == "campaign" else f"{path}.{key}"
+            stack.append((child, depth + 1, inner, where))
 
 
 def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None) -> Campaign:
+    check_tree(data)
     top = _mapping(data, "campaign")
     _known(top, "", [f.name for f in fields(Campaign) if f.name != "source"])
     for required in ("name", "repository", "good", "bad", "workload", "metric"):
         if required not in top:
             raise UserError(f"{required}: missing (required)")
-    repo = Path(_str(top["repository"], "repository")).expanduser()
     reps = _repetitions(top.get("repetitions", {}))
     campaign = Campaign(
         name=_name(top["name"]),
-        repository=repo if repo.is_absolute() else (base / repo).resolve(),
-        good=_str(top["good"], "good"),
-        bad=_str(top["bad"], "bad"),
+        repository=_repository(top["repository"], base),
+        good=_revision(top["good"], "good"),
+        bad=_revision(top["bad"], "bad"),
         workload=_workload(top["workload"]),
         metric=_metric(top["metric"]),
         kernel=_kernel(top.get("kernel", {})),
         guest=_guest(top.get("guest", {})),
         accel=_choice(top.get("accel", "auto"), "accel", ACCELS),
-        append=_str(top.get("append", ""), "append"),
+        append=_str(top.get("append", ""), "append", MAX_APPEND),
         repetitions=reps,
-        boots_per_commit=_int(top.get("boots_per_commit", 1), "boots_per_commit", 1),
-        runs_per_boot=_int(top.get("runs_per_boot", 3), "runs_per_boot", 1),
+        boots_per_commit=_int(top.get("boots_per_commit", 1), "boots_per_commit", 1, MAX_REPETITIONS),
+        runs_per_boot=_int(top.get("runs_per_boot", 3), "runs_per_boot", 1, MAX_RUNS_PER_BOOT),
         skip_policy=_skip(top.get("skip_policy", {})),
         timeouts=_timeouts(top.get("timeouts", {})),
         first_parent=_bool(top.get("first_parent", False), "first_parent"),
@@ -130,9 +212,34 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
     return campaign
 
 
+def _kind(value: Any) -> str:
+    """What a YAML value is, in the file's terms: nothing, true/false, a number, text, a list, a mapping."""
+    if value is None:
+        return "nothing (null or an empty value)"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return f"the number {_shown(value)}"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
+
+
 def _mapping(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise UserError(f"{path}: expected a mapping of keys to values, got {type(value).__name__}")
+        raise UserError(f"{path}: expected a mapping of keys to values, got {_kind(value)}")
+    return value
+
+
+def _list(value: Any, path: str, what: str, limit: int) -> list[Any]:
+    if not isinstance(value, list):
+        raise UserError(f"{path}: expected a list of {what}, got {_kind(value)}")
+    if len(value) > limit:
+        raise UserError(f"{path}: at most {limit} entries, got {len(value)}")
     return value
 
 
@@ -143,10 +250,40 @@ def _known(data: Mapping[str, Any], path: str, allowed: list[str]) -> None:
             raise UserError(f"{where}: unknown key; valid keys: {', '.join(allowed)}")
 
 
-def _str(value: Any, path: str) -> str:
+def _str(value: Any, path: str, limit: int = MAX_TEXT) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise UserError(f"{path}: expected text, got {type(value).__name__}")
-    return str(value)
+        raise UserError(f"{path}: expected text, got {_kind(value)}")
+    text = str(value)
+    if len(text) > limit:
+        raise UserError(f"{path}: at most {limit} characters, got {len(text)}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise UserError(f"{path}: contains a control character (NUL, newline, tab, escape...)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(f"{path}: contains a lone surrogate (\\ud800-\\udfff), not text") from None
+    return text
+
+
+def _repository(value: Any, base: Path) -> Path:
+    text = _str(value, "repository")
+    if not text:
+        raise UserError("repository: empty; give the path of a git repository")
+    try:
+        repo = Path(text).expanduser()
+        return repo if repo.is_absolute() else (base / repo).resolve()
+    except RuntimeError:
+        raise UserError(f"repository: cannot expand {text.split('/')[0]!r}: no such user") from None
+    except OSError as exc:
+        raise UserError(f"repository: {text[:80]!r}: {exc.strerror}") from None
+
+
+def _revision(value: Any, path: str) -> str:
+    text = _str(value, path)
+    if not _REVISION.fullmatch(text) or ".." in text:
+        raise UserError(f"{path}: {text!r} is not a revision; give a tag, branch or commit hash "
+                        "(letters, digits and . _ / ~ ^ @ {{ }} + -, not starting with '-', no '..')")
+    return text
 
 
 def _name(value: Any) -> str:
@@ -156,25 +293,34 @@ def _name(value: Any) -> str:
     return text
 
 
-def _int(value: Any, path: str, minimum: int) -> int:
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and value.bit_length() > 128:
+        return "a number of more than 38 digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _int(value: Any, path: str, minimum: int, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{path}: expected a whole number, got {value!r}")
+        raise UserError(f"{path}: expected a whole number, got {_shown(value)}")
     if value < minimum:
         raise UserError(f"{path}: must be at least {minimum}, got {value}")
+    if value > maximum:
+        raise UserError(f"{path}: must be at most {maximum}, got {_shown(value)}")
     return value
 
 
 def _float(value: Any, path: str, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{path}: expected a number, got {value!r}")
+        raise UserError(f"{path}: expected a number, got {_shown(value)}")
     if not low <= value <= high:
-        raise UserError(f"{path}: must be between {low:g} and {high:g}, got {value}")
+        raise UserError(f"{path}: must be between {low:g} and {high:g}, got {_shown(value)}")
     return float(value)
 
 
 def _bool(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise UserError(f"{path}: expected true or false, got {value!r}")
+        raise UserError(f"{path}: expected true or false, got {_shown(value)}")
     return value
 
 
@@ -192,8 +338,21 @@ def _workload(value: Any) -> Workload:
     _known(data, "workload", ["name", "params"])
     if "name" not in data:
         raise UserError("workload.name: missing (required)")
-    params = dict(_mapping(data.get("params", {}), "workload.params"))
-    return Workload(_str(data["name"], "workload.name"), params)
+    raw = _mapping(data.get("params", {}), "workload.params")
+    if len(raw) > MAX_PARAMS:
+        raise UserError(f"workload.params: at most {MAX_PARAMS} parameters, got {len(raw)}")
+    params = {_str(key, "workload.params", 64): _param(param, f"workload.params.{key}") for key, param in raw.items()}
+    return Workload(_str(data["name"], "workload.name", 64), params)
+
+
+def _param(value: Any, path: str) -> Any:
+    """One setting: text, true/false or a finite number (a list would be a sweep, not a bisection)."""
+    if isinstance(value, (bool, str)):
+        return value if isinstance(value, bool) else _str(value, path, 256)
+    if isinstance(value, (int, float)):
+        _float(value, path, -1e15, 1e15)
+        return value
+    raise UserError(f"{path}: expected one value (number, text, true/false), got {_kind(value)}")
 
 
 def parse_threshold(value: Any, path: str) -> Threshold:
@@ -206,13 +365,13 @@ def parse_threshold(value: Any, path: str) -> Threshold:
         if kind == "absolute":
             return Threshold("absolute", _float(raw, f"{path}.absolute", -1e300, 1e300))
         return parse_threshold(raw, f"{path}.relative")
-    text = _str(value, path).strip()
+    text = _str(value, path, 64).strip()
     m = re.fullmatch(r"([+-]?\d+(?:\.\d+)?)\s*%", text)
     try:
         fraction = float(m.group(1)) / 100 if m else float(text)
     except ValueError:
         raise UserError(f"{path}: expected a relative change like -10% or {{absolute: VALUE}}, got {text!r}") from None
-    if fraction == 0 or abs(fraction) >= 10:
+    if not math.isfinite(fraction) or fraction == 0 or abs(fraction) >= 10:
         raise UserError(f"{path}: a relative change must be non-zero and below 1000%, got {text!r}")
     return Threshold("relative", fraction)
 
@@ -225,12 +384,18 @@ def _metric(value: Any) -> Metric:
             raise UserError(f"metric.{required}: missing (required)")
     direction = _choice(data["direction"], "metric.direction", DIRECTIONS) if "direction" in data else ""
     threshold = parse_threshold(data["threshold"], "metric.threshold")
-    if threshold.kind == "relative" and direction:
-        regression_sign = -1 if direction == "higher" else 1
-        if threshold.value * regression_sign < 0:
-            raise UserError(f"metric.threshold: {threshold.describe()} is an improvement for a metric where "
-                            f"{direction} is better; a regression threshold has the opposite sign")
-    return Metric(_str(data["name"], "metric.name"), threshold, direction)
+    if direction:
+        check_threshold_sign(threshold, direction)
+    return Metric(_str(data["name"], "metric.name", 128), threshold, direction)
+
+
+def check_threshold_sign(threshold: Threshold, direction: str) -> None:
+    """A relative threshold points the regression's way: negative when higher is better. Called
+    again once the workload has told the direction a campaign left out."""
+    regression_sign = -1 if direction == "higher" else 1
+    if threshold.kind == "relative" and threshold.value * regression_sign < 0:
+        raise UserError(f"metric.threshold: {threshold.describe()} is an improvement for a metric where "
+                        f"{direction} is better; a regression threshold has the opposite sign")
 
 
 def _kernel(value: Any) -> KernelRecipe:
@@ -241,7 +406,8 @@ def _kernel(value: Any) -> KernelRecipe:
         config = [config]
     if not isinstance(config, list) or not config:
         raise UserError("kernel.config: expected a list of a base and fragments, e.g. [tinyconfig, guest-base]")
-    return KernelRecipe(tuple(_str(c, "kernel.config") for c in config), _str(data.get("cc", ""), "kernel.cc"))
+    _list(config, "kernel.config", "recipe items", MAX_CONFIG_ITEMS)
+    return KernelRecipe(tuple(_str(c, "kernel.config") for c in config), _str(data.get("cc", ""), "kernel.cc", 64))
 
 
 def _guest(value: Any) -> VmSpec:
@@ -251,22 +417,32 @@ def _guest(value: Any) -> VmSpec:
     if "topology" in data:
         t = _mapping(data["topology"], "guest.topology")
         _known(t, "guest.topology", ["sockets", "cores", "threads"])
-        topology = Topology(*(_int(t.get(k, 1), f"guest.topology.{k}", 1) for k in ("sockets", "cores", "threads")))
-    pinning = data.get("pinning", [])
-    if not isinstance(pinning, list):
-        raise UserError("guest.pinning: expected a list with one host CPU set per vCPU")
+        topology = Topology(*(_int(t.get(k, 1), f"guest.topology.{k}", 1, MAX_VCPUS)
+                              for k in ("sockets", "cores", "threads")))
+    pinning = _list(data.get("pinning", []), "guest.pinning", "host CPU sets, one per vCPU", MAX_VCPUS)
     spec = VmSpec(
-        vcpus=_int(data.get("vcpus", 2), "guest.vcpus", 1),
-        memory_mib=_int(data.get("memory_mib", 1024), "guest.memory_mib", 128),
+        vcpus=_int(data.get("vcpus", 2), "guest.vcpus", 1, MAX_VCPUS),
+        memory_mib=_int(data.get("memory_mib", 1024), "guest.memory_mib", 128, MAX_MEMORY_MIB),
         topology=topology,
-        pinning=tuple(_str(p, "guest.pinning") for p in pinning),
+        pinning=tuple(_str(p, "guest.pinning", 256) for p in pinning),
         machine=_choice(data.get("machine", "pc"), "guest.machine", MACHINES),
         disks=_disks(data.get("disks", {})),
     )
     try:
         return spec.validate()
     except UserError as exc:
-        raise UserError(f"guest.{exc}") from None
+        field_name, _, rest = str(exc).partition(":")
+        raise UserError(f"{_SPEC_PATHS.get(field_name, 'guest')}:{rest}") from None
+
+
+# VmSpec.validate's field names (shared with the command line) -> the campaign file's paths.
+_SPEC_PATHS = {
+    "vcpus": "guest.vcpus", "memory": "guest.memory_mib", "machine": "guest.machine", "topology": "guest.topology",
+    "pinning": "guest.pinning", "controller": "guest.disks.controller", "disks": "guest.disks.count",
+    "disk size": "guest.disks.size_mib", "backing": "guest.disks.backing", "devices": "guest.disks.devices",
+    "cache": "guest.disks.cache", "aio": "guest.disks.aio", "queues": "guest.disks.queues",
+    "iothreads": "guest.disks.iothreads", "queues/iothreads": "guest.disks.queues/iothreads",
+}
 
 
 def _disks(value: Any) -> DiskSpec:
@@ -275,25 +451,26 @@ def _disks(value: Any) -> DiskSpec:
     _known(d, "guest.disks", keys)
     p = "guest.disks"
     directory = d.get("directory")
+    devices = _list(d.get("devices", []), f"{p}.devices", "host block devices, one per disk", MAX_DISKS)
     return DiskSpec(
-        count=_int(d.get("count", 0), f"{p}.count", 0),
-        size_mib=_int(d.get("size_mib", 1024), f"{p}.size_mib", 1),
+        count=_int(d.get("count", 0), f"{p}.count", 0, MAX_DISKS),
+        size_mib=_int(d.get("size_mib", 1024), f"{p}.size_mib", 1, MAX_DISK_MIB),
         controller=_choice(d.get("controller", "virtio-scsi"), f"{p}.controller", list(CONTROLLERS)),
         backing=_choice(d.get("backing", "raw"), f"{p}.backing", BACKINGS),
         directory=Path(_str(directory, f"{p}.directory")) if directory is not None else None,
-        devices=tuple(_str(x, f"{p}.devices") for x in d.get("devices", [])),
+        devices=tuple(_str(x, f"{p}.devices") for x in devices),
         cache=_choice(d.get("cache", "none"), f"{p}.cache", CACHE_MODES),
         aio=_choice(d.get("aio", "threads"), f"{p}.aio", AIO_MODES),
-        queues=_int(d.get("queues", 0), f"{p}.queues", 0),
-        iothreads=_int(d.get("iothreads", 0), f"{p}.iothreads", 0),
+        queues=_int(d.get("queues", 0), f"{p}.queues", 0, MAX_QUEUES),
+        iothreads=_int(d.get("iothreads", 0), f"{p}.iothreads", 0, MAX_IOTHREADS),
     )
 
 
 def _repetitions(value: Any) -> Repetitions:
     data = _mapping(value, "repetitions")
     _known(data, "repetitions", ["min", "max"])
-    low = _int(data.get("min", 3), "repetitions.min", 3)
-    high = _int(data.get("max", 10), "repetitions.max", 3)
+    low = _int(data.get("min", 3), "repetitions.min", 3, MAX_REPETITIONS)
+    high = _int(data.get("max", 10), "repetitions.max", 3, MAX_REPETITIONS)
     if high < low:
         raise UserError(f"repetitions.max: must be at least repetitions.min ({low}), got {high}")
     return Repetitions(low, high)

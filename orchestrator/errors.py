@@ -29,9 +29,11 @@ class KernelFault(VmbisectError):
     exit_code = 4
     detail_label = "console tail"
 
-    def __init__(self, message: str, detail: str = "") -> None:
+    def __init__(self, message: str, detail: str = "", detail_label: str | None = None) -> None:
         super().__init__(message)
         self.detail = detail
+        if detail_label is not None:
+            self.detail_label = detail_label
 
 
 class BuildFailed(KernelFault):

@@ -112,11 +112,11 @@ def render_markdown(r: BisectReport) -> str:
         out += ["Only untestable (skipped) commits were left; the first bad commit is one of:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     if r.culprit_figures and r.parent_figures:
-        p, c = r.parent_figures, r.culprit_figures
+        pf, cf = r.parent_figures, r.culprit_figures
         better = "higher" if r.direction == "higher" else "lower"
-        out += [f"{r.metric} ({better} is better):", "", f"    parent  {p.sha[:12]}: {_fig(p)}",
-                f"    culprit {c.sha[:12]}: {_fig(c)}",
-                f"    change: {relative_change(p.median, c.median):+.1%} (medians)", ""]
+        out += [f"{r.metric} ({better} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
+                f"    culprit {cf.sha[:12]}: {_fig(cf)}",
+                f"    change: {relative_change(pf.median, cf.median):+.1%} (medians)", ""]
         pc = parent_culprit(r)
         out += ["Parent against culprit, mmtests layout (+ is better, * significant):", "", "```",
                 *metric_block(pc, r.metric), "```", ""]

@@ -2,19 +2,40 @@
 
 A run and its samples are committed in one transaction, so a controller killed mid-run leaves
 either the whole run or none of it: resuming never duplicates a sample.
+
+One controller at a time per campaign: `lock()` holds a row in `campaign_locks` naming the
+owner (host, pid, the pid's start time). A second controller is refused with the owner's
+name; a lock is stale, and taken over, when its owner was on this host and that process is
+gone (a SIGKILLed controller); a lock held from another host is only taken over when asked.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import socket
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, cast
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, create_engine, func, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import (
+    JSON,
+    CursorResult,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    delete,
+    func,
+    select,
+    update,
+)
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from orchestrator import paths
@@ -99,6 +120,46 @@ class DecisionRow(Base):
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 
 
+class LockRow(Base):
+    __tablename__ = "campaign_locks"
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    pid_started: Mapped[str] = mapped_column(String(32))
+    acquired: Mapped[dt.datetime] = mapped_column(default=_now)
+
+
+class CampaignLocked(UserError):
+    """Another controller runs this campaign."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    host: str
+    pid: int
+    pid_started: str
+
+    @staticmethod
+    def me() -> "Owner":
+        return Owner(socket.gethostname(), os.getpid(), process_start(os.getpid()))
+
+    def alive(self) -> bool | None:
+        """Whether the owner process still runs: None when it is on another host (unknowable)."""
+        if self.host != socket.gethostname():
+            return None
+        return process_start(self.pid) == self.pid_started != ""
+
+
+def process_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot ("" when there is no such process):
+    with the pid it names one process, even after the pid is reused."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
 @dataclass(frozen=True)
 class Decided:
     commit: str
@@ -117,10 +178,18 @@ class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
         if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            where = Path(url.removeprefix("sqlite:///")).parent
+            try:
+                where.mkdir(parents=True, exist_ok=True)
+            except (OSError, ValueError) as exc:
+                raise UserError(f"store: cannot create the directory {where}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
         try:
             self.engine = create_engine(url)
             Base.metadata.create_all(self.engine)
+        except ArgumentError as exc:
+            raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
+                            "postgresql://USER@HOST/DB") from exc
         except ModuleNotFoundError as exc:
             raise UserError(f"store: no database driver for {url.split(':')[0]} ({exc.name} is not installed)") from exc
         except SQLAlchemyError as exc:
@@ -136,6 +205,55 @@ class Store:
             row = CampaignRow(name=name, spec=json.dumps(spec, default=str))
             s.add(row)
         return row.id
+
+    # ---- the controller lock ----
+
+    @contextmanager
+    def lock(self, campaign_id: int, take_over: bool = False) -> Iterator[Owner]:
+        """Hold the campaign's lock while the block runs; CampaignLocked if another live
+        controller holds it. `take_over`: also take a lock held from another host."""
+        me = self.acquire(campaign_id, take_over)
+        try:
+            yield me
+        finally:
+            self.release(campaign_id, me)
+
+    def acquire(self, campaign_id: int, take_over: bool = False) -> Owner:
+        me = Owner.me()
+        try:
+            with self._session() as s, s.begin():
+                s.add(LockRow(campaign_id=campaign_id, host=me.host, pid=me.pid, pid_started=me.pid_started))
+            return me
+        except IntegrityError:
+            pass
+        holder = self.lock_owner(campaign_id)
+        if holder is None:  # released in between: try once more
+            return self.acquire(campaign_id, take_over)
+        alive = holder.alive()
+        if alive or (alive is None and not take_over):
+            where = "this host" if alive else f"host {holder.host}"
+            hint = "" if alive else "; if it is gone, resume with --take-over"
+            raise CampaignLocked(f"id: campaign {campaign_id} is being run by pid {holder.pid} on {where}{hint}")
+        with self._session() as s, s.begin():  # compare-and-swap: only one taker wins a stale lock
+            taken = cast(CursorResult[Any], s.execute(update(LockRow).where(
+                LockRow.campaign_id == campaign_id, LockRow.host == holder.host, LockRow.pid == holder.pid,
+                LockRow.pid_started == holder.pid_started).values(
+                host=me.host, pid=me.pid, pid_started=me.pid_started, acquired=_now()))).rowcount
+        if taken != 1:
+            return self.acquire(campaign_id, take_over)
+        return me
+
+    def release(self, campaign_id: int, me: Owner) -> None:
+        with self._session() as s, s.begin():
+            s.execute(delete(LockRow).where(LockRow.campaign_id == campaign_id, LockRow.host == me.host,
+                                            LockRow.pid == me.pid, LockRow.pid_started == me.pid_started))
+
+    def lock_owner(self, campaign_id: int) -> Owner | None:
+        with self._session() as s:
+            row = s.get(LockRow, campaign_id)
+            return None if row is None else Owner(row.host, row.pid, row.pid_started)
+
+    # ---- campaigns ----
 
     def campaign(self, campaign_id: int) -> CampaignRow:
         with self._session() as s:

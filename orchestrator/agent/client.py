@@ -55,7 +55,11 @@ class AgentClient:
             writer.write(data)
             writer.flush()
 
-        return cls(reader.fileno(), send, lambda: (writer.close(), reader.close()))
+        def close() -> None:
+            writer.close()
+            reader.close()
+
+        return cls(reader.fileno(), send, close)
 
     def on_close(self, fn: Callable[[], None]) -> None:
         """Also run `fn` on close (the transport behind the socket)."""

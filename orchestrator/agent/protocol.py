@@ -53,28 +53,49 @@ def exec_fields(
     return fields
 
 
+def _typed(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    """obj[key] if it has the JSON type the protocol gives it (bool is not a number here)."""
+    if key not in obj or obj[key] is None:
+        if default is None:
+            raise ValueError(f"{key} missing")
+        return default
+    value = obj[key]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise ValueError(f"{key} is true/false")
+    if not isinstance(value, kind):
+        raise ValueError(f"{key} is a {type(value).__name__}")
+    return value
+
+
 def decode_response(line: bytes) -> Response:
+    """One response line; anything else (not JSON, wrong types) raises ValueError."""
     try:
         obj = json.loads(line)
+        if not isinstance(obj, dict):
+            raise ValueError("not an object")
         return Response(
-            id=int(obj["id"]),
-            ok=bool(obj["ok"]),
-            result=obj.get("result") or {},
-            error=str(obj.get("error", "")),
+            id=_typed(obj, "id", int),
+            ok=_typed(obj, "ok", bool),
+            result=_typed(obj, "result", dict, {}),
+            error=_typed(obj, "error", str, ""),
         )
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"malformed agent response: {line[:200]!r}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"malformed agent response ({exc}): {line[:200]!r}") from None
 
 
 def decode_exec(result: dict[str, Any]) -> ExecResult:
-    return ExecResult(
-        exit_code=int(result["exit_code"]),
-        signal=str(result.get("signal", "")),
-        timed_out=bool(result.get("timed_out", False)),
-        stdout=unb64(result.get("stdout_b64", "")),
-        stderr=unb64(result.get("stderr_b64", "")),
-        duration_s=float(result.get("duration_s", 0.0)),
-    )
+    """An exec op's result; wrong or missing fields raise ValueError."""
+    try:
+        return ExecResult(
+            exit_code=_typed(result, "exit_code", int),
+            signal=_typed(result, "signal", str, ""),
+            timed_out=_typed(result, "timed_out", bool, False),
+            stdout=unb64(_typed(result, "stdout_b64", str, "")),
+            stderr=unb64(_typed(result, "stderr_b64", str, "")),
+            duration_s=float(_typed(result, "duration_s", (int, float), 0.0)),
+        )
+    except ValueError as exc:  # binascii.Error is a ValueError
+        raise ValueError(f"malformed exec result ({exc})") from None
 
 
 def b64(data: bytes) -> str:
@@ -82,4 +103,4 @@ def b64(data: bytes) -> str:
 
 
 def unb64(text: str) -> bytes:
-    return base64.b64decode(text)
+    return base64.b64decode(text, validate=True)

@@ -14,16 +14,16 @@ from orchestrator.errors import UserError, choices_error
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import Recipe
 from orchestrator.ports import BuiltKernel, RunResult
-from orchestrator.workloads import runner
+from orchestrator.workloads import kneeds, runner
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 
 
 class BuilderPort:
-    def __init__(self, builder: KernelBuilder, repo: Path, recipe: Recipe) -> None:
-        self.builder, self.repo, self.recipe = builder, repo, recipe
+    def __init__(self, builder: KernelBuilder, repo: Path, recipe: Recipe, timeout_s: float | None = None) -> None:
+        self.builder, self.repo, self.recipe, self.timeout_s = builder, repo, recipe, timeout_s
 
     def build(self, commit: str) -> BuiltKernel:
-        image = self.builder.build(self.repo, commit, self.recipe)
+        image = self.builder.build(self.repo, commit, self.recipe, self.timeout_s)
         return BuiltKernel(commit, image.path, image.sha256, image.from_cache, image.duration_s)
 
 
@@ -50,12 +50,12 @@ def choose_workload(campaign: Campaign) -> WorkloadChoice:
 
 
 class GuestSessionPort:
-    def __init__(self, guest: Guest, choice: WorkloadChoice) -> None:
-        self.guest, self.choice = guest, choice
+    def __init__(self, guest: Guest, choice: WorkloadChoice, run_s: float) -> None:
+        self.guest, self.choice, self.run_s = guest, choice, run_s
         self.boot_seconds = guest.boot_seconds
 
     def run(self) -> RunResult:
-        result = runner.run(self.guest, self.choice.workload, self.choice.params, self.guest.accel)
+        result = runner.run(self.guest, self.choice.workload, self.choice.params, self.guest.accel, self.run_s)
         return RunResult(result.values(), result.to_json())
 
 
@@ -65,7 +65,10 @@ class MeasurerPort:
 
     @contextmanager
     def boot(self, kernel: BuiltKernel) -> Iterator[GuestSessionPort]:
+        workload = self.choice.workload
+        kneeds.check_kernel(workload.name, workload.kernel_needs(self.choice.params), kernel.path,
+                            f"the kernel built at {kernel.commit[:12]}")
         with self.launcher.boot(self.c.guest, kernel.path, self.accel, kernel.modules_release, self.c.append,
                                 self.c.timeouts.boot_s) as guest:
             runner.prepare(guest, self.choice.workload)
-            yield GuestSessionPort(guest, self.choice)
+            yield GuestSessionPort(guest, self.choice, self.c.timeouts.run_s)

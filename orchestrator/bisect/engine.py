@@ -17,7 +17,7 @@ from orchestrator.bisect.decide import Decision, Verdict, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
 from orchestrator.bisect.gitlog import BisectState
 from orchestrator.campaign import Campaign
-from orchestrator.errors import BootFailed, BuildFailed, UserError, WorkloadFailed
+from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError, WorkloadFailed
 from orchestrator.ports import BuiltKernel, KernelBuilder, Measurer
 from orchestrator.store import Decided, Store
 
@@ -49,6 +49,18 @@ class CampaignRefused(UserError):
     """The endpoints do not allow a meaningful bisection; the message says why."""
 
 
+class EndpointFailed(CampaignRefused):
+    """The good or bad endpoint does not build, boot or run the workload: no step can be judged
+    against it. The campaign is stored as failed with this message as its reason."""
+
+    WHAT = {BuildFailed: "does not build", BootFailed: "does not boot"}
+
+    def __init__(self, role: str, commit: str, fault: KernelFault) -> None:
+        what = next((w for cls, w in self.WHAT.items() if isinstance(fault, cls)), "fails the workload")
+        super().__init__(f"campaign refused: the {role} endpoint {commit[:12]} {what}: {fault}")
+        self.fault = fault
+
+
 class Engine:
     def __init__(
         self,
@@ -77,7 +89,11 @@ class Engine:
         self.vcs.prepare()
         good = self.vcs.resolve(c.good, "good")
         bad = self.vcs.resolve(c.bad, "bad")
-        check = self._check_endpoints(campaign_id, good, bad)
+        try:
+            check = self._check_endpoints(campaign_id, good, bad)
+        except EndpointFailed as exc:
+            self.store.set_state(campaign_id, "failed", {"reason": str(exc)})
+            raise
         if not check.ok:
             self.store.set_state(campaign_id, "refused", {"reason": check.message})
             raise CampaignRefused(f"campaign refused: {check.message}")
@@ -114,13 +130,19 @@ class Engine:
         c = self.c
         need = c.repetitions.min
         while True:
-            good_s = self._collect(campaign_id, good, need)
-            bad_s = self._collect(campaign_id, bad, need)
+            good_s = self._endpoint(campaign_id, good, "good", need)
+            bad_s = self._endpoint(campaign_id, bad, "bad", need)
             check = check_endpoints(good_s, bad_s, self.direction, c.metric.threshold, c.repetitions.max, c.alpha)
             self._emit("endpoints", message=check.message)
             if check.problem in ("", "good_not_good", "bad_not_bad") or need >= c.repetitions.max:
                 return check
             need = min(c.repetitions.max, max(check.reps_needed, need + c.runs_per_boot))
+
+    def _endpoint(self, campaign_id: int, commit: str, role: str, need: int) -> list[float]:
+        try:
+            return self._collect(campaign_id, commit, need)
+        except KernelFault as exc:
+            raise EndpointFailed(role, commit, exc) from exc
 
     def _kernel(self, campaign_id: int, commit: str) -> BuiltKernel:
         if commit not in self._kernels:

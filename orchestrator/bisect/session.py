@@ -37,6 +37,6 @@ def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     launcher = real_launcher(uri)
     accel = launcher.choose_accel(campaign.accel).accel
     engine = Engine(campaign, choice.direction, GitBisect(campaign.repository, campaign_workdir(campaign_id)),
-                    BuilderPort(default_builder(), campaign.repository, recipe),
+                    BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s),
                     MeasurerPort(launcher, campaign, choice, accel), store, on_event)
     return engine.run(campaign_id)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.errors import UserError
+
 if TYPE_CHECKING:
+    from orchestrator.bisect.adapters import WorkloadChoice
     from orchestrator.bisect.engine import Outcome
     from orchestrator.campaign import Campaign
     from orchestrator.store import Store
@@ -24,26 +29,48 @@ def add_parser(sub: Any) -> None:
     add_store_option(p)
 
 
-def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_json: bool) -> int:
+def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_json: bool,
+            take_over: bool = False) -> int:
     """Run (or resume) a stored campaign with the real parts; scipy, SQLAlchemy and libvirt are
-    imported here, not at start-up, so other commands stay quick."""
+    imported here, not at start-up, so other commands stay quick. The campaign's lock is held
+    throughout; an infrastructure error pauses the campaign (`vmbisect resume` continues it)."""
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.session import campaign_workdir, run_campaign
     from orchestrator.progress import LiveView, json_lines
 
-    print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
-          file=sys.stderr)
-    if as_json:
-        outcome = run_campaign(campaign, store, campaign_id, uri, json_lines())
-    else:
-        gb = GitBisect(campaign.repository, campaign_workdir(campaign_id))
-        gb.prepare()
-        total = gb.count_between(gb.resolve(campaign.good, "good"), gb.resolve(campaign.bad, "bad"),
-                                 campaign.first_parent)
-        with LiveView(total) as view:
-            outcome = run_campaign(campaign, store, campaign_id, uri, view)
+    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
+        print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
+              file=sys.stderr)
+        if as_json:
+            outcome = run_campaign(campaign, store, campaign_id, uri, json_lines())
+        else:
+            gb = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+            gb.prepare()
+            total = gb.count_between(gb.resolve(campaign.good, "good"), gb.resolve(campaign.bad, "bad"),
+                                     campaign.first_parent)
+            with LiveView(total) as view:
+                outcome = run_campaign(campaign, store, campaign_id, uri, view)
     print(summary(outcome, campaign_id))
     return 0
+
+
+@contextmanager
+def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
+    """The host's fault (libvirt gone, disk full) pauses the campaign instead of failing it:
+    state "paused" with the reason, and `vmbisect resume ID` continues where it stopped."""
+    from orchestrator.errors import InfraError
+
+    if store.campaign(campaign_id).state == "paused":
+        store.set_state(campaign_id, "running")
+    try:
+        yield
+    except InfraError as exc:
+        try:
+            store.set_state(campaign_id, "paused", {"reason": str(exc)})
+        except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
+            pass
+        raise InfraError(f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") \
+            from exc
 
 
 def summary(outcome: Outcome, campaign_id: int) -> str:
@@ -56,15 +83,55 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
     return f"{head}{notes}\nreport: vmbisect report {campaign_id} --format md"
 
 
-def run(a: argparse.Namespace) -> int:
-    import yaml
+def preflight(campaign: Campaign) -> WorkloadChoice:
+    """Everything about a campaign that can be checked without building or booting, checked
+    before it is recorded: workload, parameters, metric and its direction, the threshold's sign,
+    the disks the workload needs, run_s against the workload's own time, the kernel recipe, the
+    repository and both revisions (read from the user's repository, nothing cloned)."""
+    from orchestrator.backends.git_bisect import git
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign import check_threshold_sign
+    from orchestrator.kbuild.recipe import parse_recipe
 
+    choice = choose_workload(campaign)
+    check_threshold_sign(campaign.metric.threshold, choice.direction)
+    needs = choice.workload.needs_disks
+    if campaign.guest.disks.count < needs:
+        raise UserError(f"guest.disks.count: {choice.workload.name} needs at least {needs} data disk(s), "
+                        f"got {campaign.guest.disks.count}")
+    own = float(choice.params.get("runtime", 0)) + float(choice.params.get("ramp_time", 0))
+    if own >= campaign.timeouts.run_s:
+        raise UserError(f"timeouts.run_s: {campaign.timeouts.run_s:g} s is not more than the workload's own "
+                        f"{own:g} s (runtime + ramp_time)")
+    try:
+        parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
+    except UserError as exc:
+        raise UserError(f"kernel.{exc}") from None
+    repo = campaign.repository
+    if not _is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+        raise UserError(f"repository: {repo} is not a git repository")
+    for field, rev in (("good", campaign.good), ("bad", campaign.bad)):
+        if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+               check=False).returncode != 0:
+            raise UserError(f"{field}: {rev!r} is not a commit in {repo}")
+    return choice
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system
+        return False
+
+
+def run(a: argparse.Namespace) -> int:
     from orchestrator.bisect.session import stored_spec
-    from orchestrator.campaign import load_campaign
+    from orchestrator.campaign import parse_campaign, read_campaign_file
     from orchestrator.store import Store
 
-    campaign = load_campaign(a.campaign)
+    raw = read_campaign_file(a.campaign)
+    campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
+    preflight(campaign)
     store = Store(a.store)
-    raw = yaml.safe_load(a.campaign.read_text())
     campaign_id = store.new_campaign(campaign.name, stored_spec(raw, campaign))
     return execute(campaign, store, campaign_id, a.uri, a.json)

@@ -7,22 +7,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from orchestrator.commands.argtypes import existing_file, seconds
 from orchestrator.commands.labopts import add_lab_options, lab_from_args, open_pool
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
-from orchestrator.errors import UserError
 
 
 def add_parser(sub: Any) -> None:
     boot = sub.add_parser("boot", help="boot a kernel in a guest and run one command through the agent")
-    boot.add_argument("--kernel", required=True, type=Path, help="bzImage / vmlinuz to boot")
+    boot.add_argument("--kernel", required=True, type=existing_file, help="bzImage / vmlinuz to boot")
     boot.add_argument("--initrd-modules-from", metavar="RELEASE",
                       help="put this host kernel release's driver modules into the initramfs")
     add_vm_options(boot)
     add_lab_options(boot)
     boot.add_argument("--append", default="", help="extra kernel command line")
     boot.add_argument("--console", action="store_true", help="print the guest's serial console afterwards")
-    boot.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the agent (default 120)")
-    boot.add_argument("--cmd-timeout", type=float, default=0.0, help="seconds the command may run (0: no limit)")
+    boot.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
+    boot.add_argument("--cmd-timeout", type=seconds(0), default=0.0, help="seconds the command may run (0: no limit)")
     boot.add_argument("cmd", nargs="+", metavar="CMD", help="command and arguments to run in the guest (after --)")
 
 
@@ -32,8 +32,6 @@ def run(a: argparse.Namespace) -> int:
 
     spec = spec_from_args(a)
     lab = lab_from_args(a)
-    if not a.kernel.is_file():
-        raise UserError(f"kernel: no such file {a.kernel}")
     kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
     pool = open_pool(lab)
     console_log: Path | None = None
@@ -46,7 +44,8 @@ def run(a: argparse.Namespace) -> int:
             sys.stderr.buffer.write(result.stderr)
             hello = guest.hello
             print(
-                f"vmbisect: host {guest.host}, kernel {hello.get('kernel_release')} accel {guest.accel}, {hello.get('cpus_online')} vCPUs, "
+                f"vmbisect: host {guest.host}, kernel {hello.get('kernel_release')} accel {guest.accel}, "
+                f"{hello.get('cpus_online')} vCPUs, "
                 f"{len(hello.get('block_devices') or [])} block devices; agent hello {guest.boot_seconds:.2f} s "
                 f"after domain start; command exit {result.exit_code} in {result.duration_s:.2f} s"
                 + (" (timed out)" if result.timed_out else ""),

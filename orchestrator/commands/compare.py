@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.argtypes import count, fraction, output_file, seconds
+from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
 from orchestrator.commands.vmopts import add_vm_options
 from orchestrator.errors import UserError, choices_error
 
@@ -36,8 +37,8 @@ def add_parser(sub: Any) -> None:
                    help="sweep a parameter; several sweeps multiply (jobs x depth)")
     p.add_argument("--metric", action="append", default=[], metavar="NAME",
                    help="primary metric(s) to judge by (default: the workload's headline metric)")
-    p.add_argument("--reps", type=int, default=5, help="runs per variant and sweep point (default 5)")
-    p.add_argument("--boots", type=int, help="boots per kernel (default: one per run when kernels differ, "
+    p.add_argument("--reps", type=count(1, 1000), default=5, help="runs per variant and sweep point (default 5)")
+    p.add_argument("--boots", type=count(1, 1000), help="boots per kernel (default: one per run when kernels differ, "
                    "else 2)")
     p.add_argument("--kernel", help="kernel for variants that name none: bzImage path or stored name")
     p.add_argument("--initrd-modules-from", metavar="RELEASE", help="host modules for variants that name none")
@@ -45,12 +46,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--repo", type=Path, help="kernel git repository for commit: variants")
     p.add_argument("--config", action="append", default=[], metavar="ITEM",
                    help="build recipe item for commit: variants (default: guest-base)")
-    p.add_argument("--alpha", type=float, default=0.05, help="false discovery rate for significance (default 0.05)")
+    p.add_argument("--alpha", type=fraction(0, 0.5), default=0.05, help="false discovery rate for significance (default 0.05)")
     p.add_argument("--title", help="report title")
     p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics in the tables")
-    p.add_argument("--report", action="append", default=[], type=Path, metavar="PATH",
+    p.add_argument("--report", action="append", default=[], type=output_file, metavar="PATH",
                    help="write a report; .md, .html or .json by the suffix (repeatable)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the agent (default 120)")
+    p.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
     add_vm_options(p)
     add_store_option(p)
 
@@ -59,6 +60,35 @@ def _check_reports(paths: list[Path]) -> None:
     for path in paths:
         if path.suffix.removeprefix(".") not in FORMATS:
             raise choices_error("report", path.suffix or str(path), [f".{f}" for f in FORMATS])
+
+
+def check_kernels(plan: ComparePlan) -> None:
+    """Every variant's kernel exists before the comparison is recorded: a file, a stored name, or
+    a commit of a git repository with a recipe that parses (nothing is built here)."""
+    from orchestrator.backends.git_bisect import git
+    from orchestrator.kbuild.recipe import parse_recipe
+    from orchestrator.kbuild.store import KernelStore
+
+    commits = [v for v in plan.variants if v.commit]
+    repo = plan.repo
+    if commits:
+        assert repo is not None  # plan_from_args asks for --repo
+        if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+            raise UserError(f"repo: {repo} is not a git repository")
+        parse_recipe(list(plan.recipe))
+    for v in commits:
+        assert repo is not None
+        if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{v.commit}^{{commit}}",
+               check=False).returncode != 0:
+            raise UserError(f"variant {v.name}: commit {v.commit!r} is not a commit in {plan.repo}")
+    for v in plan.variants:
+        if v.commit or v.kernel is None:
+            continue
+        if "/" in v.kernel or Path(v.kernel).is_file():
+            if not Path(v.kernel).is_file():
+                raise UserError(f"variant {v.name}: kernel {v.kernel} is not a file")
+        else:
+            KernelStore().resolve(v.kernel)
 
 
 def render(c: Comparison, fmt: str) -> str:
@@ -76,7 +106,7 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
         print(f"compare: report {path}", file=sys.stderr)
 
 
-def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str) -> Comparison:
+def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
     from orchestrator.backends.factory import real_launcher
     from orchestrator.compare.collect import comparison
     from orchestrator.compare.kernels import RealKernels
@@ -84,15 +114,17 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str) -> Comp
     from orchestrator.kbuild.builder import default_builder
     from orchestrator.kbuild.recipe import parse_recipe
 
-    print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-    launcher = real_launcher(uri)
-    accel = launcher.choose_accel(plan.accel).accel
-    builder = None
-    if any(v.commit for v in plan.variants):
-        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
-    kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
-    run_plan(plan, store, campaign_id, kernels, launcher, accel,
-             progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
+    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
+        print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
+              file=sys.stderr)
+        launcher = real_launcher(uri)
+        accel = launcher.choose_accel(plan.accel).accel
+        builder = None
+        if any(v.commit for v in plan.variants):
+            builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+        kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
+        run_plan(plan, store, campaign_id, kernels, launcher, accel,
+                 progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
     result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
     store.set_state(campaign_id, "done", {"kind": KIND, "verdict": list(result.verdict)})
     return result
@@ -114,6 +146,7 @@ def run(a: argparse.Namespace) -> int:
 
     _check_reports(a.report)
     plan = plan_from_args(a)
+    check_kernels(plan)
     store = Store(a.store)
     campaign_id = store.new_campaign(f"compare-{a.workload}"[:64], {"kind": KIND, "args": args_to_json(a)})
     return finish(execute(plan, store, campaign_id, a.uri), a.report)
@@ -144,7 +177,9 @@ def resume(store: Store, campaign_id: int, a: argparse.Namespace) -> int:
     stored = stored_args(store, campaign_id)
     if stored is None:
         raise UserError(f"id: campaign {campaign_id} is not a comparison")
-    return finish(execute(plan_from_args(stored), store, campaign_id, a.uri), stored.report)
+    plan = plan_from_args(stored)
+    check_kernels(plan)
+    return finish(execute(plan, store, campaign_id, a.uri, a.take_over), stored.report)
 
 
 def report(store: Store, campaign_id: int, fmt: str) -> str:

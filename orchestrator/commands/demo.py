@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from orchestrator.commands.bisect import add_store_option, execute
+from orchestrator.commands.bisect import add_store_option, execute, preflight
 
 
 def add_parser(sub: Any) -> None:
@@ -31,6 +31,7 @@ def run(a: argparse.Namespace) -> int:
     started = time.monotonic()
     demo = ensure_demo_repo()
     campaign = load_campaign(CAMPAIGN)
+    preflight(campaign)
     store = Store(a.store)
     campaign_id = store.new_campaign(campaign.name, stored_spec(yaml.safe_load(CAMPAIGN.read_text()), campaign))
     execute(campaign, store, campaign_id, a.uri, a.json)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from orchestrator.commands.argtypes import count, existing_file, seconds
 from orchestrator.commands.labopts import add_lab_options, lab_from_args, open_pool
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
@@ -23,27 +23,25 @@ from orchestrator.workloads.stats import Summary, summarise
 
 def add_parser(sub: Any) -> None:
     m = sub.add_parser("measure", help="boot a kernel and run a workload N times; per-metric statistics")
-    m.add_argument("--kernel", required=True, type=Path, help="bzImage / vmlinuz to boot")
+    m.add_argument("--kernel", required=True, type=existing_file, help="bzImage / vmlinuz to boot")
     m.add_argument("--initrd-modules-from", metavar="RELEASE",
                    help="put this host kernel release's driver modules into the initramfs")
     m.add_argument("--workload", required=True, help="a workload (fio, dbench, netperf) or preset name")
     m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override a parameter; KEY=a,b,c sweeps it (repeatable)")
-    m.add_argument("--reps", type=int, default=3, help="repetitions per sweep point and boot (default 3)")
-    m.add_argument("--boots", type=int, default=1, help="fresh guests to repeat the repetitions on (default 1)")
+    m.add_argument("--reps", type=count(1, 1000), default=3, help="repetitions per sweep point and boot (default 3)")
+    m.add_argument("--boots", type=count(1, 100), default=1, help="fresh guests to repeat the repetitions on (default 1)")
     add_vm_options(m)
     add_lab_options(m)
     m.add_argument("--append", default="", help="extra kernel command line")
-    m.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the agent (default 120)")
+    m.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
     m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU too")
     m.add_argument("--json", action="store_true", help="print every sample with its raw outputs as JSON")
 
 
 def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
-    """Everything checked before a guest starts: workload, parameters, counts, disks."""
-    for field in ("reps", "boots"):
-        if getattr(a, field) < 1:
-            raise UserError(f"{field}: must be at least 1, got {getattr(a, field)}")
+    """Everything checked before a guest starts: workload, parameters, disks (counts and the
+    kernel file are checked by their argparse types)."""
     plan = resolve(load_all(), a.workload, a.param)
     spec = spec_from_args(a)
     if spec.disks.count < plan.workload.needs_disks:
@@ -63,12 +61,11 @@ def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
 def run(a: argparse.Namespace) -> int:
     from orchestrator.hosts.pool import KernelArtifact
     from orchestrator.hosts.push import file_sha256
-    from orchestrator.workloads import runner
+    from orchestrator.workloads import kneeds, runner
 
     plan, spec = plan_from_args(a)
     lab = lab_from_args(a)
-    if not a.kernel.is_file():
-        raise UserError(f"kernel: no such file {a.kernel}")
+    kneeds.check_kernel(plan.workload.name, plan.workload.kernel_needs_all(plan.points), a.kernel)
     kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
     samples: list[tuple[int, str, RunResult]] = []
     boots: list[dict[str, Any]] = []

@@ -6,16 +6,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.commands.argtypes import campaign_id, output_file
 from orchestrator.commands.bisect import add_store_option
 from orchestrator.commands.compare import FORMATS
-from orchestrator.errors import choices_error
+from orchestrator.errors import UserError, choices_error
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("report", help="the report of a campaign: culprit of a bisection, tables of a comparison")
-    p.add_argument("id", type=int, help="campaign id")
+    p.add_argument("id", type=campaign_id, help="campaign id")
     p.add_argument("--format", default="md", help="md, html or json")
-    p.add_argument("--output", type=Path, help="write to this file instead of standard output")
+    p.add_argument("--output", type=output_file, help="write to this file instead of standard output")
     add_store_option(p)
 
 
@@ -45,6 +46,9 @@ def run(a: argparse.Namespace) -> int:
 
 def _emit(text: str, output: Path | None) -> None:
     if output:
-        output.write_text(text)
+        try:
+            output.write_text(text)
+        except OSError as exc:
+            raise UserError(f"output: cannot write {output}: {exc.strerror}") from None
     else:
         print(text)

@@ -5,14 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.commands.bisect import add_store_option, execute
+from orchestrator.commands.argtypes import campaign_id
+from orchestrator.commands.bisect import add_store_option, execute, preflight
 from orchestrator.errors import UserError
+
+# "paused": stopped by an infrastructure error (commands/bisect.py paused_on_infra_error).
+RESUMABLE = ("running", "paused")
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("resume", help="continue a campaign where it stopped")
-    p.add_argument("id", type=int, help="campaign id (vmbisect status lists them)")
+    p.add_argument("id", type=campaign_id, help="campaign id (vmbisect status lists them)")
     p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
+    p.add_argument("--take-over", action="store_true",
+                   help="take the campaign's lock from a controller on another host that is gone")
     add_store_option(p)
 
 
@@ -23,8 +29,10 @@ def run(a: argparse.Namespace) -> int:
 
     store = Store(a.store)
     row = store.campaign(a.id)
-    if row.state != "running":
-        raise UserError(f"id: campaign {a.id} is {row.state}, not running; see vmbisect report {a.id}")
+    if row.state not in RESUMABLE:
+        raise UserError(f"id: campaign {a.id} is {row.state}, not running or paused; see vmbisect report {a.id}")
     if compare.stored_args(store, a.id) is not None:
         return compare.resume(store, a.id, a)
-    return execute(stored_campaign(store, a.id), store, a.id, a.uri, a.json)
+    campaign = stored_campaign(store, a.id)
+    preflight(campaign)
+    return execute(campaign, store, a.id, a.uri, a.json, a.take_over)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from orchestrator.commands.argtypes import campaign_id
 from orchestrator.commands.bisect import add_store_option
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("status", help="list campaigns, or show one")
-    p.add_argument("id", type=int, nargs="?", help="campaign id")
+    p.add_argument("id", type=campaign_id, nargs="?", help="campaign id")
     add_store_option(p)
 
 

@@ -22,6 +22,7 @@ from orchestrator.errors import KernelFault, UserError, WorkloadFailed
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
 from orchestrator.vm.spec import VmSpec
+from orchestrator.workloads import kneeds
 from orchestrator.workloads import runner as workload_runner
 from orchestrator.workloads.result import RunResult
 
@@ -105,6 +106,9 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
     done = 0
     # every kernel before the first run: a build failure stops the comparison before it measures
     resolved = {g: kernels.kernel(plan.groups[g][0]) for g in dict.fromkeys(b.group for b in todo)}
+    needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
+    for kernel in resolved.values():
+        kneeds.check_kernel(plan.workload.name, needs, kernel.path, kernel.describe)
     for boot_no, boot in enumerate(todo, 1):
         group = plan.groups[boot.group]
         kernel = resolved[boot.group]

@@ -8,6 +8,7 @@ B A), which cancels a linear drift instead of favouring whoever runs first.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class BootPlan:
     slots: tuple[Slot, ...]
 
 
-def _abba(items: list[str] | list[int], round_: int) -> list:  # type: ignore[type-arg]
+def _abba(items: list[str] | list[int], round_: int) -> list[Any]:
     return list(items) if round_ % 2 == 0 else list(reversed(items))
 
 

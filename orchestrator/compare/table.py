@@ -160,8 +160,7 @@ def verdict(c: Comparison) -> tuple[str, ...]:
     for v in c.variants[1:]:
         for metric in c.primary:
             rows = [r for r in c.rows if r.metric == metric]
-            cells = [(r, _cell(r, v.name)) for r in rows]
-            cells = [(r, x) for r, x in cells if x is not None and x.diff_pct is not None]
+            cells = [(r, x) for r in rows for x in [_cell(r, v.name)] if x is not None and x.diff_pct is not None]
             if not cells:
                 continue
             sig = [(r, x) for r, x in cells if x.significant]

@@ -13,7 +13,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath
 from typing import Protocol
 
 from orchestrator.hosts.errors import HostFailed
@@ -26,13 +26,13 @@ class Remote(Protocol):
     name: str
 
     def run(self, argv: list[str], stdin: bytes = b"", timeout_s: float = 120.0, check: bool = True) -> Completed: ...
-    def put(self, local: Path, remote: PurePosixPath) -> None: ...
-    def rename(self, old: PurePosixPath, new: PurePosixPath) -> None: ...
+    def put(self, local: Path, remote: PurePath) -> None: ...
+    def rename(self, old: PurePath, new: PurePath) -> None: ...
 
 
 @dataclass(frozen=True)
 class Pushed:
-    path: PurePosixPath
+    path: PurePath
     sha256: str
     transferred: bool
     seconds: float
@@ -59,12 +59,12 @@ def part_owner(name: str) -> int | None:
     return int(owner) if owner.isdigit() else None
 
 
-def remote_sha256(host: Remote, path: PurePosixPath) -> str | None:
+def remote_sha256(host: Remote, path: PurePath) -> str | None:
     done = host.run(["sha256sum", "--", str(path)], check=False)
     return done.text.split()[0] if done.exit_code == 0 and done.text.strip() else None
 
 
-def push(host: Remote, local: Path, directory: PurePosixPath, sha256: str | None = None,
+def push(host: Remote, local: Path, directory: PurePath, sha256: str | None = None,
          suffix: str = "") -> Pushed:
     """Make `local` available on the host under its content address; skip what is there."""
     started = time.monotonic()

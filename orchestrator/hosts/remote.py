@@ -202,7 +202,7 @@ class RemoteSite:
     def stage(self, kernel: Path, initrd: Path) -> tuple[Path, Path]:
         k = push(self.ssh, kernel, self.images, self._sha256(kernel), ".kernel")
         i = push(self.ssh, initrd, self.images, self._sha256(initrd), ".initrd")
-        return k.path, i.path
+        return Path(k.path), Path(i.path)
 
     def _sha256(self, path: Path) -> str:
         st = path.stat()
@@ -303,7 +303,7 @@ def choose_remote_accel(ssh: SshHost, probe_kvm: Any, reprobe: bool = False) -> 
     cache_file = paths.cache_dir() / "accel-hosts.json"
     cached = _load(cache_file)
     if key in cached and not reprobe:
-        return AccelChoice(**{**cached[key], "probed": False})
+        return AccelChoice(cached[key]["accel"], cached[key]["reason"], probed=False)
     ok, detail = probe_kvm()
     choice = AccelChoice("kvm" if ok else "tcg",
                          "a probe guest booted under KVM" if ok else

@@ -12,7 +12,7 @@ import shlex
 import socket
 import stat
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath
 from typing import Any
 
 import paramiko
@@ -127,13 +127,13 @@ class SshHost:
                 raise HostFailed(self.name, f"sftp unavailable: {exc}") from exc
         return self._sftp
 
-    def put(self, local: Path, remote: PurePosixPath) -> None:
+    def put(self, local: Path, remote: PurePath) -> None:
         self._sftp_call("upload " + local.name, lambda s: s.put(str(local), str(remote), confirm=True))
 
-    def get(self, remote: PurePosixPath, local: Path) -> None:
+    def get(self, remote: PurePath, local: Path) -> None:
         self._sftp_call("download " + remote.name, lambda s: s.get(str(remote), str(local)))
 
-    def read_bytes(self, remote: PurePosixPath) -> bytes | None:
+    def read_bytes(self, remote: PurePath) -> bytes | None:
         """The file's contents, or None when it does not exist (yet)."""
         def read(s: paramiko.SFTPClient) -> bytes | None:
             try:
@@ -143,10 +143,10 @@ class SshHost:
                 return None
         return self._sftp_call("read " + remote.name, read)
 
-    def rename(self, old: PurePosixPath, new: PurePosixPath) -> None:
+    def rename(self, old: PurePath, new: PurePath) -> None:
         self._sftp_call("rename " + old.name, lambda s: s.posix_rename(str(old), str(new)))
 
-    def listdir(self, remote: PurePosixPath) -> list[tuple[str, bool]]:
+    def listdir(self, remote: PurePath) -> list[tuple[str, bool]]:
         """(name, is a directory) of every entry; [] when the directory does not exist."""
         def listing(s: paramiko.SFTPClient) -> list[tuple[str, bool]]:
             try:

@@ -10,6 +10,10 @@ lock: check the commit out in vmbisect's own clone, configure (skipped when noth
 feeds Kconfig changed), check every requested option stuck, look the final .config up in the
 store, else make bzImage (and modules) in the persistent build directory of this recipe,
 classify a failure, and publish the result.
+
+`timeout_s` bounds one build (a campaign's timeouts.build_s): every make and merge_config.sh
+runs in its own process group, killed as a whole when the time is up; the commit is then a
+BuildFailed (skipped), since a build that does not finish is the commit's to explain.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -93,6 +98,14 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
 def _fail(commit: str, log_path: Path, log_text: str) -> Exception:
     kind, lines = classify(log_text)
     first = lines[0].strip() if lines else "no output"
@@ -116,12 +129,14 @@ class KernelBuilder:
         self.jobs = jobs or len(os.sched_getaffinity(0))
         self.ccache_max = ccache_max
         self.progress = progress
+        self._deadline: tuple[float, float] | None = None  # (monotonic end, limit) of the build under way
 
     def build_dir(self, repo_id: str, recipe: Recipe) -> Path:
         return self.work_root / repo_id / "build" / recipe.digest()[:16]
 
-    def build(self, repo: Path, rev: str, recipe: Recipe) -> KernelImage:
+    def build(self, repo: Path, rev: str, recipe: Recipe, timeout_s: float | None = None) -> KernelImage:
         started = time.monotonic()
+        self._deadline = (started + timeout_s, timeout_s) if timeout_s is not None else None
         revision = gitrepo.resolve(repo, rev)
         toolchain = probe_toolchain(recipe.cc)
         alias = alias_key(revision.tree, recipe.digest(), toolchain.compiler)
@@ -193,11 +208,23 @@ class KernelBuilder:
         log.write("$ " + " ".join(argv) + "\n")
         log.flush()
         start = log.tell()
+        remaining = None if self._deadline is None else max(self._deadline[0] - time.monotonic(), 0.0)
         try:
-            proc = subprocess.run(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, check=False)
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise InfraError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+        try:
+            proc.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            assert self._deadline is not None
+            raise BuildFailed(f"build of {revision.commit[:12]} took longer than timeouts.build_s "
+                              f"({self._deadline[1]:g} s); {Path(argv[0]).name} and its children killed "
+                              f"(log: {log_path})") from None
+        except BaseException:
+            _kill_group(proc)  # Ctrl-C or an error here: no compiler is left running
+            raise
         if proc.returncode == 0:
             return
         log.flush()

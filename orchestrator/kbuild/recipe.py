@@ -87,6 +87,16 @@ def _read(path: Path, what: str) -> str:
         return path.read_text()
     except OSError as exc:
         raise UserError(f"config: cannot read {what} {path}: {exc.strerror}") from exc
+    except ValueError as exc:  # not UTF-8
+        raise UserError(f"config: cannot read {what} {path}: {exc}") from None
+
+
+def _is_file(path: Path) -> bool:
+    """False, not an exception, for names the file system refuses (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def parse_recipe(items: Sequence[str], kconfigs_dir: Path = KCONFIGS_DIR) -> Recipe:
@@ -108,9 +118,9 @@ def parse_recipe(items: Sequence[str], kconfigs_dir: Path = KCONFIGS_DIR) -> Rec
                 raise UserError(f"config: cc must be a compiler command name like gcc-10, got {cc!r}")
         elif _EXTRA.match(item):
             extras.append(item)
-        elif "/" not in item and (kconfigs_dir / f"{item}.config").is_file():
+        elif "/" not in item and _is_file(kconfigs_dir / f"{item}.config"):
             fragments.append(Fragment(item, _read(kconfigs_dir / f"{item}.config", "fragment")))
-        elif Path(item).is_file():
+        elif _is_file(Path(item)):
             fragments.append(Fragment(str(Path(item).resolve()), _read(Path(item), "fragment")))
         else:
             raise _unknown(item, kconfigs_dir)

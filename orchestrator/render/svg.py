@@ -70,7 +70,7 @@ def strip_plot(groups: Sequence[Group], y_label: str, title: str, x_label: str =
     centres, unit, labels = _strip_layout([label for label, _, _ in groups], left, right)
     parts += _y_axis(y_ticks, y, top, bottom, y_label)
     parts += _x_axis(labels, bottom, x_label)
-    for label, value, key in refs:
+    for _label, value, key in refs:
         parts.append(f'<line class="ref" x1="{left}" x2="{right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
                      f'stroke="{colour[key]}" stroke-width="1.5" stroke-dasharray="6 4"/>')
     jitter, half_bar = min(unit * 0.25, 8.0), min(unit * 0.35, 14.0)

@@ -96,15 +96,15 @@ def _disks(devices: ET.Element, spec: VmSpec, boot: BootFiles) -> None:
             ctl = ET.SubElement(devices, "controller", type="scsi", index=str(index), model=model)
             driver = _queue_attrs(d.queues, d.iothreads, index) if d.controller == "virtio-scsi" else {}
             if driver:
-                ET.SubElement(ctl, "driver", **driver)
+                ET.SubElement(ctl, "driver", driver)
     for i, (dev, source) in enumerate(zip(disk_names(d.controller, d.count), boot.disks)):
         is_block = d.backing == "block"
         disk = ET.SubElement(devices, "disk", type="block" if is_block else "file", device="disk")
         driver = {"name": "qemu", "type": "qcow2" if d.backing == "qcow2" else "raw", "cache": d.cache, "io": d.aio}
         if d.controller == "virtio-blk":
             driver.update(_queue_attrs(d.queues, d.iothreads, i))
-        ET.SubElement(disk, "driver", **driver)
-        ET.SubElement(disk, "source", **({"dev": str(source)} if is_block else {"file": str(source)}))
+        ET.SubElement(disk, "driver", driver)
+        ET.SubElement(disk, "source", {"dev": str(source)} if is_block else {"file": str(source)})
         ET.SubElement(disk, "target", dev=dev, bus=bus)
         ET.SubElement(disk, "serial").text = f"vmbisect{i}"
         if d.controller in WWN_CONTROLLERS:

@@ -25,6 +25,13 @@ CACHE_MODES = ("none", "writeback", "writethrough", "directsync", "unsafe")
 AIO_MODES = ("threads", "native", "io_uring")
 MACHINES = ("pc", "q35")
 ACCELS = ("kvm", "tcg")
+# Upper bounds (docs/campaign.md, "Limits"): past them QEMU or the host refuses anyway, late.
+MAX_VCPUS = 255           # QEMU's limit for the pc machine (q35 allows 288)
+MAX_MEMORY_MIB = 1 << 20  # 1 TiB
+MAX_DISKS = 256           # one virtio-scsi controller's targets; far beyond any report we reproduce
+MAX_DISK_MIB = 1 << 20    # 1 TiB per disk (sparse files: the size is not allocated up front)
+MAX_QUEUES = 255          # no more queues than the most vCPUs
+MAX_IOTHREADS = 64
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,12 @@ class VmSpec:
     def validate(self) -> "VmSpec":
         if self.vcpus < 1:
             raise UserError(f"vcpus: must be at least 1, got {self.vcpus}")
+        if self.vcpus > MAX_VCPUS:
+            raise UserError(f"vcpus: must be at most {MAX_VCPUS}, got {self.vcpus}")
         if self.memory_mib < 128:
             raise UserError(f"memory: must be at least 128 MiB, got {self.memory_mib}")
+        if self.memory_mib > MAX_MEMORY_MIB:
+            raise UserError(f"memory: must be at most {MAX_MEMORY_MIB} MiB (1 TiB), got {self.memory_mib}")
         if self.machine not in MACHINES:
             raise choices_error("machine", self.machine, MACHINES)
         if self.topology is not None and self.topology.cpus != self.vcpus:
@@ -93,8 +104,12 @@ def _validate_disks(d: DiskSpec) -> None:
         raise choices_error("controller", d.controller, CONTROLLERS)
     if d.count < 0:
         raise UserError(f"disks: must be 0 or more, got {d.count}")
+    if d.count > MAX_DISKS:
+        raise UserError(f"disks: must be at most {MAX_DISKS}, got {d.count}")
     if d.count > 0 and d.size_mib < 1:
         raise UserError(f"disk size: must be at least 1 MiB, got {d.size_mib}")
+    if d.size_mib > MAX_DISK_MIB:
+        raise UserError(f"disk size: must be at most {MAX_DISK_MIB} MiB (1 TiB), got {d.size_mib}")
     if d.backing not in BACKINGS:
         raise choices_error("backing", d.backing, BACKINGS)
     if d.backing == "block" and len(d.devices) != d.count:
@@ -107,6 +122,10 @@ def _validate_disks(d: DiskSpec) -> None:
         raise UserError("aio: 'native' needs cache 'none' or 'directsync' (O_DIRECT)")
     if d.queues < 0 or d.iothreads < 0:
         raise UserError("queues/iothreads: must be 0 (default) or more")
+    if d.queues > MAX_QUEUES:
+        raise UserError(f"queues: must be at most {MAX_QUEUES}, got {d.queues}")
+    if d.iothreads > MAX_IOTHREADS:
+        raise UserError(f"iothreads: must be at most {MAX_IOTHREADS}, got {d.iothreads}")
     if d.iothreads and d.controller not in ("virtio-blk", "virtio-scsi"):
         raise UserError(f"iothreads: only virtio-blk and virtio-scsi use iothreads, not {d.controller}")
 

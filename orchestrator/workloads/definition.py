@@ -3,8 +3,9 @@ the resolution of a workload or preset name plus `key=value` overrides into run 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import yaml
 
 from orchestrator.errors import UserError, choices_error
+from orchestrator.workloads import kneeds
 from orchestrator.workloads.params import ParamDef, ParamValue, param_def
 
 DIRECTIONS = ("higher", "lower", "none")
@@ -46,6 +48,16 @@ class WorkloadDef:
     params: Mapping[str, ParamDef]
     metrics: Mapping[str, MetricDef]
     presets: Mapping[str, Preset]
+    kconfig: Mapping[str, str] = field(default_factory=dict)
+    kconfig_by_param: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
+
+    def kernel_needs(self, point: Mapping[str, ParamValue]) -> dict[str, str]:
+        """CONFIG_ option -> why, for one parameter set (docs/workloads.md, kernel needs)."""
+        return kneeds.needed(self.kconfig, self.kconfig_by_param, point)
+
+    def kernel_needs_all(self, points: Iterable[Mapping[str, ParamValue]]) -> dict[str, str]:
+        """The options every one of `points` needs together."""
+        return {o: why for p in points for o, why in self.kernel_needs(p).items()}
 
 
 @dataclass(frozen=True)
@@ -74,14 +86,19 @@ def load_workload(path: Path) -> WorkloadDef:
         if v.get("direction") not in DIRECTIONS:
             raise choices_error(f"{where}: metrics.{k}.direction", v.get("direction"), DIRECTIONS)
         metrics[k] = MetricDef(k, str(v["unit"]), v["direction"], str(v.get("help", "")))
+    try:
+        always, by_param = kneeds.parse_needs(raw, where)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     w = WorkloadDef(name, str(raw.get("help", "")), int(raw.get("needs_disks", 0)),
-                    MappingProxyType(params), MappingProxyType(metrics), MappingProxyType({}))
+                    MappingProxyType(params), MappingProxyType(metrics), MappingProxyType({}),
+                    MappingProxyType(always), MappingProxyType(by_param))
     presets = {}
     for pname, pv in (raw.get("presets") or {}).items():
         values = {k: _parse_value(w, k, v, f"{where}: presets.{pname}") for k, v in (pv.get("params") or {}).items()}
         _one_sweep(values, f"{where}: presets.{pname}")
         presets[pname] = Preset(pname, name, MappingProxyType(values), str(pv.get("help", "")))
-    return WorkloadDef(w.name, w.help, w.needs_disks, w.params, w.metrics, MappingProxyType(presets))
+    return dataclasses.replace(w, presets=MappingProxyType(presets))
 
 
 def load_all(root: Path = DEFINITIONS_DIR) -> dict[str, WorkloadDef]:
@@ -118,10 +135,10 @@ def resolve(workloads: Mapping[str, WorkloadDef], name: str, overrides: list[str
 def _parse_value(w: WorkloadDef, key: str, value: Any, where: str) -> ParamValue | tuple[ParamValue, ...]:
     if key not in w.params:
         raise choices_error(f"{where}: {w.name} parameter", key, w.params)
-    field = f"{where}: {w.name} {key}"
+    label = f"{where}: {w.name} {key}"
     if isinstance(value, (list, tuple)):
-        return tuple(w.params[key].parse(v, field) for v in value)
-    return w.params[key].parse(value, field)
+        return tuple(w.params[key].parse(v, label) for v in value)
+    return w.params[key].parse(value, label)
 
 
 def _one_sweep(values: Mapping[str, Any], where: str) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import dbench, fio, netperf, system
+from orchestrator.workloads import dbench, fio, kneeds, netperf, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef
 from orchestrator.workloads.params import ParamValue
 from orchestrator.workloads.result import Metric, RunResult, ToolRun
@@ -40,8 +40,10 @@ def data_disks(guest: Guestlike) -> list[str]:
 def _check(result: ExecResult, argv: list[str]) -> ExecResult:
     if not result.succeeded:
         why = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        detail = (result.stderr or result.stdout).decode(errors="replace").strip().splitlines()
-        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {detail[-1]}" if detail else ""))
+        output = (result.stderr or result.stdout).decode(errors="replace").strip()
+        lines = output.splitlines()
+        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {lines[-1]}" if lines else ""),
+                             "\n".join(lines[-20:]), f"{argv[0]} output")
     return result
 
 
@@ -49,15 +51,18 @@ def _exec(guest: Guestlike, argv: list[str], timeout_s: float = 120.0) -> ExecRe
     return _check(guest.exec(argv, timeout_s=timeout_s), argv)
 
 
-def _budget(params: Params) -> float:
-    """Seconds a run may take: its own time twice over (TCG is slow to start) plus a margin."""
-    return 2.0 * (int(params["runtime"]) + int(params.get("ramp_time", 0))) + 120.0
+def budget(params: Params, limit_s: float | None = None) -> float:
+    """Seconds a run may take: its own time twice over (TCG is slow to start) plus a margin,
+    never more than `limit_s` (a campaign's timeouts.run_s). Past it the agent kills the tool
+    and the run fails as `<tool> timed out`."""
+    own = 2.0 * (int(params["runtime"]) + int(params.get("ramp_time", 0))) + 120.0
+    return own if limit_s is None else min(own, limit_s)
 
 
 class Tool(Protocol):
     def prepare(self, guest: Guestlike) -> None: ...
     def before(self, guest: Guestlike, params: Params) -> None: ...
-    def run(self, guest: Guestlike, params: Params) -> dict[str, str]: ...
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]: ...
     def after(self, guest: Guestlike, params: Params) -> None: ...
     def disks(self, guest: Guestlike, params: Params) -> list[str]: ...
     def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun: ...
@@ -73,9 +78,9 @@ class Fio:
     def before(self, guest: Guestlike, params: Params) -> None:
         guest.agent.put(fio.JOB_PATH, fio.render_job(params, self.disks(guest, params)).encode())
 
-    def run(self, guest: Guestlike, params: Params) -> dict[str, str]:
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
         job = guest.agent.get(fio.JOB_PATH).decode()
-        out = _exec(guest, fio.argv(), _budget(params))
+        out = _exec(guest, fio.argv(), budget_s)
         return {"fio.job": job, "fio.json": out.stdout.decode(errors="replace")}
 
     def after(self, guest: Guestlike, params: Params) -> None:
@@ -99,8 +104,8 @@ class Dbench:
         for argv in dbench.setup_argvs(params, "/dev/" + self.disks(guest, params)[0]):
             _exec(guest, argv)
 
-    def run(self, guest: Guestlike, params: Params) -> dict[str, str]:
-        out = _exec(guest, dbench.argv(params), _budget(params))
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
+        out = _exec(guest, dbench.argv(params), budget_s)
         return {"dbench.txt": out.stdout.decode(errors="replace"),
                 "loadfile_ops": str(dbench.loadfile_ops(guest.agent.get(str(params["loadfile"])).decode()))}
 
@@ -123,8 +128,8 @@ class Netperf:
     def before(self, guest: Guestlike, params: Params) -> None:
         pass
 
-    def run(self, guest: Guestlike, params: Params) -> dict[str, str]:
-        _exec(guest, netperf.run_argv(params), _budget(params))
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
+        _exec(guest, netperf.run_argv(params), budget_s)
         return {f"netperf.{i}": guest.agent.get(p).decode(errors="replace")
                 for i, p in enumerate(netperf.output_paths(params))}
 
@@ -139,7 +144,10 @@ TOOLS: dict[str, Tool] = {"fio": Fio(), "dbench": Dbench(), "netperf": Netperf()
 
 
 def prepare(guest: Guestlike, workload: WorkloadDef) -> None:
-    TOOLS[workload.name].prepare(guest)
+    try:
+        TOOLS[workload.name].prepare(guest)
+    except WorkloadFailed as exc:
+        raise kneeds.with_hint(exc) from None
 
 
 def host_stats(domain: Any) -> dict[str, Any]:
@@ -151,14 +159,24 @@ def host_stats(domain: Any) -> dict[str, Any]:
             "monotonic_s": time.monotonic()}
 
 
-def run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str) -> RunResult:
-    """One repetition: setup, snapshots around the tool, teardown, metrics."""
+def run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str,
+        limit_s: float | None = None) -> RunResult:
+    """One repetition: setup, snapshots around the tool, teardown, metrics. The tool may run
+    `budget(params, limit_s)` seconds. A failure whose output a kernel config explains names
+    the likely option (workloads/kneeds.py)."""
+    try:
+        return _run(guest, workload, params, accel, limit_s)
+    except WorkloadFailed as exc:
+        raise kneeds.with_hint(exc) from None
+
+
+def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str, limit_s: float | None) -> RunResult:
     tool = TOOLS[workload.name]
     tool.before(guest, params)
     disks = tool.disks(guest, params)
     started = time.monotonic()
     snap0, host0 = guest.agent.snapshot(), host_stats(guest.domain)
-    raw = tool.run(guest, params)
+    raw = tool.run(guest, params, budget(params, limit_s))
     snap1, host1 = guest.agent.snapshot(), host_stats(guest.domain)
     duration = time.monotonic() - started
     tool.after(guest, params)

@@ -146,3 +146,30 @@ def test_a_wiped_build_directory_is_rebuilt_to_the_same_bytes(repo, builder):
         shutil.rmtree(build_dir)
     again = builder.build(repo, "main", recipe)
     assert not again.from_cache and again.sha256 == first.sha256
+
+
+def test_a_build_past_its_timeout_is_build_failed_and_leaves_no_process_running(repo, builder, tmp_path):
+    marker = tmp_path / "hang-started"
+    (repo / "hang.sh").write_text(f"touch {marker}\nsleep 300 &\necho $! > {tmp_path / 'sleeper'}\nwait\n")
+    (repo / "needs-tool").write_text("sh hang.sh\n")
+    commit_all(repo, "hangs in bzImage")
+    started = time.monotonic()
+    with pytest.raises(BuildFailed, match=r"took longer than timeouts.build_s \(3 s\)"):
+        builder.build(repo, "main", parse_recipe(["CONFIG_PRINTK=y"]), timeout_s=3)
+    assert marker.exists() and time.monotonic() - started < 30
+    sleeper = Path(f"/proc/{int((tmp_path / 'sleeper').read_text())}/stat")
+    assert _gone_within(sleeper, 5.0), "the build's grandchild (sleep 300) outlived the timeout"
+    assert builder.store.entries() == []
+
+
+def _gone_within(stat: Path, seconds: float) -> bool:
+    """SIGKILL is delivered asynchronously: the process is gone, or a zombie, within `seconds`."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.05)
+    return False

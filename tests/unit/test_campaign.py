@@ -59,7 +59,7 @@ def test_full_guest_shape_of_the_seed_report():
         (with_(runs_per_boot="3"), "runs_per_boot: expected a whole number, got '3'"),
         ({k: v for k, v in MINIMAL.items() if k != "good"}, "good: missing (required)"),
         (with_(name="my campaign!"), "name: 'my campaign!' must be 1-64 letters"),
-        ([1, 2], "campaign: expected a mapping of keys to values, got list"),
+        ([1, 2], "campaign: expected a mapping of keys to values, got a list"),
     ],
 )
 def test_bad_fields_are_one_line_errors_with_path_and_choices(data, message):

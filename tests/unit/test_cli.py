@@ -1,31 +1,36 @@
+from pathlib import Path
+
 import pytest
 
 from orchestrator.cli import main
 from orchestrator.doctor import check_free_disk, check_tool
 
+# Any readable file: these command lines are refused before the kernel is read.
+KERNEL = str(Path(__file__).resolve())
+
 
 @pytest.mark.parametrize(
     "argv, expected",
     [
-        (["boot", "--kernel", "/k", "--controller", "ide", "--", "ls"],
+        (["boot", "--kernel", KERNEL, "--controller", "ide", "--", "ls"],
          "vmbisect: controller: invalid value 'ide'; valid choices: virtio-blk, virtio-scsi, lsisas1068, lsisas1078, lsilogic"),
-        (["boot", "--kernel", "/k", "--vcpus", "0", "--", "ls"], "vmbisect: vcpus: must be at least 1, got 0"),
-        (["boot", "--kernel", "/k", "--cache", "maybe", "--", "ls"],
+        (["boot", "--kernel", KERNEL, "--vcpus", "0", "--", "ls"], "vmbisect: vcpus: must be at least 1, got 0"),
+        (["boot", "--kernel", KERNEL, "--cache", "maybe", "--", "ls"],
          "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
         (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', "
                    "'build', 'measure', 'bisect', 'compare', 'resume', 'status', 'report', 'demo')"),
-        (["compare", "--workload", "fio", "--kernel", "/k", "--disks", "1", "--variant", "a=sched:none",
+        (["compare", "--workload", "fio", "--kernel", KERNEL, "--disks", "1", "--variant", "a=sched:none",
           "--variant", "b=sched:cfq"],
          "vmbisect: variant b: sched: invalid value 'cfq'; valid choices: none, mq-deadline, bfq, kyber"),
-        (["compare", "--workload", "fio", "--kernel", "/k", "--variant", "a=nice:0", "--variant", "b=nice:1",
+        (["compare", "--workload", "fio", "--kernel", KERNEL, "--variant", "a=nice:0", "--variant", "b=nice:1",
           "--report", "out.pdf"], "vmbisect: report: invalid value '.pdf'; valid choices: .md, .html, .json"),
-        (["boot", "--kernel", "/k", "--vcpus", "many", "--", "ls"],
+        (["boot", "--kernel", KERNEL, "--vcpus", "many", "--", "ls"],
          "vmbisect: boot: argument --vcpus: invalid int value: 'many'"),
-        (["boot", "--kernel", "/k", "--topology", "2x8", "--", "ls"],
+        (["boot", "--kernel", KERNEL, "--topology", "2x8", "--", "ls"],
          "vmbisect: topology: expected SOCKETS:CORES:THREADS with positive numbers, e.g. 2:4:2, got '2x8'"),
-        (["boot", "--kernel", "/k", "--vcpus", "16", "--topology", "2:4:1", "--", "ls"],
+        (["boot", "--kernel", KERNEL, "--vcpus", "16", "--topology", "2:4:1", "--", "ls"],
          "vmbisect: topology: 2 sockets x 4 cores x 1 threads = 8 CPUs, but vcpus is 16"),
-        (["boot", "--kernel", "/k", "--vcpus", "2", "--pin", "0;1", "--", "ls"],
+        (["boot", "--kernel", KERNEL, "--vcpus", "2", "--pin", "0;1", "--", "ls"],
          "vmbisect: pin: expected host CPU sets like 0,1,2,3 or 0-1/2-3, got '0;1'"),
     ],
 )
