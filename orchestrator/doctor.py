@@ -6,13 +6,17 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from orchestrator import paths
 from orchestrator.backends import host
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.errors import VmbisectError
+from orchestrator.hosts.lab import Host
 from orchestrator.vm.spec import DiskSpec, VmSpec
+
+if TYPE_CHECKING:
+    from orchestrator.hosts.ssh import SshHost
 
 MIN_FREE_GIB = 20.0
 
@@ -118,3 +122,71 @@ def run_checks(uri: str, guest_checks: Callable[[], list[Check]]) -> list[Check]
     else:
         checks.append(Check("accelerator", False, "not probed: QEMU, libvirt, agent or kernel missing", "make setup"))
     return checks
+
+
+# -- lab hosts reached over SSH (vmbisect doctor --lab FILE) -----------------------------------
+REMOTE_TOOLS = (
+    ("qemu-system-x86_64", "qemu-system-x86"),
+    ("qemu-img", "qemu-utils"),
+    ("sha256sum", "coreutils"),
+    ("virt-ssh-helper", "libvirt-daemon (libvirt's remote driver runs it)"),
+)
+
+
+def remote_checks(host: Host, connect: Callable[[Host], GuestLauncher], reprobe: bool = False) -> list[Check]:
+    """Probe a lab host for real: SSH, its CPUs against the slots, tools, free disk, libvirt
+    over the lab's URI, the accelerator and a probe boot through the pushed files."""
+    from orchestrator.hosts.ssh import SshHost
+
+    assert host.ssh is not None and host.work_dir is not None
+    ssh = SshHost(host.name, host.ssh)
+    try:
+        try:
+            release = ssh.run(["uname", "-r"]).text.strip()
+            ncpu = int(ssh.run(["nproc", "--all"]).text.strip() or 0)
+        except VmbisectError as exc:
+            return [Check("ssh", False, str(exc), "check ssh, key and known_hosts (docs/hosts.md)")]
+        checks = [Check("ssh", True, f"{host.ssh}: Linux {release}, {ncpu} CPUs"), _slot_check(host, ncpu)]
+        for tool, package in REMOTE_TOOLS:
+            found = ssh.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False)
+            checks.append(Check(tool, found.exit_code == 0, found.text.strip() or "not found",
+                                f"on {host.name}: apt-get install {package}"))
+        for label, directory in (("free disk", host.work_dir), ("free disk (disks)", host.disk_dir)):
+            if directory is not None:
+                checks.append(_remote_free_disk(ssh, label, directory))
+    finally:
+        ssh.close()
+    try:
+        launcher = connect(host)
+    except VmbisectError as exc:
+        return checks + [Check("libvirt", False, str(exc), "on the host: libvirtd running; docs/hosts.md")]
+    try:
+        version = _dotted(launcher.provider.conn.getLibVersion())
+        checks.append(Check("libvirt", True, f"{host.uri.split('?')[0]}, libvirt {version}"))
+        try:
+            choice = launcher.choose_accel("auto", reprobe=reprobe)
+        except VmbisectError as exc:
+            return checks + [Check("accelerator", False, str(exc), "docs/hosts.md")]
+        checks.append(Check("accelerator", True, f"{choice.accel}: {choice.reason}"))
+        checks.append(boot_check(launcher, choice.accel))
+    finally:
+        launcher.close()
+    return checks
+
+
+def _slot_check(host: Host, ncpu: int) -> Check:
+    wanted = sorted({c for s in host.slots for c in s.cpus})
+    missing = [c for c in wanted if c >= ncpu]
+    detail = f"{len(host.slots)} slot(s), pinned to host CPUs {','.join(map(str, wanted)) or '(none)'}"
+    if missing:
+        return Check("slots", False, f"{detail}; CPUs {','.join(map(str, missing))} do not exist (host has {ncpu})",
+                     "lab file: slots[].cpus within the host's CPUs")
+    return Check("slots", True, detail)
+
+
+def _remote_free_disk(ssh: "SshHost", label: str, directory: Path) -> Check:
+    ssh.run(["mkdir", "-p", "--", str(directory)])
+    lines = ssh.run(["df", "-Pk", "--", str(directory)]).text.splitlines()
+    free_gib = int(lines[-1].split()[3]) / 2**20 if len(lines) > 1 else 0.0
+    return Check(label, free_gib >= MIN_FREE_GIB, f"{free_gib:.1f} GiB free at {directory}",
+                 f"free space on {ssh.name}: guest images and disks need room", essential=False)

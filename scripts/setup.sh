@@ -20,6 +20,7 @@ packages=(
   python3 python3-venv python3-dev golang-go
   postgresql
   chromium fonts-dejavu-core
+  openssh-server
 )
 
 need_root() {

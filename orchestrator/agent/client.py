@@ -1,4 +1,10 @@
-"""A client of the guest agent over any byte stream (a libvirt channel socket, a pipe)."""
+"""A client of the guest agent over any byte stream (a libvirt channel socket, a pipe).
+
+A channel that crosses a network (a remote host's libvirt stream, orchestrator/hosts/remote.py)
+passes `link_error`: when the channel closes or stays silent, the client asks it first, and a
+lost host surfaces as that error (a HostFailed naming the host) instead of a silent agent,
+which would blame the kernel under test.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,18 @@ import os
 import select
 import socket
 import time
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Optional
 
 from orchestrator.agent import protocol
 from orchestrator.agent.protocol import ExecResult
-from orchestrator.errors import WorkloadFailed
+from orchestrator.errors import VmbisectError, WorkloadFailed
+
+LinkCheck = Callable[[], Optional[VmbisectError]]
 
 # Seconds beyond a request's own timeout before the agent counts as silent.
 REPLY_MARGIN_S = 30.0
+# While waiting on a channel that crosses a network, ask every so often whether its host is gone.
+LINK_CHECK_S = 5.0
 
 
 class AgentSilent(Exception):
@@ -24,18 +34,20 @@ class AgentSilent(Exception):
 class AgentClient:
     """One request at a time; responses with ids we are not waiting for are dropped."""
 
-    def __init__(self, read_fd: int, send: Callable[[bytes], None], close: Callable[[], None]) -> None:
+    def __init__(self, read_fd: int, send: Callable[[bytes], None], close: Callable[[], None],
+                 link_error: LinkCheck | None = None) -> None:
         self._read_fd = read_fd
         self._send_all = send
-        self._close = close
+        self._closers = [close]
+        self._link_error = link_error
         self._ids = itertools.count(1)
         self._buf = bytearray()
         self._scanned = 0
 
     @classmethod
-    def over_socket(cls, sock: socket.socket) -> "AgentClient":
+    def over_socket(cls, sock: socket.socket, link_error: LinkCheck | None = None) -> "AgentClient":
         sock.setblocking(True)
-        return cls(sock.fileno(), sock.sendall, sock.close)
+        return cls(sock.fileno(), sock.sendall, sock.close, link_error)
 
     @classmethod
     def over_pipes(cls, reader: BinaryIO, writer: BinaryIO) -> "AgentClient":
@@ -49,8 +61,18 @@ class AgentClient:
 
         return cls(reader.fileno(), send, close)
 
+    def on_close(self, fn: Callable[[], None]) -> None:
+        """Also run `fn` on close (the transport behind the socket)."""
+        self._closers.append(fn)
+
     def close(self) -> None:
-        self._close()
+        for fn in self._closers:
+            fn()
+
+    def _silent(self, message: str) -> Exception:
+        """AgentSilent, unless the link to the guest's host is what broke."""
+        broken = self._link_error() if self._link_error is not None else None
+        return broken if broken is not None else AgentSilent(message)
 
     def call(self, op: str, wait_s: float, /, **fields: Any) -> dict[str, Any]:
         """Send one request and wait up to `wait_s` for its answer."""
@@ -112,7 +134,7 @@ class AgentClient:
         try:
             self._send_all(data)
         except OSError as exc:
-            raise AgentSilent(f"agent channel closed: {exc}") from exc
+            raise self._silent(f"agent channel closed: {exc}") from exc
 
     def _readline(self, deadline: float) -> bytes:
         while True:
@@ -125,14 +147,18 @@ class AgentClient:
             self._scanned = len(self._buf)
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AgentSilent("agent did not answer in time")
-            ready, _, _ = select.select([self._read_fd], [], [], left)
+                raise self._silent("agent did not answer in time")
+            wait = left if self._link_error is None else min(left, LINK_CHECK_S)
+            ready, _, _ = select.select([self._read_fd], [], [], wait)
             if not ready:
+                broken = self._link_error() if self._link_error is not None and wait < left else None
+                if broken is not None:
+                    raise broken
                 continue
             try:
                 chunk = os.read(self._read_fd, 1 << 20)
             except OSError as exc:
-                raise AgentSilent(f"agent channel closed: {exc}") from exc
+                raise self._silent(f"agent channel closed: {exc}") from exc
             if not chunk:
-                raise AgentSilent("agent channel closed")
+                raise self._silent("agent channel closed")
             self._buf += chunk

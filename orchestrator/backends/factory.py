@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from orchestrator import paths
 from orchestrator.accel import AccelChoice, choose_accel
@@ -19,21 +19,39 @@ from orchestrator.image import DEFAULT_MODULES
 from orchestrator.image.builder import GuestImageBuilder
 from orchestrator.vm.spec import ACCELS, VmSpec
 
+if TYPE_CHECKING:
+    from orchestrator.hosts.lab import Host
+    from orchestrator.hosts.ssh import SshHost
+
 ACCEL_CHOICES = ("auto",) + ACCELS
 PROBE_TIMEOUT_S = 25.0
 
 
 @dataclass
 class GuestLauncher:
+    """Boots guests on one host. `ssh` is set for a lab host reached over SSH: the accelerator
+    is then probed there, and the guest image (built here) is pushed there by the provider."""
+
     provider: LibvirtProvider
     images: GuestImageBuilder
+    ssh: "SshHost | None" = None
 
-    def initrd_for(self, modules_release: str | None) -> Path:
+    def initrd_for(self, modules_release: str | None, modules_root: Path | None = None) -> Path:
         if modules_release is None:
             return self.images.build().path
-        if not (Path("/lib/modules") / modules_release).is_dir():
-            raise UserError(f"initrd-modules-from: no /lib/modules/{modules_release} on this host")
-        return self.images.build(kernel_release=modules_release, modules=DEFAULT_MODULES).path
+        images = self.images
+        if modules_root is not None and modules_root != images.modules_root:
+            images = GuestImageBuilder(images.cache_root, images.agent, tools=images.tools,
+                                       optional=images.optional, modules_root=modules_root,
+                                       compression=images.compression)
+        if not (images.modules_root / modules_release).is_dir():
+            raise UserError(f"initrd-modules-from: no {images.modules_root / modules_release} on this machine")
+        return images.build(kernel_release=modules_release, modules=DEFAULT_MODULES).path
+
+    def close(self) -> None:
+        self.provider.close()
+        if self.ssh is not None:
+            self.ssh.close()
 
     @contextmanager
     def boot(
@@ -44,8 +62,9 @@ class GuestLauncher:
         modules_release: str | None = None,
         append: str = "",
         timeout_s: float = 60.0,
+        modules_root: Path | None = None,
     ) -> Iterator[Guest]:
-        initrd = self.initrd_for(modules_release)
+        initrd = self.initrd_for(modules_release, modules_root)
         with self.provider.boot(spec, kernel, initrd, accel=accel, append=append, timeout_s=timeout_s) as guest:
             yield guest
 
@@ -68,12 +87,42 @@ class GuestLauncher:
             raise choices_error("accel", wanted, ACCEL_CHOICES)
         if wanted != "auto":
             return AccelChoice(wanted, "asked for", probed=False)
+        if self.ssh is not None:
+            from orchestrator.hosts.remote import choose_remote_accel
+
+            return choose_remote_accel(self.ssh, self.probe_kvm, reprobe=reprobe)
         return choose_accel(self.probe_kvm, host.qemu_version() or "unknown",
                             paths.cache_dir() / "accel.json", reprobe=reprobe)
 
 
-def real_launcher(uri: str = DEFAULT_URI) -> GuestLauncher:
+def _images() -> GuestImageBuilder:
     agent = paths.agent_binary()
     if not agent.is_file():
         raise InfraError(f"guest agent not built at {agent} (run: make agent)")
-    return GuestLauncher(LibvirtProvider(uri), GuestImageBuilder(paths.cache_dir() / "images", agent))
+    return GuestImageBuilder(paths.cache_dir() / "images", agent)
+
+
+def real_launcher(uri: str = DEFAULT_URI) -> GuestLauncher:
+    return GuestLauncher(LibvirtProvider(uri), _images())
+
+
+def host_launcher(host: "Host", log_root: Path | None = None) -> GuestLauncher:
+    """The launcher for one lab host: local (its URI, its work_dir) or remote over SSH."""
+    images = _images()
+    if host.ssh is None:
+        run_root = host.work_dir / "run" if host.work_dir is not None else None
+        return GuestLauncher(LibvirtProvider(host.uri, run_root=run_root, log_root=log_root), images)
+    from orchestrator.hosts.remote import RemoteSite, ensure_event_loop
+    from orchestrator.hosts.ssh import SshHost
+
+    ensure_event_loop()
+    ssh = SshHost(host.name, host.ssh)
+    ssh.connect()
+    site = RemoteSite(host, ssh, log_root)
+    try:
+        provider = LibvirtProvider(host.uri, site=site)
+    except InfraError:
+        ssh.close()
+        raise
+    site.attach(provider.conn)
+    return GuestLauncher(provider, images, ssh)

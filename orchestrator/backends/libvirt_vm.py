@@ -2,7 +2,11 @@
 
 Every domain is started with VIR_DOMAIN_START_AUTODESTROY, so libvirtd destroys it when our
 connection closes (the controller exited or was killed); `cleanup_leftovers` removes any domain
-whose owner process is gone, as a second net.
+whose owner process is gone, as a second net, and the files such a controller left behind.
+
+Where a boot's files live and how its agent is reached is a Site: `LocalSite` (this machine,
+the agent's unix socket) here, `RemoteSite` (a lab host over SSH, the agent over libvirt's
+channel stream) in orchestrator/hosts/remote.py. The provider itself does not know which.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 import libvirt
 
@@ -25,6 +29,7 @@ from orchestrator import paths
 from orchestrator.agent.client import AgentClient, AgentSilent
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import BootFailed, InfraError, UserError, WorkloadFailed
+from orchestrator.hosts.errors import HostFailed
 from orchestrator.vm.console import console_fault, fault_hint, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
 from orchestrator.vm.spec import VmSpec
@@ -70,6 +75,8 @@ class Guest:
     console_log: Path
     agent: AgentClient
     domain: Any
+    host: str = "local"
+    read_console: Callable[[], str] | None = None
 
     def exec(self, argv: list[str], **kwargs: Any) -> ExecResult:
         try:
@@ -80,29 +87,106 @@ class Guest:
             ) from exc
 
     def console_tail(self, lines: int = 30) -> str:
+        if self.read_console is not None:
+            return tail(self.read_console(), lines)
         return tail(self.console_log.read_text(errors="replace"), lines) if self.console_log.exists() else ""
 
 
-class LibvirtProvider:
-    def __init__(self, uri: str = DEFAULT_URI, run_root: Path | None = None, log_root: Path | None = None) -> None:
-        _quiet_libvirt_errors()
-        self.uri = uri
+@dataclass(frozen=True)
+class RunFiles:
+    """One boot's working files on its host: directory, console log, agent socket."""
+
+    name: str
+    directory: Path
+    console: Path
+    socket: Path
+    local_console: Path
+
+
+class Site(Protocol):
+    """Where one boot's files live and how its agent is reached."""
+
+    name: str
+
+    def run_as_root(self, uri: str) -> bool: ...
+    def stage(self, kernel: Path, initrd: Path) -> tuple[Path, Path]: ...
+    def open_run(self, name: str) -> RunFiles: ...
+    def make_disks(self, spec: VmSpec, run: RunFiles) -> list[Path]: ...
+    def read_console(self, run: RunFiles) -> str: ...
+    def agent(self, dom: Any, run: RunFiles) -> AgentClient: ...
+    def close_run(self, run: RunFiles, disks: list[Path]) -> None: ...
+    def sweep(self, live: set[str], everything: bool) -> list[str]: ...
+
+
+class LocalSite:
+    """This machine: files under run_root/log_root, the agent on a unix socket."""
+
+    name = "local"
+
+    def __init__(self, run_root: Path | None = None, log_root: Path | None = None) -> None:
         self.run_root = run_root or paths.run_dir()
         self.log_root = log_root or paths.data_dir() / "console"
+
+    def run_as_root(self, uri: str) -> bool:
+        return uri == DEFAULT_URI and os.geteuid() == 0
+
+    def stage(self, kernel: Path, initrd: Path) -> tuple[Path, Path]:
+        return kernel.resolve(), initrd.resolve()
+
+    def open_run(self, name: str) -> RunFiles:
+        self.log_root.mkdir(parents=True, exist_ok=True)
+        sockdir = Path(tempfile.mkdtemp(prefix="vmb-"))
+        console = self.log_root / f"{name}.log"
+        return RunFiles(name, self.run_root / name, console, sockdir / "agent.sock", console)
+
+    def make_disks(self, spec: VmSpec, run: RunFiles) -> list[Path]:
+        return _make_disks(spec, run.directory)
+
+    def read_console(self, run: RunFiles) -> str:
+        return run.console.read_text(errors="replace") if run.console.exists() else ""
+
+    def agent(self, dom: Any, run: RunFiles) -> AgentClient:
+        return AgentClient.over_socket(_connect(run.socket))
+
+    def close_run(self, run: RunFiles, disks: list[Path]) -> None:
+        for disk in disks:
+            disk.unlink(missing_ok=True)
+        shutil.rmtree(run.directory, ignore_errors=True)
+        shutil.rmtree(run.socket.parent, ignore_errors=True)
+
+    def sweep(self, live: set[str], everything: bool) -> list[str]:
+        """Local run directories are removed by their own boot's `finally`; nothing to sweep."""
+        return []
+
+
+class LibvirtProvider:
+    def __init__(self, uri: str = DEFAULT_URI, run_root: Path | None = None, log_root: Path | None = None,
+                 site: Site | None = None) -> None:
+        _quiet_libvirt_errors()
+        self.uri = uri
+        self.site: Site = site or LocalSite(run_root, log_root)
         try:
             self.conn = libvirt.open(uri)
         except libvirt.libvirtError as exc:
+            if site is not None:
+                raise HostFailed(self.site.name, f"cannot connect to libvirt at {_redacted(uri)}: "
+                                                 f"{exc.get_error_message()}") from exc
             raise InfraError(f"cannot connect to libvirt at {uri}: {exc.get_error_message()} (run: make setup)") from exc
 
     def close(self) -> None:
         self.conn.close()
 
     def cleanup_leftovers(self, everything: bool = False) -> list[str]:
-        """Destroy vmbisect domains whose controller is gone (or all of them)."""
+        """Destroy vmbisect domains whose controller is gone (or all of them), then remove the
+        files such controllers left on the site (remote run directories, partial pushes)."""
         removed = []
-        for dom in self.conn.listAllDomains():
+        live: set[str] = set()
+        for dom in self._domains():
             pid = owner_pid(dom.name())
-            if pid is None or (not everything and _pid_alive(pid)):
+            if pid is None:
+                continue
+            if not everything and _pid_alive(pid):
+                live.add(dom.name())
                 continue
             try:
                 persistent = dom.isPersistent()
@@ -113,7 +197,13 @@ class LibvirtProvider:
             except libvirt.libvirtError:
                 continue
             removed.append(dom.name())
-        return removed
+        return removed + self.site.sweep(live, everything)
+
+    def _domains(self) -> list[Any]:
+        try:
+            return list(self.conn.listAllDomains())
+        except libvirt.libvirtError as exc:
+            raise HostFailed(self.site.name, f"libvirt stopped answering: {exc.get_error_message()}") from exc
 
     @contextmanager
     def boot(
@@ -130,46 +220,55 @@ class LibvirtProvider:
             raise UserError(f"kernel: no such file {kernel}")
         self.cleanup_leftovers()
         name = domain_name()
-        workdir = self.run_root / name
-        sockdir = Path(tempfile.mkdtemp(prefix="vmb-"))
-        self.log_root.mkdir(parents=True, exist_ok=True)
-        files = BootFiles(
-            name=name,
-            kernel=kernel.resolve(),
-            initrd=initrd.resolve(),
-            cmdline=kernel_cmdline(append),
-            console_log=self.log_root / f"{name}.log",
-            agent_socket=sockdir / "agent.sock",
-            disks=tuple(_make_disks(spec, workdir)),
-            accel=accel,
-            owner_pid=os.getpid(),
-            run_as_root=self.uri == DEFAULT_URI and os.geteuid() == 0,
-        )
+        staged_kernel, staged_initrd = self.site.stage(kernel, initrd)
+        run = self.site.open_run(name)
+        disks: list[Path] = []
         dom = None
         client: AgentClient | None = None
         try:
+            disks = self.site.make_disks(spec, run)
+            files = BootFiles(
+                name=name,
+                kernel=staged_kernel,
+                initrd=staged_initrd,
+                cmdline=kernel_cmdline(append),
+                console_log=run.console,
+                agent_socket=run.socket,
+                disks=tuple(disks),
+                accel=accel,
+                owner_pid=os.getpid(),
+                run_as_root=self.site.run_as_root(self.uri),
+            )
             started = time.monotonic()
             dom = self._create(domain_xml(spec, files))
-            client = AgentClient.over_socket(_connect(files.agent_socket))
-            hello = _await_hello(client, dom, files.console_log, started + timeout_s, timeout_s)
-            yield Guest(name, accel, hello, time.monotonic() - started, files.console_log, client, dom)
+            client = self.site.agent(dom, run)
+
+            def console() -> str:
+                return self.site.read_console(run)
+
+            hello = _await_hello(client, dom, console, started + timeout_s, timeout_s)
+            yield Guest(name, accel, hello, time.monotonic() - started, run.local_console, client, dom,
+                        self.site.name, console)
             _shutdown(client, dom)
         finally:
             if client is not None:
                 client.close()
             if dom is not None:
                 _destroy(dom)
-            if spec.disks.backing != "block":
-                for disk in files.disks:
-                    disk.unlink(missing_ok=True)
-            shutil.rmtree(workdir, ignore_errors=True)
-            shutil.rmtree(sockdir, ignore_errors=True)
+            self.site.close_run(run, disks if spec.disks.backing != "block" else [])
 
     def _create(self, xml: str) -> Any:
         try:
             return self.conn.createXML(xml, libvirt.VIR_DOMAIN_START_AUTODESTROY)
         except libvirt.libvirtError as exc:
+            if not self.conn.isAlive():
+                raise HostFailed(self.site.name, f"libvirt connection lost: {exc.get_error_message()}") from exc
             raise InfraError(f"libvirt could not start the guest: {exc.get_error_message()}") from exc
+
+
+def _redacted(uri: str) -> str:
+    """A URI without its query (key and known_hosts paths): enough to say which host."""
+    return uri.split("?", 1)[0]
 
 
 def _make_disks(spec: VmSpec, workdir: Path) -> list[Path]:
@@ -225,13 +324,14 @@ def _connect(path: Path, wait_s: float = 10.0) -> socket.socket:
             time.sleep(0.05)
 
 
-def _await_hello(client: AgentClient, dom: Any, console: Path, deadline: float, timeout_s: float) -> dict[str, Any]:
+def _await_hello(client: AgentClient, dom: Any, console: Callable[[], str], deadline: float,
+                 timeout_s: float) -> dict[str, Any]:
     while True:
         try:
             return client.hello(deadline=min(deadline, time.monotonic() + 0.5), resend_every_s=0.5)
         except AgentSilent:
             time.sleep(0.05)
-        text = console.read_text(errors="replace") if console.exists() else ""
+        text = console()
         fault = console_fault(text)
         if fault:
             hint = fault_hint(fault)

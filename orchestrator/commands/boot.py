@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.argtypes import existing_file, seconds
+from orchestrator.commands.labopts import add_lab_options, lab_from_args, open_pool
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 
 
@@ -17,6 +18,7 @@ def add_parser(sub: Any) -> None:
     boot.add_argument("--initrd-modules-from", metavar="RELEASE",
                       help="put this host kernel release's driver modules into the initramfs")
     add_vm_options(boot)
+    add_lab_options(boot)
     boot.add_argument("--append", default="", help="extra kernel command line")
     boot.add_argument("--console", action="store_true", help="print the guest's serial console afterwards")
     boot.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
@@ -25,14 +27,16 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.backends.factory import real_launcher
+    from orchestrator.hosts.pool import KernelArtifact
+    from orchestrator.hosts.push import file_sha256
 
     spec = spec_from_args(a)
-    launcher = real_launcher(a.uri)
-    choice = launcher.choose_accel(a.accel)
+    lab = lab_from_args(a)
+    kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
+    pool = open_pool(lab)
     console_log: Path | None = None
     try:
-        with launcher.boot(spec, a.kernel, choice.accel, a.initrd_modules_from, a.append, a.timeout) as guest:
+        with pool.guest(spec, kernel, a.host, a.accel, a.append, a.timeout) as guest:
             console_log = guest.console_log
             result = guest.exec(a.cmd, timeout_s=a.cmd_timeout)
             sys.stdout.buffer.write(result.stdout)
@@ -40,13 +44,15 @@ def run(a: argparse.Namespace) -> int:
             sys.stderr.buffer.write(result.stderr)
             hello = guest.hello
             print(
-                f"vmbisect: kernel {hello.get('kernel_release')} accel {guest.accel}, {hello.get('cpus_online')} vCPUs, "
+                f"vmbisect: host {guest.host}, kernel {hello.get('kernel_release')} accel {guest.accel}, "
+                f"{hello.get('cpus_online')} vCPUs, "
                 f"{len(hello.get('block_devices') or [])} block devices; agent hello {guest.boot_seconds:.2f} s "
                 f"after domain start; command exit {result.exit_code} in {result.duration_s:.2f} s"
                 + (" (timed out)" if result.timed_out else ""),
                 file=sys.stderr,
             )
     finally:
+        pool.close()
         if a.console and console_log is not None and console_log.exists():
             sys.stderr.write(console_log.read_text(errors="replace"))
     return result.exit_code if result.exit_code >= 0 else 128

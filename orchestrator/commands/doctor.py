@@ -1,44 +1,57 @@
-"""`vmbisect doctor`: probe every part of the host and print what works."""
+"""`vmbisect doctor`: probe every part of the host (or every host of a lab) and print what works."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import VmbisectError
 
 
 def add_parser(sub: Any) -> None:
-    doc = sub.add_parser("doctor", help="probe every part of the host and print what works")
+    doc = sub.add_parser("doctor", help="probe every part of the host (or of each lab host) and print what works")
     doc.add_argument("--reprobe", action="store_true", help="probe KVM again instead of using the cached verdict")
+    doc.add_argument("--lab", type=Path, metavar="FILE", help="probe every host of this lab file (docs/hosts.md)")
 
 
 def run(a: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.backends.factory import real_launcher
-    from orchestrator.doctor import Check, boot_check, run_checks
+    from orchestrator.backends.factory import host_launcher
+    from orchestrator.doctor import Check, boot_check, remote_checks, run_checks
+    from orchestrator.hosts.lab import Host, load_lab, local_lab
 
-    def guest_checks() -> list[Check]:
-        try:
-            launcher = real_launcher(a.uri)
-            choice = launcher.choose_accel("auto", reprobe=a.reprobe)
-        except VmbisectError as exc:
-            return [Check("accelerator", False, str(exc), "make setup")]
-        return [Check("accelerator", True, f"{choice.accel}: {choice.reason}"), boot_check(launcher, choice.accel)]
+    lab = load_lab(a.lab) if a.lab is not None else local_lab(a.uri)
 
-    checks = run_checks(a.uri, guest_checks)
-    table = Table(title="vmbisect doctor")
-    for col in ("part", "status", "detail"):
+    def local_checks(host: Host) -> list[Check]:
+        def guest_checks() -> list[Check]:
+            try:
+                launcher = host_launcher(host)
+                choice = launcher.choose_accel("auto", reprobe=a.reprobe)
+            except VmbisectError as exc:
+                return [Check("accelerator", False, str(exc), "make setup")]
+            try:
+                return [Check("accelerator", True, f"{choice.accel}: {choice.reason}"),
+                        boot_check(launcher, choice.accel)]
+            finally:
+                launcher.close()
+
+        return run_checks(host.uri, guest_checks)
+
+    results = [(h.name, c) for h in lab.hosts
+               for c in (remote_checks(h, host_launcher, a.reprobe) if h.remote else local_checks(h))]
+    table = Table(title="vmbisect doctor" + (f" --lab {a.lab}" if a.lab else ""))
+    for col in (["host"] if a.lab else []) + ["part", "status", "detail"]:
         table.add_column(col)
-    for c in checks:
+    for host, c in results:
         status = "ok" if c.ok else ("MISSING" if c.essential else "warning")
-        table.add_row(c.name, status, c.detail)
+        table.add_row(*([host] if a.lab else []), c.name, status, c.detail)
     console = Console()
     console.print(table)
-    broken = [c for c in checks if not c.ok and c.essential]
-    for c in checks:
+    broken = [c for _h, c in results if not c.ok and c.essential]
+    for host, c in results:
         if not c.ok:
-            console.print(f"{c.name}: fix with: {c.fix}", markup=False)
+            console.print(f"{host + ': ' if a.lab else ''}{c.name}: fix with: {c.fix}", markup=False)
     return 1 if broken else 0

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from orchestrator.commands.argtypes import count, existing_file, seconds
+from orchestrator.commands.labopts import add_lab_options, lab_from_args, open_pool
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
 from orchestrator.stats import Summary, summarize
@@ -31,6 +32,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--reps", type=count(1, 1000), default=3, help="repetitions per sweep point and boot (default 3)")
     m.add_argument("--boots", type=count(1, 100), default=1, help="fresh guests to repeat the repetitions on (default 1)")
     add_vm_options(m)
+    add_lab_options(m)
     m.add_argument("--append", default="", help="extra kernel command line")
     m.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
     m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU too")
@@ -57,28 +59,37 @@ def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.backends.factory import real_launcher
+    from orchestrator.hosts.pool import KernelArtifact
+    from orchestrator.hosts.push import file_sha256
     from orchestrator.workloads import kneeds, runner
 
     plan, spec = plan_from_args(a)
+    lab = lab_from_args(a)
     kneeds.check_kernel(plan.workload.name, plan.workload.kernel_needs_all(plan.points), a.kernel)
-    launcher = real_launcher(a.uri)
-    choice = launcher.choose_accel(a.accel)
+    kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
     samples: list[tuple[int, str, RunResult]] = []
     boots: list[dict[str, Any]] = []
-    for boot in range(a.boots):
-        with launcher.boot(spec, a.kernel, choice.accel, a.initrd_modules_from, a.append, a.timeout) as guest:
-            boots.append({"hello": guest.hello, "boot_seconds": guest.boot_seconds, "accel": guest.accel})
-            runner.prepare(guest, plan.workload)
-            for point in plan.points:
-                for _ in range(a.reps):
-                    samples.append((boot, plan.point_label(point), runner.run(guest, plan.workload, point,
-                                                                              choice.accel)))
+    pool = open_pool(lab)
+    try:
+        # Every boot on one host: samples from hosts of different speed are never mixed.
+        host = a.host
+        for boot in range(a.boots):
+            with pool.guest(spec, kernel, host, a.accel, a.append, a.timeout) as guest:
+                host = guest.host
+                boots.append({"host": guest.host, "hello": guest.hello, "boot_seconds": guest.boot_seconds,
+                              "accel": guest.accel})
+                runner.prepare(guest, plan.workload)
+                for point in plan.points:
+                    for _ in range(a.reps):
+                        samples.append((boot, plan.point_label(point), runner.run(guest, plan.workload, point,
+                                                                                  guest.accel)))
+    finally:
+        pool.close()
     if a.json:
         json.dump(to_json(plan, boots, samples), sys.stdout, indent=1)
         print()
     else:
-        print_table(plan, [(p, s) for _b, p, s in samples], a.all_metrics)
+        print_table(plan, [(p, s) for _b, p, s in samples], a.all_metrics, boots[0]["host"] if a.lab else "")
     return 0
 
 
@@ -100,12 +111,12 @@ def table_rows(workload: WorkloadDef, samples: list[tuple[str, RunResult]],
     return [(point, name, *meta[name], summarize(v)) for (point, name), v in values.items()]
 
 
-def print_table(plan: RunPlan, samples: list[tuple[str, RunResult]], all_metrics: bool) -> None:
+def print_table(plan: RunPlan, samples: list[tuple[str, RunResult]], all_metrics: bool, host: str = "") -> None:
     from rich.console import Console
     from rich.table import Table
 
     swept = plan.swept is not None
-    table = Table(title=f"vmbisect measure {plan.label}")
+    table = Table(title=f"vmbisect measure {plan.label}" + (f" on host {host}" if host else ""))
     columns = (["point"] if swept else []) + ["metric", "unit", "better", "n", "mean", "stddev", "coeffvar%",
                                               "min", "max"]
     for col in columns:

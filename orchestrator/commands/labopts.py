@@ -1,0 +1,33 @@
+"""`--lab FILE [--host NAME]`, shared by the commands that boot guests."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from orchestrator.errors import UserError
+from orchestrator.hosts.lab import Lab, load_lab, local_lab
+
+
+def add_lab_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lab", type=Path, metavar="FILE", help="lab file listing the hosts guests run on (docs/hosts.md)")
+    p.add_argument("--host", metavar="NAME", help="run on this host of the lab (default: the first free slot)")
+
+
+def lab_from_args(a: argparse.Namespace) -> Lab:
+    """The lab file's hosts, or this machine alone (at --uri) without one. --host is checked here."""
+    if a.lab is None:
+        if a.host is not None:
+            raise UserError("host: needs --lab FILE naming the hosts")
+        return local_lab(a.uri)
+    lab = load_lab(a.lab)
+    if a.host is not None:
+        lab.host(a.host)
+    return lab
+
+
+def open_pool(lab: Lab):  # -> GuestPool; imported late: libvirt and paramiko load only when booting
+    from orchestrator.backends.factory import host_launcher
+    from orchestrator.hosts.pool import GuestPool
+
+    return GuestPool(lab, host_launcher)

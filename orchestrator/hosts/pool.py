@@ -1,0 +1,185 @@
+"""The guest pool: slots on the lab's hosts, a guest booted on a free one.
+
+The interface the schedulers (bisect engine, compare runner) are built on:
+
+    lease = pool.acquire(host=None)            a free slot (waits for one); InfraError when no host is up
+    with pool.boot(lease, spec, kernel) as g:  a guest on that slot, vCPUs pinned to its CPUs
+        ...                                    g.exec / g.agent / g.domain, g.host names the host
+    pool.release(lease)
+
+    with pool.guest(spec, kernel, host=None) as g:   the three above in one
+
+A failure of the host itself (SSH or libvirt connection lost, libvirt refusing, the host gone)
+reaches the caller as HostFailed naming the host, after the pool marked that host down with the
+reason: the caller puts its work back in its queue and acquires again; `acquire` never hands
+out a slot of a host that is down. Kernel faults (BootFailed, WorkloadFailed) and UserErrors
+pass through and leave the host up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from orchestrator.backends.factory import GuestLauncher
+from orchestrator.backends.libvirt_vm import Guest
+from orchestrator.errors import InfraError, UserError
+from orchestrator.hosts.errors import HostFailed
+from orchestrator.hosts.lab import Host, Lab, Slot
+from orchestrator.vm.spec import VmSpec
+
+
+@dataclass(frozen=True)
+class KernelArtifact:
+    """A kernel to boot: its image, the image's sha256 (its content address on every host),
+    and optionally the release whose modules go into the guest image, found under
+    `modules_dir` (default /lib/modules) as `<modules_dir>/<release>/`."""
+
+    image: Path
+    sha256: str
+    release: str | None = None
+    modules_dir: Path | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Lease:
+    host: Host
+    slot: Slot
+
+
+@dataclass(frozen=True)
+class HostStatus:
+    name: str
+    up: bool
+    reason: str
+    slots: int
+    busy: int
+
+
+class GuestPool:
+    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher]) -> None:
+        self.lab = lab
+        self._launcher_for = launcher_for
+        self._launchers: dict[str, GuestLauncher] = {}
+        self._accels: dict[tuple[str, str], str] = {}
+        self._down: dict[str, str] = {}
+        self._busy: set[tuple[str, int]] = set()
+        self._cond = threading.Condition()
+
+    # -- slots -------------------------------------------------------------------------------
+    def acquire(self, host: str | None = None, timeout_s: float | None = None) -> Lease:
+        """A free slot (on `host` if named), waiting while all are busy. InfraError when the
+        wanted host, or every host, is down; also after `timeout_s` without a free slot."""
+        hosts = (self.lab.host(host),) if host is not None else self.lab.hosts
+        with self._cond:
+            while True:
+                up = [h for h in hosts if h.name not in self._down]
+                if not up:
+                    raise InfraError("no host is up: " + "; ".join(f"{h.name}: {self._down[h.name]}" for h in hosts))
+                for h in up:
+                    for slot in h.slots:
+                        if (h.name, slot.index) not in self._busy:
+                            self._busy.add((h.name, slot.index))
+                            return Lease(h, slot)
+                if not self._cond.wait(timeout_s):
+                    raise InfraError(f"no free slot within {timeout_s:g} s")
+
+    def release(self, lease: Lease) -> None:
+        with self._cond:
+            self._busy.discard((lease.host.name, lease.slot.index))
+            self._cond.notify_all()
+
+    def mark_down(self, host: str, reason: str) -> None:
+        with self._cond:
+            self._down.setdefault(host, reason)
+            launcher = self._launchers.pop(host, None)
+            self._cond.notify_all()
+        if launcher is not None:
+            try:
+                launcher.close()
+            except Exception:  # a dead host's connection may fail to close; it is gone either way
+                pass
+
+    def status(self) -> list[HostStatus]:
+        with self._cond:
+            return [HostStatus(h.name, h.name not in self._down, self._down.get(h.name, ""), len(h.slots),
+                               sum(1 for n, _ in self._busy if n == h.name)) for h in self.lab.hosts]
+
+    # -- guests ------------------------------------------------------------------------------
+    @contextmanager
+    def boot(self, lease: Lease, spec: VmSpec, kernel: KernelArtifact, accel: str = "auto", append: str = "",
+             timeout_s: float = 120.0) -> Iterator[Guest]:
+        """A guest of `spec` on the leased slot; HostFailed (after marking the host down) when
+        the host fails, whether while booting or while the caller uses the guest."""
+        host = lease.host
+        fitted = fit_spec(spec, host, lease.slot)
+        try:
+            launcher = self.launcher(host)
+            chosen = self._accel(host, launcher, accel)
+            with launcher.boot(fitted, kernel.image, chosen, kernel.release, append, timeout_s,
+                               modules_root=kernel.modules_dir) as guest:
+                yield guest
+        except HostFailed as exc:
+            self.mark_down(exc.host, exc.reason)
+            raise
+        except InfraError as exc:
+            self.mark_down(host.name, str(exc))
+            raise HostFailed(host.name, str(exc)) from exc
+
+    @contextmanager
+    def guest(self, spec: VmSpec, kernel: KernelArtifact, host: str | None = None, accel: str = "auto",
+              append: str = "", timeout_s: float = 120.0) -> Iterator[Guest]:
+        lease = self.acquire(host)
+        try:
+            with self.boot(lease, spec, kernel, accel, append, timeout_s) as guest:
+                yield guest
+        finally:
+            self.release(lease)
+
+    def launcher(self, host: Host) -> GuestLauncher:
+        """The host's launcher, connected on first use (SSH, libvirt, orphans swept)."""
+        with self._cond:
+            if host.name in self._down:
+                raise HostFailed(host.name, self._down[host.name])
+            launcher = self._launchers.get(host.name)
+        if launcher is None:
+            launcher = self._launcher_for(host)
+            launcher.provider.cleanup_leftovers()
+            with self._cond:
+                self._launchers[host.name] = launcher
+        return launcher
+
+    def close(self) -> None:
+        with self._cond:
+            launchers = list(self._launchers.values())
+            self._launchers.clear()
+        for launcher in launchers:
+            launcher.close()
+
+    def _accel(self, host: Host, launcher: GuestLauncher, wanted: str) -> str:
+        key = (host.name, wanted)
+        if key not in self._accels:
+            self._accels[key] = launcher.choose_accel(wanted).accel
+        return self._accels[key]
+
+
+def fit_spec(spec: VmSpec, host: Host, slot: Slot) -> VmSpec:
+    """The guest's shape on this slot: vCPUs pinned to the slot's CPUs, disks in the host's
+    disk_dir. A guest that already names host CPUs or a disk directory of this machine cannot
+    also follow a lab slot: one-line UserError naming the option."""
+    pinning = slot.pinning(spec.vcpus)
+    if pinning and spec.pinning:
+        raise UserError(f"pin: host {host.name} slot {slot.index} pins the guest to host CPUs "
+                        f"{','.join(map(str, slot.cpus))}; drop --pin (or guest.pinning)")
+    disks = spec.disks
+    if host.remote and disks.directory is not None:
+        raise UserError(f"disk-dir: {disks.directory} is a directory of this machine; for host {host.name} "
+                        "set disk_dir in the lab file")
+    if host.disk_dir is not None and disks.directory is None and not host.remote:
+        disks = dataclasses.replace(disks, directory=host.disk_dir)
+    return dataclasses.replace(spec, pinning=pinning or spec.pinning, disks=disks).validate()

@@ -1,0 +1,134 @@
+"""The guest pool's slot bookkeeping and host-failure rules, with a fake launcher (the real one
+is driven over SSH in tests/integration/test_remote_host.py)."""
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from orchestrator.errors import BootFailed, InfraError, UserError
+from orchestrator.hosts.errors import HostFailed
+from orchestrator.hosts.lab import parse_lab
+from orchestrator.hosts.pool import GuestPool, KernelArtifact, fit_spec
+from orchestrator.vm.spec import DiskSpec, VmSpec
+
+LAB = parse_lab({"hosts": [
+    {"name": "a", "slots": [{"cpus": "0-1"}, {"cpus": "2-3"}], "disk_dir": "/fast"},
+    {"name": "b", "ssh": "root@b", "key": "/k", "slots": [{"cpus": [0, 1]}]},
+]})
+KERNEL = KernelArtifact(Path("/k/bzImage"), "ab" * 32, "6.1.0")
+
+
+class FakeLauncher:
+    def __init__(self, host, fail_with=None):
+        self.host = host
+        self.fail_with = fail_with
+        self.booted = []
+        self.closed = False
+        self.provider = SimpleNamespace(cleanup_leftovers=lambda: [])
+
+    def choose_accel(self, wanted):
+        return SimpleNamespace(accel="tcg")
+
+    @contextmanager
+    def boot(self, spec, image, accel, release, append, timeout_s, modules_root=None):
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.booted.append(spec)
+        yield SimpleNamespace(host=self.host.name, spec=spec)
+
+    def close(self):
+        self.closed = True
+
+
+def pool_with(failures=None):
+    launchers = {}
+
+    def make(host):
+        launchers[host.name] = FakeLauncher(host, (failures or {}).get(host.name))
+        return launchers[host.name]
+
+    return GuestPool(LAB, make), launchers
+
+
+def test_slots_are_handed_out_once_until_released():
+    pool, _ = pool_with()
+    leases = [pool.acquire() for _ in range(3)]
+    assert [(l.host.name, l.slot.index) for l in leases] == [("a", 0), ("a", 1), ("b", 0)]
+    with pytest.raises(InfraError, match="no free slot within 0.05 s"):
+        pool.acquire(timeout_s=0.05)
+    pool.release(leases[1])
+    assert (pool.acquire().host.name, leases[1].slot.index) == ("a", 1)
+
+
+def test_acquire_waits_for_a_release():
+    pool, _ = pool_with()
+    held = [pool.acquire(host="b")]
+    threading.Timer(0.1, pool.release, held).start()
+    assert pool.acquire(host="b", timeout_s=5).host.name == "b"
+
+
+def test_guest_is_pinned_to_its_slot_and_its_disks_go_to_the_hosts_disk_dir():
+    pool, launchers = pool_with()
+    with pool.guest(VmSpec(vcpus=2, disks=DiskSpec(count=1)), KERNEL, host="a") as guest:
+        assert guest.host == "a"
+    spec = launchers["a"].booted[0]
+    assert spec.pinning == ("0", "1") and spec.disks.directory == Path("/fast")
+    assert [s.busy for s in pool.status()] == [0, 0]
+
+
+def test_host_failure_marks_the_host_down_and_names_it():
+    pool, launchers = pool_with({"b": HostFailed("b", "ssh connection lost")})
+    with pytest.raises(HostFailed, match="^host b: ssh connection lost$") as err:
+        with pool.guest(VmSpec(), KERNEL, host="b"):
+            pass
+    assert err.value.host == "b"
+    status = {s.name: s for s in pool.status()}
+    assert not status["b"].up and status["b"].reason == "ssh connection lost" and status["b"].busy == 0
+    assert launchers["b"].closed
+    with pytest.raises(InfraError, match="^no host is up: b: ssh connection lost$"):
+        pool.acquire(host="b")
+    assert pool.acquire().host.name == "a"
+
+
+def test_failure_inside_the_guest_body_marks_the_host_down():
+    pool, _ = pool_with()
+    with pytest.raises(HostFailed):
+        with pool.guest(VmSpec(), KERNEL, host="a"):
+            raise HostFailed("a", "libvirt connection lost")
+    assert [s.up for s in pool.status()] == [False, True]
+
+
+def test_any_infra_error_of_a_host_becomes_host_failed():
+    pool, _ = pool_with({"a": InfraError("libvirt could not start the guest: no space")})
+    with pytest.raises(HostFailed, match="^host a: libvirt could not start the guest: no space$"):
+        with pool.guest(VmSpec(), KERNEL, host="a"):
+            pass
+
+
+@pytest.mark.parametrize("fault", [BootFailed("panic"), UserError("cache: bad")])
+def test_kernel_faults_and_user_errors_leave_the_host_up(fault):
+    pool, _ = pool_with({"a": fault})
+    with pytest.raises(type(fault)):
+        with pool.guest(VmSpec(), KERNEL, host="a"):
+            pass
+    assert all(s.up for s in pool.status())
+
+
+def test_every_host_down_is_an_infra_error_listing_the_reasons():
+    pool, _ = pool_with()
+    pool.mark_down("a", "gone")
+    pool.mark_down("b", "auth refused")
+    with pytest.raises(InfraError, match="^no host is up: a: gone; b: auth refused$"):
+        pool.acquire()
+
+
+def test_a_guest_cannot_carry_its_own_pinning_or_local_disk_dir_into_a_slot():
+    a, b = LAB.hosts
+    with pytest.raises(UserError, match="^pin: host a slot 0 pins the guest to host CPUs 0,1; drop --pin"):
+        fit_spec(VmSpec(vcpus=2, pinning=("5", "6")), a, a.slots[0])
+    with pytest.raises(UserError, match="^disk-dir: /tmp is a directory of this machine; for host b set disk_dir"):
+        fit_spec(VmSpec(disks=DiskSpec(count=1, directory=Path("/tmp"))), b, b.slots[0])
+    assert fit_spec(VmSpec(vcpus=4), a, a.slots[1]).pinning == ("2,3",) * 4
