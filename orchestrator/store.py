@@ -208,6 +208,9 @@ class Store:
         except SQLAlchemyError as exc:
             raise InfraError(f"store: cannot open {url.split('@')[-1]}: {exc.__class__.__name__}: "
                              f"{str(exc).splitlines()[0]}") from exc
+        except InfraError as exc:  # from _host_fault
+            raise InfraError(f"store: cannot open {url.split('@')[-1]}: "
+                             f"{str(exc).removeprefix('store: ')}") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def _session(self) -> Session:
