@@ -1,10 +1,16 @@
-"""The built-in demo: Debian's linux-source-6.1 as a git repository plus the shipped series
-of small commits in examples/demo/ (one breaks the build, one makes bfq the default I/O
-scheduler), bisected on fio random-read IOPS by examples/demo/campaign.yaml.
+"""The shipped series: small histories on Debian's linux-source-6.1, each with one real
+performance change among comment-only commits, bisected by the campaign beside its patches.
 
-The series is applied without a working tree (a temporary index, `git apply --cached`,
+    examples/demo/     (make demo) one commit breaks the build, one makes bfq the default I/O
+                       scheduler: fio random reads on virtio-scsi lose about half their IOPS
+    examples/netperf/  one commit gives the loopback device the Ethernet MTU: netperf TCP_STREAM
+                       over loopback loses throughput
+    examples/dbench/   one commit lowers the default dirty ratio: dbench on ext4 loses throughput
+
+A series is applied without a working tree (a temporary index, `git apply --cached`,
 `git commit-tree` with each patch's author, date and message), so the commit hashes are the
-same on every machine.
+same on every machine. Branch master is the release, the branch named after the series is the
+series on top of it.
 """
 
 from __future__ import annotations
@@ -19,11 +25,34 @@ from orchestrator import paths
 from orchestrator.errors import InfraError
 from orchestrator.kbuild.source import ensure_linux_source_repo
 
-DEMO_DIR = paths.REPO_ROOT / "examples" / "demo"
-CAMPAIGN = DEMO_DIR / "campaign.yaml"
-REPO = DEMO_DIR / "linux.git"
-CULPRIT_SUBJECT = "block: use bfq as the default I/O scheduler"
-BRANCH = "demo"
+EXAMPLES = paths.REPO_ROOT / "examples"
+
+
+@dataclass(frozen=True)
+class Series:
+    """examples/<name>/: its patches, campaign.yaml and (made here) linux.git."""
+
+    name: str
+    culprit_subject: str
+
+    @property
+    def dir(self) -> Path:
+        return EXAMPLES / self.name
+
+    @property
+    def campaign(self) -> Path:
+        return self.dir / "campaign.yaml"
+
+    @property
+    def repo(self) -> Path:
+        return self.dir / "linux.git"
+
+
+DEMO = Series("demo", "block: use bfq as the default I/O scheduler")
+NETPERF = Series("netperf", "net: loopback: use the Ethernet MTU by default")
+DBENCH = Series("dbench", "mm: lower the default dirty ratio to 5%")
+SERIES = {s.name: s for s in (DEMO, NETPERF, DBENCH)}
+CAMPAIGN = DEMO.campaign
 
 
 @dataclass(frozen=True)
@@ -52,32 +81,39 @@ def mailinfo(patch: Path) -> tuple[dict[str, str], str]:
         return headers, msg.read_text()
 
 
-def ensure_demo_repo(dest: Path = REPO, patches_dir: Path = DEMO_DIR) -> DemoRepo:
-    """The demo repository: branch master is the release, branch demo the series on top."""
+def ensure_demo_repo() -> DemoRepo:
+    """The demo's repository (make demo)."""
+    return ensure_series_repo(DEMO)
+
+
+def ensure_series_repo(series: Series, dest: Path | None = None) -> DemoRepo:
+    """The series' repository: branch master is the release, branch <series.name> the series on top."""
     source = ensure_linux_source_repo()
-    patches = sorted(patches_dir.glob("*.patch"))
+    dest = dest or series.repo
+    patches = sorted(series.dir.glob("*.patch"))
     if not dest.exists():
         subprocess.run(["git", "clone", "--quiet", "--bare", "--shared", str(source.path), str(dest)], check=True,
                        capture_output=True)
-    if _has(dest) and int(_git(dest, "rev-list", "--count", f"master..{BRANCH}").strip()) == len(patches):
-        head = _git(dest, "rev-parse", BRANCH).strip()
+    branch = series.name
+    if _has(dest, branch) and int(_git(dest, "rev-list", "--count", f"master..{branch}").strip()) == len(patches):
+        head = _git(dest, "rev-parse", branch).strip()
     else:
-        head = _apply(dest, source.commit, patches)
-    culprit = next(sha for sha, subject in _log(dest) if subject == CULPRIT_SUBJECT)
+        head = _apply(dest, source.commit, patches, branch)
+    culprit = next(sha for sha, subject in _log(dest, branch) if subject == series.culprit_subject)
     return DemoRepo(dest, source.commit, head, culprit)
 
 
-def _has(repo: Path) -> bool:
-    return subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/heads/{BRANCH}"],
+def _has(repo: Path, branch: str) -> bool:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
                           capture_output=True).returncode == 0
 
 
-def _log(repo: Path) -> list[tuple[str, str]]:
-    out = _git(repo, "log", "--format=%H%x00%s", f"master..{BRANCH}")
+def _log(repo: Path, branch: str) -> list[tuple[str, str]]:
+    out = _git(repo, "log", "--format=%H%x00%s", f"master..{branch}")
     return [tuple(line.split("\x00", 1)) for line in out.splitlines()]  # type: ignore[misc]
 
 
-def _apply(repo: Path, base: str, patches: list[Path]) -> str:
+def _apply(repo: Path, base: str, patches: list[Path], branch: str) -> str:
     index = repo / "demo-index"
     env = {"GIT_INDEX_FILE": str(index)}
     parent = base
@@ -91,6 +127,6 @@ def _apply(repo: Path, base: str, patches: list[Path]) -> str:
                "GIT_COMMITTER_EMAIL": headers["Email"], "GIT_COMMITTER_DATE": headers["Date"]}
         message = f"{headers['Subject']}\n\n{body}"
         parent = _git(repo, "commit-tree", "-p", parent, "-F", "-", tree, env={**env, **who}, stdin=message).strip()
-    _git(repo, "update-ref", f"refs/heads/{BRANCH}", parent)
+    _git(repo, "update-ref", f"refs/heads/{branch}", parent)
     index.unlink(missing_ok=True)
     return parent

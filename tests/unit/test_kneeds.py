@@ -50,8 +50,8 @@ def test_a_kernel_in_the_store_is_checked_against_the_config_beside_it(tmp_path)
     (tmp_path / "config").write_text("CONFIG_PROC_FS=y\nCONFIG_INET=y\n# CONFIG_POSIX_TIMERS is not set\n")
     with pytest.raises(WorkloadFailed) as err:
         kneeds.check_kernel("netperf", needs("netperf"), tmp_path / "bzImage", "the kernel built at 1a2b3c")
-    assert str(err.value) == ("netperf needs CONFIG_POSIX_TIMERS (alarm()/setitimer() time netperf's test length "
-                              "(errno 38 without it)), which the kernel built at 1a2b3c lacks; add "
+    assert str(err.value) == ("netperf needs CONFIG_POSIX_TIMERS (alarm() and setitimer() time netperf's test; "
+                              "without them it fails with errno 38), which the kernel built at 1a2b3c lacks; add "
                               "CONFIG_POSIX_TIMERS=y to the kernel recipe")
 
 
