@@ -163,6 +163,7 @@ class LibvirtProvider:
                 for disk in files.disks:
                     disk.unlink(missing_ok=True)
             shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(disk_dir(spec, workdir), ignore_errors=True)
             shutil.rmtree(sockdir, ignore_errors=True)
 
     def _create(self, xml: str) -> Any:
@@ -172,20 +173,34 @@ class LibvirtProvider:
             raise InfraError(f"libvirt could not start the guest: {exc.get_error_message()}") from exc
 
 
+def disk_dir(spec: VmSpec, workdir: Path) -> Path:
+    """Where a boot's disk files go: a directory of its own (0700), inside guest.disks.directory
+    when one is given, so no other user can write, swap or read them."""
+    return spec.disks.directory / workdir.name if spec.disks.directory else workdir
+
+
 def _make_disks(spec: VmSpec, workdir: Path) -> list[Path]:
+    """The data disk files, 0600 in a fresh 0700 directory (O_EXCL | O_NOFOLLOW: never through
+    a planted file or symlink)."""
     d = spec.disks
     if d.backing == "block":
         return [Path(dev) for dev in d.devices]
-    directory = d.directory or workdir
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = disk_dir(spec, workdir)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700)
+    os.chmod(directory, 0o700)  # mkdir's mode is masked by the umask
     disks = []
     for i in range(d.count):
         path = directory / f"{workdir.name}-disk{i}.{d.backing}"
         if d.backing == "qcow2":
             _run(["qemu-img", "create", "-q", "-f", "qcow2", str(path), f"{d.size_mib}M"])
+            os.chmod(path, 0o600)
         else:
-            with open(path, "wb") as f:
-                f.truncate(d.size_mib << 20)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                os.ftruncate(fd, d.size_mib << 20)
+            finally:
+                os.close(fd)
         disks.append(path)
     if disks and d.cache in ("none", "directsync"):
         _require_o_direct(disks[0], d.cache)
