@@ -31,11 +31,14 @@ from tests.integration.gitrepo import linear
 @pytest.fixture
 def small_fs(tmp_path: Path):
     """A 16 MiB tmpfs; `fill(keep)` leaves `keep` bytes free, `free()` gives the space back."""
-    require(os.geteuid() == 0, "mounting a size-limited tmpfs needs root")
+    # Not something `make setup` can provide, so a skip even under CI=true.
+    if os.geteuid() != 0:
+        pytest.skip("mounting a size-limited tmpfs needs root")
     mnt = tmp_path / "small"
     mnt.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True, text=True)
-    require(done.returncode == 0, f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     ballast = mnt / "ballast"
 
     class Fs:
