@@ -174,21 +174,22 @@ class LibvirtProvider:
 
 
 def disk_dir(spec: VmSpec, workdir: Path) -> Path:
-    """Where a boot's disk files go: a directory of its own (0700), inside guest.disks.directory
-    when one is given, so no other user can write, swap or read them."""
+    """Where a boot's disk files go: a directory of its own, inside guest.disks.directory when one
+    is given. 0711: no other user can list it or plant, swap or remove files in it; the x bit
+    lets libvirt-qemu reach the (relabelled) disks on the libvirt-group path of docs/setup.md."""
     return spec.disks.directory / workdir.name if spec.disks.directory else workdir
 
 
 def _make_disks(spec: VmSpec, workdir: Path) -> list[Path]:
-    """The data disk files, 0600 in a fresh 0700 directory (O_EXCL | O_NOFOLLOW: never through
+    """The data disk files, 0600 in a fresh 0711 directory (O_EXCL | O_NOFOLLOW: never through
     a planted file or symlink)."""
     d = spec.disks
     if d.backing == "block":
         return [Path(dev) for dev in d.devices]
     directory = disk_dir(spec, workdir)
     directory.parent.mkdir(parents=True, exist_ok=True)
-    directory.mkdir(mode=0o700)
-    os.chmod(directory, 0o700)  # mkdir's mode is masked by the umask
+    directory.mkdir(mode=0o711)
+    os.chmod(directory, 0o711)  # mkdir's mode is masked by the umask
     disks = []
     for i in range(d.count):
         path = directory / f"{workdir.name}-disk{i}.{d.backing}"
