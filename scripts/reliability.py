@@ -59,8 +59,9 @@ def table(records: list[dict[str, object]], fuzz: dict[str, object], args: argpa
     rows.append(f"| agent request decoding (Go fuzzing) | {fuzz['execs']:,} executions in {fuzz['seconds']} s from "
                 f"{fuzz['seeds']} seeds | {'no crash, every error one JSON line' if fuzz['ok'] else 'FAILED'} |")
     load = os.getloadavg()
+    faults = "no SIGKILL harness (--no-faults)" if args.no_faults else f"{args.kills} kills"
     head = (f"Measured {dt.date.today().isoformat()} by `make reliability` (examples per property "
-            f"{args.examples}, {args.kills} kills, fuzz time {args.fuzztime}) on {os.cpu_count()} cores, load "
+            f"{args.examples}, {faults}, fuzz time {args.fuzztime}) on {os.cpu_count()} cores, load "
             f"average {load[0]:.1f} at the end; pytest {'passed' if pytest_ok else 'FAILED'}.")
     return head + "\n\n" + "\n".join(rows)
 
@@ -70,13 +71,16 @@ def main() -> int:
     p.add_argument("--examples", type=int, default=3000, help="Hypothesis examples per property")
     p.add_argument("--kills", type=int, default=200, help="SIGKILLs on SQLite (a third of them on PostgreSQL)")
     p.add_argument("--fuzztime", default="120s", help="Go fuzzing time")
+    p.add_argument("--no-faults", action="store_true",
+                   help="leave the SIGKILL harness out (generated input and fuzzing only)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "tally.jsonl"
         env = {**os.environ, "HYPOTHESIS_PROFILE": "reliability", "VMBISECT_PROPERTY_EXAMPLES": str(args.examples),
                "VMBISECT_FAULT_KILLS": str(args.kills), "VMBISECT_RELIABILITY_LOG": str(log),
                "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS], cwd=ROOT,
+        tests = [t for t in TESTS if not (args.no_faults and "fault" in t)]
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=ROOT,
                               env=env)
         records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     fuzz = go_fuzz(args.fuzztime)
