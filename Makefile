@@ -72,4 +72,4 @@ bench-build: setup
 
 # The statistics' worth: engine vs a plain one-run bisection on simulated campaigns.
 bench-bisect: setup
-	$(PY) bench/bisect_accuracy.py --trials 100
+	$(PY) bench/bisect_accuracy.py --trials 1000

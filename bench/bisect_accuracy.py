@@ -1,113 +1,234 @@
 """What the statistics are worth: `make bench-bisect`.
 
-Simulated campaigns over a 1,000-commit linear history (real git, fake builds and guests):
-the culprit is drawn at random, the metric is 100 before it and 90 after (a 10% regression),
-each run adds gaussian noise. Printed per noise level: how often the right culprit is named,
-and the mean builds and runs per campaign, for vmbisect's engine and for a plain bisection
-that takes one run per commit and calls it bad below the midpoint of one good and one bad run.
+Simulated campaigns over a 1,000-commit linear history: vmbisect's real engine, decision rules,
+store (SQLite in memory) and confirmation, with fakes for git bisect (in memory, same midpoint
+choices), builds and guests. The guests follow the nested noise model measured on real ones:
+a boot's level is the commit's value times a per-boot offset (gaussian, the between-boot CoV),
+each run adds gaussian noise (the within-boot CoV), and the host may slow down linearly over
+the campaign. A fraction of the commits may be no-ops (comment-only: the same kernel image as
+their parent). The culprit is drawn at random among the real changes.
+
+Printed per case: how often the right culprit is named (with a 95% Wilson interval), how many
+wrong answers came with high confidence, how many ended low-confidence or inconclusive, the
+mean builds and boots, the verdicts inherited from identical images; and beside it the rule
+vmbisect used before (rank tests on runs, the runs of one boot counted as independent samples,
+3 runs per boot, up to 15 runs), run on the same simulated guests.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.backends.git_bisect import GitBisect  # noqa: E402
-from orchestrator.bisect.engine import CampaignRefused, Engine  # noqa: E402
+from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign import parse_campaign  # noqa: E402
+from orchestrator.stats import p_less  # noqa: E402
 from orchestrator.store import Store  # noqa: E402
-from tests.fakes import FakeBuilder, FakeMeasurer  # noqa: E402
-from tests.integration.gitrepo import Repo  # noqa: E402
+from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer  # noqa: E402
 
 COMMITS = 1000
 
 
-def history(path: Path) -> tuple[Path, list[str]]:
-    """A linear history made with git fast-import (a thousand commits in well under a second)."""
-    import subprocess
-
-    repo = Repo(path)
-    lines = []
-    for i in range(COMMITS):
-        msg = f"c{i}".encode()
-        lines.append(b"commit refs/heads/main\nmark :%d\ncommitter T <t@example.org> 1700000000 +0000\n" % (i + 1))
-        lines.append(b"data %d\n%s\n" % (len(msg), msg))
-        if i:
-            lines.append(b"from :%d\n" % i)
-        lines.append(b"M 644 inline f\ndata %d\n%s\n" % (len(msg), msg))
-    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(lines), check=True)
-    shas = subprocess.run(["git", "-C", str(path), "rev-list", "--reverse", "main"], capture_output=True,
-                          text=True, check=True).stdout.split()
-    return repo.path, shas
+@dataclass(frozen=True)
+class Case:
+    name: str
+    between: float
+    within: float
+    drop: float
+    threshold: str
+    drift: float = 0.0  # relative slowdown over the whole campaign
+    noops: float = 0.0  # fraction of no-op commits
 
 
-def value_of(shas: list[str], culprit: int):  # type: ignore[no-untyped-def]
+CASES = [
+    Case("between 8%, within 2%, -15%", 0.08, 0.02, 0.15, "-10%"),
+    Case("between 3%, within 10%, -15%", 0.03, 0.10, 0.15, "-10%"),
+    Case("run noise 3% only, -10%", 0.0, 0.03, 0.10, "-5%"),
+    Case("8%/2%, -15%, host slows 10% over the campaign", 0.08, 0.02, 0.15, "-10%", drift=0.10),
+    Case("8%/2%, -15%, 30% no-op commits", 0.08, 0.02, 0.15, "-10%", noops=0.30),
+]
+
+
+@dataclass(frozen=True)
+class Trial:
+    right: bool
+    wrong_confident: bool
+    doubtful: bool  # low confidence or no single answer
+    builds: int
+    boots: int
+    inherited: int
+
+
+def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]], list[int]]:
+    """Commit names, the groups of commits with one image, and the indices of real changes."""
+    shas = [f"{i:040x}" for i in range(COMMITS)]
+    groups: list[set[str]] = []
+    real = [0]
+    for i in range(1, COMMITS):
+        if rng.random() < noops:
+            if groups and shas[i - 1] in groups[-1]:
+                groups[-1].add(shas[i])
+            else:
+                groups.append({shas[i - 1], shas[i]})
+        else:
+            real.append(i)
+    return shas, groups, real
+
+
+def values(shas: list[str], culprit: int, drop: float):  # type: ignore[no-untyped-def]
     index = {s: i for i, s in enumerate(shas)}
-    return lambda commit: 90.0 if index[commit] >= culprit else 100.0
+
+    def value(commit: str) -> float:
+        if commit.startswith("revert-"):  # bad with that commit reverted
+            return 100.0 if index[commit.removeprefix("revert-")] == culprit else 100.0 * (1 - drop)
+        return 100.0 * (1 - drop) if index[commit] >= culprit else 100.0
+
+    return value
 
 
-def engine_trial(repo: Path, work: Path, shas: list[str], culprit: int, noise: float, seed: int,
-                 store: Store) -> tuple[bool, int, int]:
-    c = parse_campaign({"name": "sim", "repository": str(repo), "good": shas[0], "bad": shas[-1],
-                        "workload": "sim", "metric": {"name": "iops", "direction": "higher", "threshold": "-5%"},
-                        "repetitions": {"min": 3, "max": 15}, "runs_per_boot": 3})
-    cid = store.new_campaign("sim", {})
-    builder = FakeBuilder()
-    engine = Engine(c, "higher", GitBisect(repo, work), builder, FakeMeasurer(value_of(shas, culprit), noise, seed),
-                    store)
-    try:
-        outcome = engine.run(cid)
-    except CampaignRefused:
-        return False, len(set(builder.built)), store.sample_count(cid)
-    return outcome.culprit == shas[culprit], len(set(builder.built)), store.sample_count(cid)
-
-
-def plain_trial(repo: Path, work: Path, shas: list[str], culprit: int, noise: float, seed: int) -> tuple[bool, int, int]:
+def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     rng = random.Random(seed)
-    value = value_of(shas, culprit)
-    sample = lambda commit: rng.gauss(value(commit), value(commit) * noise)  # noqa: E731
-    gb = GitBisect(repo, work)
-    gb.prepare()
-    midpoint = (sample(shas[0]) + sample(shas[-1])) / 2
-    state, commits = gb.start(shas[0], shas[-1]), 2
+    shas, groups, real = history(rng, case.noops)
+    culprit = rng.choice(real[1:])
+    c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
+                        "workload": "sim",
+                        "metric": {"name": "iops", "direction": "higher", "threshold": case.threshold},
+                        "runs_per_boot": 3})
+    store = Store("sqlite://")
+    cid = store.new_campaign("sim", {})
+    builder = FakeBuilder(same_image=groups)
+    measurer = FakeMeasurer(values(shas, culprit, case.drop), case.within, seed, between=case.between,
+                            drift=-drift_per_boot)
+    engine = Engine(c, "higher", FakeLinearVcs(shas), builder, measurer, store)  # type: ignore[arg-type]
+    try:
+        out = engine.run(cid)
+    except CampaignRefused:
+        return Trial(False, False, True, len(set(builder.built)), measurer.boots, 0)
+    right = out.kind == "found" and out.culprit == shas[culprit]
+    confident = out.kind == "found" and out.confidence >= HIGH_CONFIDENCE
+    inherited = (store.campaign(cid).result or {}).get("inherited", 0)
+    return Trial(right, confident and not right, not confident, len(set(builder.built)), measurer.boots, inherited)
+
+
+def old_decide(good: list[float], bad: list[float], step: list[float], can_more: bool, alpha: float = 0.05) -> str:
+    """vmbisect's rule before the boot became the unit (kept here only as the baseline)."""
+    if len(step) < 3:
+        return "more"
+    g, b = statistics.median(good), statistics.median(bad)
+    pos = (statistics.median(step) - g) / (b - g) if b != g else 0.0
+    if b > g:
+        p_not_bad, p_not_good = p_less(step, bad), p_less(good, step)
+    else:
+        p_not_bad, p_not_good = p_less(bad, step), p_less(step, good)
+    apart_bad, apart_good = p_not_bad < alpha, p_not_good < alpha
+    if apart_bad and pos < (0.25 if apart_good else 0.4):
+        return "good"
+    if apart_good and pos > (0.75 if apart_bad else 0.6):
+        return "bad"
+    return "more" if can_more else "skip"
+
+
+def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
+    """The old engine on the same guests: 3 runs per boot, up to 15 runs per commit, references
+    topped up to as many runs as the step; one build per commit, no inheritance, no confirmation."""
+    rng = random.Random(seed)
+    shas, groups, real = history(rng, case.noops)
+    culprit = rng.choice(real[1:])
+    value = values(shas, culprit, case.drop)
+    measurer = FakeMeasurer(value, case.within, seed, between=case.between, drift=-drift_per_boot)
+    builder = FakeBuilder(same_image=groups)
+    runs: dict[str, list[float]] = {}
+
+    def collect(commit: str, need: int) -> list[float]:
+        have = runs.setdefault(commit, [])
+        while len(have) < need:
+            with measurer.boot(builder.build(commit)) as session:
+                for _ in range(min(3, need - len(have))):
+                    have.append(session.run().metrics["iops"])
+        return have
+
+    vcs = FakeLinearVcs(shas)
+    good, bad = shas[0], shas[-1]
+    state = vcs.start(good, bad)
     while state.kind == "testing":
-        commit = gb.current()
-        commits += 1
-        state = gb.mark(commit, "bad" if sample(commit) < midpoint else "good")
-    return state.culprit == shas[culprit], commits, commits
+        commit, need = vcs.current(), 3
+        while True:
+            step = collect(commit, need)
+            verdict = old_decide(collect(good, len(step)), collect(bad, len(step)), step, len(step) < 15)
+            if verdict != "more":
+                break
+            need = min(15, len(step) + 3)
+        state = vcs.mark(commit, verdict)
+    right = state.kind == "found" and state.culprit == shas[culprit]
+    # it gave every answer with full confidence
+    return Trial(right, state.kind == "found" and not right, state.kind != "found", len(set(builder.built)),
+                 measurer.boots, 0)
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    z = 1.96
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def row(name: str, results: list[Trial]) -> str:
+    n = len(results)
+    right = sum(r.right for r in results)
+    lo, hi = wilson(right, n)
+    return (f"{name:<10} {right:>5}/{n:<5} {right / n:>6.1%} [{lo:.1%}, {hi:.1%}] "
+            f"{sum(r.wrong_confident for r in results):>6} {sum(r.doubtful for r in results):>6} "
+            f"{statistics.fmean(r.builds for r in results):>7.1f} {statistics.fmean(r.boots for r in results):>7.1f} "
+            f"{statistics.fmean(r.inherited for r in results):>6.1f}")
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--trials", type=int, default=100)
-    p.add_argument("--noise", type=float, nargs="+", default=[0.01, 0.03, 0.05])
+    p.add_argument("--trials", type=int, default=1000)
+    p.add_argument("--cases", type=int, nargs="+", help="case numbers (1-based) to run; default all")
+    p.add_argument("--no-baseline", action="store_true", help="skip the old rule")
     a = p.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        repo, shas = history(Path(tmp) / "u")
-        store = Store("sqlite://")
-        print(f"{COMMITS} commits, 10% regression at a random commit, {a.trials} seeded trials per row")
-        print(f"{'strategy':<34} {'noise':>6} {'right':>7} {'builds':>7} {'runs':>7}")
-        for noise in a.noise:
-            for name, trial in (("vmbisect (rank tests, 3-15 runs)", "engine"), ("plain (1 run, midpoint)", "plain")):
-                rng = random.Random(1)
-                results = []
-                for t in range(a.trials):
-                    culprit = rng.randrange(1, COMMITS)
-                    work = Path(tmp) / f"w-{trial}"
-                    if trial == "engine":
-                        results.append(engine_trial(repo, work, shas, culprit, noise, t, store))
-                    else:
-                        results.append(plain_trial(repo, work, shas, culprit, noise, t))
-                right = sum(r[0] for r in results)
-                print(f"{name:<34} {noise:>6.0%} {right:>4}/{a.trials:<3}"
-                      f"{statistics.fmean(r[1] for r in results):>7.1f} {statistics.fmean(r[2] for r in results):>7.1f}",
-                      flush=True)
+    print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row; "
+          f"wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer")
+    boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
+    for number, case in enumerate(CASES, 1):
+        if a.cases and number not in a.cases:
+            continue
+        print(f"\n{number}. {case.name}")
+        print(f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
+              f"{'builds':>7} {'boots':>7} {'inher.':>6}")
+        per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
+        results = [engine_trial(case, t, per_boot["engine"]) for t in range(a.trials)]
+        if not case.drift and not boots_per_campaign["engine"]:
+            boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
+        print(row("vmbisect", results), flush=True)
+        if case.drift:
+            print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
+                  f"{per_boot['engine']:.3%} per boot)")
+        if case.noops:
+            judged = [r for r in results if r.boots]
+            per_step = statistics.fmean(r.boots for r in judged) / max(1.0, statistics.fmean(r.builds for r in judged))
+            print(f"{'':<10} no-op inheritance: {statistics.fmean(r.inherited for r in results):.1f} verdicts per "
+                  f"campaign without booting, about {statistics.fmean(r.inherited for r in results) * per_step:.0f} "
+                  f"boots saved")
+        if not a.no_baseline:
+            old = [old_trial(case, t, per_boot["old"]) for t in range(a.trials)]
+            if not case.drift and not boots_per_campaign["old"]:
+                boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
+            print(row("old rule", old), flush=True)
+            if case.drift:
+                print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['old']:.0f} boots: "
+                      f"{per_boot['old']:.3%} per boot)")
     return 0
 
 

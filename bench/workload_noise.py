@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.workloads.stats import reps_to_detect, summarise
+from orchestrator.stats import reps_to_detect, summarize
 
 KERNEL = ["--kernel", "/boot/vmlinuz-6.1.0-56-amd64", "--initrd-modules-from", "6.1.0-56-amd64", "--accel", "tcg"]
 SEQ_SHAPE = ["--vcpus", "2", "--disks", "8", "--disk-size", "256", "--controller", "lsisas1078"]
@@ -91,12 +91,12 @@ def rows(preset: str, doc: dict, others: float) -> list[dict]:
         p.setdefault(f"boot{s['boot']}", []).append(s["metrics"][metric]["value"])
     out = []
     for point, v in points.items():
-        main, cost = summarise(v[metric]), summarise(v[COST])
-        within = [summarise(x).coeffvar for k, x in v.items() if k.startswith("boot")]
+        main, cost = summarize(v[metric]), summarize(v[COST])
+        within = [100 * summarize(x).cov for k, x in v.items() if k.startswith("boot")]
         out.append({"preset": preset, "point": point, "metric": metric, "n": main.n, "mean": main.mean,
-                    "coeffvar": main.coeffvar, "within_boot_coeffvar": sum(within) / len(within),
-                    "reps_10pct": reps_to_detect(main.coeffvar), "cost_mean": cost.mean,
-                    "cost_coeffvar": cost.coeffvar, "cost_reps_10pct": reps_to_detect(cost.coeffvar),
+                    "coeffvar": 100 * main.cov, "within_boot_coeffvar": sum(within) / len(within),
+                    "reps_10pct": reps_to_detect(main.cov, 0.10), "cost_mean": cost.mean,
+                    "cost_coeffvar": 100 * cost.cov, "cost_reps_10pct": reps_to_detect(cost.cov, 0.10),
                     "other_busy_cpus": others, "samples": v[metric]})
     return out
 

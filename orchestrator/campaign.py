@@ -44,13 +44,14 @@ MAX_TEXT = 4096
 MAX_APPEND = 2047  # x86 COMMAND_LINE_SIZE is 2048 bytes with the terminating NUL
 MAX_CONFIG_ITEMS = 64
 MAX_PARAMS = 64
-MAX_REPETITIONS = 1000
+MAX_BOOTS = 1000
 MAX_RUNS_PER_BOOT = 100
 # A revision is a name git resolves (tag, branch, hash, HEAD~3, v6.1^): never an option, a
 # range or anything with blanks; `git check-ref-format` allows more, we need no more.
 _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]{0,254}")
 BUILD_FAILURE_POLICIES = ("skip",)
 BOOT_FAILURE_POLICIES = ("skip", "bad")
+CONFIRMS = ("revert", "none")
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,6 @@ class Metric:
     name: str
     threshold: Threshold
     direction: str = ""
-
-
-@dataclass(frozen=True)
-class Repetitions:
-    min: int = 3
-    max: int = 10
 
 
 @dataclass(frozen=True)
@@ -103,9 +98,10 @@ class Campaign:
     guest: VmSpec = VmSpec()
     accel: str = "auto"
     append: str = ""
-    repetitions: Repetitions = Repetitions()
-    boots_per_commit: int = 1
+    boots_per_commit: int = 2
+    max_boots_per_commit: int = 8
     runs_per_boot: int = 3
+    confirm: str = "revert"
     skip_policy: SkipPolicy = SkipPolicy()
     timeouts: Timeouts = Timeouts()
     first_parent: bool = False
@@ -185,7 +181,6 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
     for required in ("name", "repository", "good", "bad", "workload", "metric"):
         if required not in top:
             raise UserError(f"{required}: missing (required)")
-    reps = _repetitions(top.get("repetitions", {}))
     campaign = Campaign(
         name=_name(top["name"]),
         repository=_repository(top["repository"], base),
@@ -197,18 +192,19 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
         guest=_guest(top.get("guest", {})),
         accel=_choice(top.get("accel", "auto"), "accel", ACCELS),
         append=_str(top.get("append", ""), "append", MAX_APPEND),
-        repetitions=reps,
-        boots_per_commit=_int(top.get("boots_per_commit", 1), "boots_per_commit", 1, MAX_REPETITIONS),
+        boots_per_commit=_int(top.get("boots_per_commit", 2), "boots_per_commit", 2, MAX_BOOTS),
+        max_boots_per_commit=_int(top.get("max_boots_per_commit", 8), "max_boots_per_commit", 2, MAX_BOOTS),
         runs_per_boot=_int(top.get("runs_per_boot", 3), "runs_per_boot", 1, MAX_RUNS_PER_BOOT),
+        confirm=_choice(top.get("confirm", "revert"), "confirm", CONFIRMS),
         skip_policy=_skip(top.get("skip_policy", {})),
         timeouts=_timeouts(top.get("timeouts", {})),
         first_parent=_bool(top.get("first_parent", False), "first_parent"),
         alpha=_float(top.get("alpha", 0.05), "alpha", 1e-6, 0.5),
         source=source,
     )
-    if campaign.repetitions.max < campaign.runs_per_boot * campaign.boots_per_commit:
-        raise UserError("repetitions.max: must be at least runs_per_boot x boots_per_commit "
-                        f"({campaign.runs_per_boot * campaign.boots_per_commit})")
+    if campaign.max_boots_per_commit < campaign.boots_per_commit:
+        raise UserError(f"max_boots_per_commit: must be at least boots_per_commit ({campaign.boots_per_commit}), "
+                        f"got {campaign.max_boots_per_commit}")
     return campaign
 
 
@@ -464,16 +460,6 @@ def _disks(value: Any) -> DiskSpec:
         queues=_int(d.get("queues", 0), f"{p}.queues", 0, MAX_QUEUES),
         iothreads=_int(d.get("iothreads", 0), f"{p}.iothreads", 0, MAX_IOTHREADS),
     )
-
-
-def _repetitions(value: Any) -> Repetitions:
-    data = _mapping(value, "repetitions")
-    _known(data, "repetitions", ["min", "max"])
-    low = _int(data.get("min", 3), "repetitions.min", 3, MAX_REPETITIONS)
-    high = _int(data.get("max", 10), "repetitions.max", 3, MAX_REPETITIONS)
-    if high < low:
-        raise UserError(f"repetitions.max: must be at least repetitions.min ({low}), got {high}")
-    return Repetitions(low, high)
 
 
 def _skip(value: Any) -> SkipPolicy:

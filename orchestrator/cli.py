@@ -7,13 +7,27 @@ import sys
 from types import ModuleType
 from typing import NoReturn, Sequence
 
-from orchestrator.commands import bisect, boot, build, cleanup, compare, demo, doctor, measure, report, resume, status
+from orchestrator.commands import (
+    bisect,
+    boot,
+    build,
+    cleanup,
+    compare,
+    demo,
+    doctor,
+    measure,
+    report,
+    resume,
+    status,
+    verify,
+)
 from orchestrator.errors import KernelFault, UserError, VmbisectError, host_fault
 
 # Each module has add_parser(subparsers) and run(args) -> exit code.
 COMMANDS: dict[str, ModuleType] = {
     "doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build, "measure": measure,
     "bisect": bisect, "compare": compare, "resume": resume, "status": status, "report": report, "demo": demo,
+    "verify": verify,
 }
 
 

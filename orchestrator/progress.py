@@ -56,6 +56,9 @@ class LiveView:
         if event.phase == "decide" and event.message:
             self.console.print(f"step {event.step}: {event.commit[:12]} {event.message}", markup=False,
                                soft_wrap=True)
+        elif event.phase in ("endpoints", "recheck", "confirm", "done") and event.message:
+            self.console.print(f"{event.phase}: {event.commit[:12] + ' ' if event.commit else ''}{event.message}",
+                               markup=False, soft_wrap=True)
         self.live.update(self._table(event))
 
     def _table(self, e: Event | None) -> Table:

@@ -1,8 +1,14 @@
 """The bisection report: collected from the store (and git for commit details), rendered as
-Markdown that pastes into a mail, or JSON."""
+Markdown that pastes into a mail, or JSON.
+
+Every figure is on boots, the unit the decisions were taken on: a commit's value is the
+geometric mean of its boots' means, its interval and the parent-against-culprit table use one
+value per boot. The answer's confidence, the confirmation against the parent and the revert
+come from the stored result."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import statistics
@@ -10,16 +16,18 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from orchestrator.backends.git_bisect import CommitInfo
-from orchestrator.bisect.stats import median_ci, relative_change
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.render.scale import whole_or_4g as num
+from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
 
 
 @dataclass(frozen=True)
 class CommitFigures:
+    """`n` runs in `boots` boots; median and its interval over the boots' means."""
+
     sha: str
     subject: str
     n: int
@@ -27,6 +35,7 @@ class CommitFigures:
     ci_low: float
     ci_high: float
     mean: float
+    boots: int = 0
 
 
 @dataclass(frozen=True)
@@ -54,52 +63,71 @@ class BisectReport:
     notes: tuple[str, ...]
     bisect_log: str
     samples: dict[str, list[float]]
+    boot_means: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    confidence: float = 0.0
+    confidence_text: str = ""
+    confirmation: str = ""
+    revert: str = ""
+    change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
 
 
-def figures(sha: str, subject: str, samples: list[float]) -> CommitFigures:
-    if not samples:
-        return CommitFigures(sha, subject, 0, float("nan"), float("nan"), float("nan"), float("nan"))
-    lo, hi = median_ci(samples)
-    return CommitFigures(sha, subject, len(samples), statistics.median(samples), lo, hi, statistics.fmean(samples))
+def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
+    means = [statistics.fmean(b.runs) for b in boots]
+    if not means:
+        return CommitFigures(sha, subject, 0, float("nan"), float("nan"), float("nan"), float("nan"), 0)
+    lo, hi = median_ci(means)
+    return CommitFigures(sha, subject, sum(len(b.runs) for b in boots), statistics.median(means), lo, hi,
+                         statistics.fmean(means), len(boots))
 
 
 def collect(store: Store, campaign_id: int, metric: str, direction: str,
             info: Callable[[str], CommitInfo]) -> BisectReport:
     row = store.campaign(campaign_id)
     samples = store.samples(campaign_id, metric)
+    boots = store.boot_samples(campaign_id, metric)
     result = row.result or {}
     info = functools.lru_cache(maxsize=None)(info)
 
     def subject(sha: str) -> str:
         return info(sha).subject
 
-    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), samples.get(d.commit, [])), d.verdict,
+    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), boots.get(d.commit, [])), d.verdict,
                        d.reason, d.confidence)
                   for i, d in enumerate(store.decisions(campaign_id)))
     culprit = info(result["culprit"]) if result.get("culprit") else None
     parent = result.get("parent")
-    return BisectReport(
+    confirmation = result.get("confirmation") or {}
+    report = BisectReport(
         name=row.name, state=row.state, metric=metric, direction=direction, kind=result.get("kind", row.state),
         culprit=culprit,
-        culprit_figures=figures(culprit.sha, culprit.subject, samples.get(culprit.sha, [])) if culprit else None,
-        parent_figures=figures(parent, subject(parent), samples.get(parent, [])) if parent else None,
+        culprit_figures=figures(culprit.sha, culprit.subject, boots.get(culprit.sha, [])) if culprit else None,
+        parent_figures=figures(parent, subject(parent), boots.get(parent, [])) if parent else None,
         candidates=tuple(info(c) for c in result.get("candidates", [])),
         steps=steps, notes=tuple(result.get("notes", [])) + ((result["reason"],) if "reason" in result else ()),
-        bisect_log=row.bisect_log, samples=samples)
+        bisect_log=row.bisect_log, samples=samples, confidence=result.get("confidence", 0.0),
+        confidence_text=result.get("confidence_text", ""),
+        confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
+        revert=result.get("revert", {}).get("text", ""),
+        change=confirmation.get("text", "").removeprefix("culprit against parent ")
+        if "change" in confirmation else "not measured")
+    return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
+                                                   for c, bs in boots.items()})
 
 
 def parent_culprit(r: BisectReport) -> Comparison:
-    """The culprit against its parent as a two-variant comparison of the bisected metric."""
+    """The culprit against its parent as a two-variant comparison of the bisected metric, one
+    value per boot (the mean of its runs): the table's test counts boots, not runs."""
     assert r.parent_figures is not None and r.culprit_figures is not None
     p, c = r.parent_figures.sha, r.culprit_figures.sha
     variants = [VariantInfo(p[:12], f"parent {p}"), VariantInfo(c[:12], f"culprit {c}")]
-    samples = {p[:12]: {"": {r.metric: r.samples.get(p, [])}}, c[:12]: {"": {r.metric: r.samples.get(c, [])}}}
+    samples = {p[:12]: {"": {r.metric: r.boot_means.get(p, [])}}, c[:12]: {"": {r.metric: r.boot_means.get(c, [])}}}
     return build(f"{r.name}: parent against culprit", r.metric, None, variants, [Point("", None)],
                  {r.metric: MetricMeta("", r.direction)}, samples, [r.metric])
 
 
 def _fig(f: CommitFigures) -> str:
-    return f"median {num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, n={f.n}), mean {num(f.mean)}"
+    return (f"median of boots {num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, {f.boots} boots of "
+            f"{f.n} runs), mean {num(f.mean)}")
 
 
 def render_markdown(r: BisectReport) -> str:
@@ -108,7 +136,18 @@ def render_markdown(r: BisectReport) -> str:
         c = r.culprit
         out += ["The first commit where the metric regressed:", "", f"    commit {c.sha}",
                 f"    Author: {c.author} <{c.email}>", f"    Date:   {c.date}", "", f"        {c.subject}", ""]
-    if r.candidates:
+    if r.confidence_text:
+        out += [f"Confidence: {r.confidence_text.removeprefix('confidence ').removeprefix('LOW confidence ')} "
+                f"({'high' if not r.confidence_text.startswith('LOW') else 'LOW: the answer may be wrong'}); "
+                "the chance that every step's verdict is right, updated by the culprit against its parent", ""]
+    if r.confirmation:
+        out += [f"Confirmation: {r.confirmation}", ""]
+    if r.revert:
+        out += [f"Revert: {r.revert}", ""]
+    if r.candidates and r.kind == "inconclusive":
+        out += ["No single commit can be named; the first bad commit is in:", ""]
+        out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
+    elif r.candidates:
         out += ["Only untestable (skipped) commits were left; the first bad commit is one of:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     if r.culprit_figures and r.parent_figures:
@@ -116,18 +155,19 @@ def render_markdown(r: BisectReport) -> str:
         better = "higher" if r.direction == "higher" else "lower"
         out += [f"{r.metric} ({better} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
                 f"    culprit {cf.sha[:12]}: {_fig(cf)}",
-                f"    change: {relative_change(pf.median, cf.median):+.1%} (medians)", ""]
+                f"    change: {r.change}", ""]
         pc = parent_culprit(r)
-        out += ["Parent against culprit, mmtests layout (+ is better, * significant):", "", "```",
-                *metric_block(pc, r.metric), "```", ""]
+        out += ["Parent against culprit, mmtests layout, one value per boot (+ is better, * significant in a "
+                "two-sided rank test on the boot values; the change above is the one the confirmation tested):",
+                "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:
         out += [f"Note: {note}", ""]
-    out += ["## Steps", "", "| # | role | commit | subject | verdict | n | median | reason |",
-            "|---|---|---|---|---|---|---|---|"]
+    out += ["## Steps", "", "| # | role | commit | subject | verdict | boots | runs | median | reason |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for s in r.steps:
         f = s.commit
-        out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {f.n} | "
+        out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {f.boots} | {f.n} | "
                    f"{num(f.median)} | {s.reason.replace('|', '/')} |")
     out += ["", "## git bisect log", "", "```", r.bisect_log.rstrip(), "```", ""]
     return "\n".join(out)

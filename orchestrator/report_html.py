@@ -16,9 +16,10 @@ VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 
 
 def samples_plot(steps: tuple[Step, ...], samples: dict[str, list[float]], metric: str) -> str:
-    """Dots per measured commit in step order, coloured by verdict; dashed lines at the good
-    and bad medians."""
-    shown = [s for s in steps if samples.get(s.commit.sha)]
+    """Dots per measured commit in step order (once, where it was first decided), coloured by
+    verdict; dashed lines at the good and bad medians."""
+    first = {s.commit.sha: s for s in reversed(steps)}  # a commit re-examined or confirmed is shown once
+    shown = [s for s in steps if samples.get(s.commit.sha) and first[s.commit.sha] is s]
     if not shown:
         return "<p>No samples.</p>"
     groups = [(s.role if s.role != "step" else str(s.index), s.verdict, samples[s.commit.sha]) for s in shown]
@@ -34,28 +35,32 @@ def samples_plot(steps: tuple[Step, ...], samples: dict[str, list[float]], metri
 def _fig(f: CommitFigures | None) -> str:
     if f is None or math.isnan(f.median):
         return "-"
-    return f"{num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, n={f.n})"
+    return f"{num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, {f.boots} boots of {f.n} runs)"
 
 
 def render_html(r: BisectReport) -> str:
     e = html.escape
     head = f"vmbisect campaign {r.name}: {r.kind.replace('_', ' ')}"
-    steps = table(["#", "role", "commit", "subject", "verdict", "n", "median", "reason"],
-                  [[str(s.index), s.role, s.commit.sha[:12], s.commit.subject, s.verdict, str(s.commit.n),
-                    num(s.commit.median), s.reason] for s in r.steps],
-                  [["num", "", "mono", "", "", "num", "num", ""] for _ in r.steps])
+    steps = table(["#", "role", "commit", "subject", "verdict", "boots", "runs", "median", "reason"],
+                  [[str(s.index), s.role, s.commit.sha[:12], s.commit.subject, s.verdict, str(s.commit.boots),
+                    str(s.commit.n), num(s.commit.median), s.reason] for s in r.steps],
+                  [["num", "", "mono", "", "", "num", "num", "num", ""] for _ in r.steps])
     culprit = ""
     if r.culprit is not None:
         c = r.culprit
         culprit = (f"<pre>commit {e(c.sha)}\nAuthor: {e(c.author)} &lt;{e(c.email)}&gt;\nDate:   {e(c.date)}\n\n"
                    f"    {e(c.subject)}</pre>"
                    f"<p>{e(r.metric)} ({e(r.direction)} is better): parent {_fig(r.parent_figures)}, "
-                   f"culprit {_fig(r.culprit_figures)}</p>")
+                   f"culprit {_fig(r.culprit_figures)}; change {e(r.change)}</p>")
         if r.parent_figures is not None and r.culprit_figures is not None:
             block = "\n".join(metric_block(parent_culprit(r), r.metric))
-            culprit += f"<p>Parent against culprit, mmtests layout (+ is better, * significant):</p><pre>{e(block)}</pre>"
+            culprit += ("<p>Parent against culprit, mmtests layout, one value per boot (+ is better, * significant "
+                        "in a two-sided rank test on the boot values):</p>"
+                        f"<pre>{e(block)}</pre>")
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
-    notes = "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes)
+    notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
+        ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert)) if text)
+    notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
                       f"<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")

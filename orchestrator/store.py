@@ -42,6 +42,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 from orchestrator import paths
 from orchestrator.errors import InfraError, UserError
+from orchestrator.stats import Boot
 
 
 def _now() -> dt.datetime:
@@ -339,6 +340,21 @@ class Store:
                  .where(SampleRow.campaign_id == campaign_id, SampleRow.metric == metric).order_by(SampleRow.id))
             for commit, value in s.execute(q):
                 out[commit].append(value)
+        return dict(out)
+
+    def boot_samples(self, campaign_id: int, metric: str) -> dict[str, list[Boot]]:
+        """Samples of one metric by commit, grouped by the boot that took them (the unit of
+        replication; see orchestrator.stats); `seq` numbers the campaign's boots in time."""
+        runs: dict[tuple[str, int], list[float]] = defaultdict(list)
+        with self._session() as s:
+            q = (select(SampleRow.commit, RunRow.boot_id, SampleRow.value)
+                 .join(RunRow, RunRow.id == SampleRow.run_id)
+                 .where(SampleRow.campaign_id == campaign_id, SampleRow.metric == metric).order_by(SampleRow.id))
+            for commit, boot_id, value in s.execute(q):
+                runs[(commit, boot_id)].append(value)
+        out: dict[str, list[Boot]] = defaultdict(list)
+        for seq, ((commit, _boot_id), values) in enumerate(sorted(runs.items(), key=lambda kv: kv[0][1])):
+            out[commit].append(Boot(seq, tuple(values)))
         return dict(out)
 
     def sample_count(self, campaign_id: int) -> int:

@@ -13,40 +13,57 @@ from orchestrator.ports import BuiltKernel, RunResult
 
 
 class FakeBuilder:
-    def __init__(self, broken: set[str] = frozenset(), same_image: set[str] = frozenset()) -> None:
-        self.broken, self.same_image = broken, same_image
+    """Every commit builds its own image, except `broken` ones (a compile error) and groups in
+    `same_image` (commits that change nothing the kernel is built from: one image per group).
+    `same_image` is a set (one group) or a list of sets."""
+
+    def __init__(self, broken: set[str] = frozenset(), same_image: set[str] | list[set[str]] = frozenset()) -> None:
+        self.broken = broken
+        self.groups = same_image if isinstance(same_image, list) else [same_image]
         self.built: list[str] = []
 
     def build(self, commit: str) -> BuiltKernel:
         self.built.append(commit)
         if commit in self.broken:
             raise BuildFailed("drivers/scsi/sd.c:12:3: error: expected ';' before '}' token")
-        key = "same" if commit in self.same_image else commit
+        key = next((f"same-{i}" for i, g in enumerate(self.groups) if commit in g), commit)
         return BuiltKernel(commit, Path(f"/fake/{commit}"), hashlib.sha256(key.encode()).hexdigest())
 
 
 class FakeSession:
-    def __init__(self, value: float, noise: float, rng: random.Random, metric: str, fails: str = "") -> None:
+    def __init__(self, value: float, within: float, rng: random.Random, metric: str, fails: str = "",
+                 other_metric: bool = False) -> None:
         self.boot_seconds = 0.01
-        self.value, self.noise, self.rng, self.metric, self.fails = value, noise, rng, metric, fails
+        self.value, self.within, self.rng, self.metric, self.fails = value, within, rng, metric, fails
+        self.other_metric = other_metric
 
     def run(self) -> RunResult:
         if self.fails:
             raise WorkloadFailed(self.fails)
-        return RunResult({self.metric: self.rng.gauss(self.value, self.value * self.noise)}, {"fake": True})
+        value = self.rng.gauss(self.value, self.value * self.within)
+        return RunResult({"other": value} if self.other_metric else {self.metric: value}, {"fake": True})
 
 
 class FakeMeasurer:
-    """The metric is `value_of(commit)` with relative gaussian noise; the workload fails with
-    the given message at the commits of `workload_fails`."""
+    """The metric of a guest booted with `commit`'s kernel, the nested way real guests behave:
+    `value_of(commit)` x a per-boot offset (gaussian, CoV `between`) x a host drift (`drift` per
+    boot, linear over the campaign), each run adding gaussian noise of CoV `noise` (within the
+    boot). `misread[commit] = (n, factor)`: the first n boots of that commit read `factor`
+    times the value (a host disturbance that lasted while it was measured). In guests of the
+    commits of `workload_fails` the workload fails with the given message; in `metric_missing`
+    ones it reports another metric."""
 
     def __init__(self, value_of: Callable[[str], float], noise: float = 0.03, seed: int = 0,
                  boot_broken: set[str] = frozenset(), infra_after: int | None = None, metric: str = "iops",
-                 workload_fails: Mapping[str, str] | None = None) -> None:
+                 between: float = 0.0, drift: float = 0.0,
+                 misread: Mapping[str, tuple[int, float]] | None = None,
+                 workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset()) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
-        self.workload_fails = dict(workload_fails or {})
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
+        self.between, self.drift, self.misread = between, drift, dict(misread or {})
+        self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
         self.boots = 0
+        self.booted: list[str] = []
 
     @contextmanager
     def boot(self, kernel: BuiltKernel) -> Iterator[FakeSession]:
@@ -55,5 +72,91 @@ class FakeMeasurer:
             raise InfraError("libvirt could not start the guest: fake host failure")
         if kernel.commit in self.boot_broken:
             raise BootFailed("guest kernel failed to boot: Kernel panic - not syncing: fake", "console tail")
-        yield FakeSession(self.value_of(kernel.commit), self.noise, self.rng, self.metric,
-                          self.workload_fails.get(kernel.commit, ""))
+        self.booted.append(kernel.commit)
+        value = self.value_of(kernel.commit) * (1 + self.rng.gauss(0.0, self.between)) * (1 + self.drift * self.boots)
+        count, factor = self.misread.get(kernel.commit, (0, 1.0))
+        if self.booted.count(kernel.commit) <= count:
+            value *= factor
+        yield FakeSession(value, self.noise, self.rng, self.metric, self.workload_fails.get(kernel.commit, ""),
+                          kernel.commit in self.metric_missing)
+
+
+class FakeLinearVcs:
+    """`git bisect` over a linear history of commit names, in memory: the bisection simulator's
+    stand-in for GitBisect (thousands of campaigns a minute). Same choices as git's for a line:
+    the middle of the remaining range; `log` lists the marks so `replay` can restore them.
+    The engine cases use real git; this only makes `make bench-bisect` fast."""
+
+    def __init__(self, commits: list[str]) -> None:
+        self.commits = commits
+        self.index = {c: i for i, c in enumerate(commits)}
+        self.repo = Path("/nonexistent/fake.git")
+        self.marks: list[tuple[str, str]] = []
+        self.reverts: dict[str, str] = {}
+
+    def prepare(self) -> None:
+        pass
+
+    def resolve(self, rev: str, field: str) -> str:
+        return rev
+
+    def start(self, good: str, bad: str, first_parent: bool = False):  # type: ignore[no-untyped-def]
+        self.good, self.bad, self.marks = good, bad, []
+        return self._state()
+
+    def restart(self, good: str, bad: str, first_parent: bool, marks: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+        self.start(good, bad)
+        self.marks = list(marks)
+        return self._state()
+
+    def mark(self, commit: str, verdict: str):  # type: ignore[no-untyped-def]
+        self.marks.append((commit, verdict))
+        return self._state()
+
+    def _state(self):  # type: ignore[no-untyped-def]
+        from orchestrator.bisect.gitlog import BisectState
+
+        lo, hi = self.index[self.good], self.index[self.bad]
+        skipped = set()
+        for commit, verdict in self.marks:
+            i = self.index[commit]
+            if verdict == "good":
+                lo = max(lo, i)
+            elif verdict == "bad":
+                hi = min(hi, i)
+            else:
+                skipped.add(i)
+        if hi <= lo:
+            return BisectState("found", culprit=self.commits[hi])
+        left = [i for i in range(lo + 1, hi) if i not in skipped]
+        if not left:
+            if all(i in skipped for i in range(lo + 1, hi)) and hi - lo > 1:
+                return BisectState("only_skipped", candidates=tuple(self.commits[i] for i in range(lo + 1, hi + 1)))
+            return BisectState("found", culprit=self.commits[hi])
+        mid = (lo + hi) // 2
+        self._current = self.commits[min(left, key=lambda i: abs(i - mid))]
+        return BisectState("testing", len(left), max(1, len(left).bit_length() - 1))
+
+    def current(self) -> str:
+        return self._current
+
+    def log(self) -> str:
+        return "\n".join([f"git bisect start {self.bad} {self.good}"] + [f"git bisect {v} {c}" for c, v in self.marks])
+
+    def replay(self, log: str, scratch: Path):  # type: ignore[no-untyped-def]
+        lines = log.splitlines()
+        self.bad, self.good = lines[0].split()[3:5]
+        self.marks = [(ln.split()[3], ln.split()[2]) for ln in lines[1:]]
+        return self._state()
+
+    def parent(self, commit: str) -> str:
+        return self.commits[self.index[commit] - 1]
+
+    def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        return self.index.get(ancestor, -1) <= self.index.get(commit, -1)
+
+    def revert(self, commit: str, onto: str):  # type: ignore[no-untyped-def]
+        from orchestrator.backends.git_bisect import Revert
+
+        self.reverts[f"revert-{commit}"] = commit
+        return Revert(f"revert-{commit}", "")

@@ -68,7 +68,7 @@ def main(url: str, repo: str, culprit: str, campaign_id: int, workdir: str, gues
                           text=True, check=True).stdout.strip()
     campaign = parse_campaign({"name": "fault", "repository": repo, "good": root, "bad": head, "workload": "fake",
                                "metric": {"name": "iops", "direction": "higher", "threshold": "-5%"},
-                               "repetitions": {"min": 3, "max": 9}, "runs_per_boot": 3})
+                               "runs_per_boot": 3})
     store = Store(url)
     measurer = GuestFiles(Path(guests), lambda c: 90.0 if c in bad else 100.0, noise=0.01,
                           seed=int.from_bytes(os.urandom(4), "little"))

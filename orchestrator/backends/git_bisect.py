@@ -6,6 +6,7 @@ working tree is written anywhere; the builder checks commits out in its own plac
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +26,12 @@ class CommitInfo:
     subject: str
 
 
-def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def git(repo: Path, *args: str, check: bool = True,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env_free = ["-c", "advice.detachedHead=false", "-c", "core.hooksPath=/dev/null"]
     try:
-        done = subprocess.run(["git", *env_free, "-C", str(repo), *args], capture_output=True, text=True)
+        done = subprocess.run(["git", *env_free, "-C", str(repo), *args], capture_output=True, text=True,
+                              env={**os.environ, **env} if env else None)
     except FileNotFoundError as exc:
         raise InfraError("git not found (run: make setup)") from exc
     if check and done.returncode != 0:
@@ -95,3 +98,55 @@ class GitBisect:
     def count_between(self, good: str, bad: str, first_parent: bool = False) -> int:
         args = ["rev-list", "--count"] + (["--first-parent"] if first_parent else []) + [f"{good}..{bad}"]
         return int(git(self.repo, *args).stdout.strip())
+
+    def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        return git(self.repo, "merge-base", "--is-ancestor", ancestor, commit, check=False).returncode == 0
+
+    def restart(self, good: str, bad: str, first_parent: bool, marks: list[tuple[str, str]]) -> BisectState:
+        """A fresh bisection with every (commit, verdict) of `marks` applied in order: how the
+        engine goes on after re-examined steps changed their verdicts."""
+        state = self.start(good, bad, first_parent)
+        for commit, verdict in marks:
+            state = self.mark(commit, verdict)
+        return state
+
+    def revert(self, commit: str, onto: str) -> Revert:
+        """`commit` reverted on top of `onto`, as a commit in this clone only (the user's
+        repository is never written): a three-way merge of `onto` and commit^ with commit as the
+        base, made with plumbing (no working tree). Author, committer and dates are fixed, so
+        the same revert gets the same hash on resume."""
+        info = self.info(commit)
+        env = ["-c", "user.name=vmbisect", "-c", "user.email=vmbisect@localhost"]
+        fixed = {"GIT_AUTHOR_DATE": "1970-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "1970-01-01T00:00:00Z",
+                 "GIT_AUTHOR_NAME": "vmbisect", "GIT_AUTHOR_EMAIL": "vmbisect@localhost",
+                 "GIT_COMMITTER_NAME": "vmbisect", "GIT_COMMITTER_EMAIL": "vmbisect@localhost"}
+        parents = git(self.repo, "rev-list", "--parents", "-n", "1", commit).stdout.split()[1:]
+        if len(parents) != 1:
+            return Revert("", f"{commit[:12]} has {len(parents)} parents; only a single-parent commit is reverted")
+
+        def tree(rev: str) -> str:
+            return git(self.repo, "rev-parse", f"{rev}^{{tree}}").stdout.strip()
+
+        def commit_tree(tree_id: str, *parent_ids: str, message: str = "base") -> str:
+            args = [x for p in parent_ids for x in ("-p", p)]
+            return git(self.repo, *env, "commit-tree", tree_id, *args, "-m", message, env=fixed).stdout.strip()
+
+        base = commit_tree(tree(commit))
+        theirs = commit_tree(tree(parents[0]), base)
+        ours = commit_tree(tree(onto), base)
+        merged = git(self.repo, "merge-tree", "--write-tree", "--name-only", ours, theirs, check=False)
+        if merged.returncode != 0:
+            reason = [line for line in merged.stdout.splitlines() if line.startswith(("CONFLICT", "error"))]
+            return Revert("", "; ".join(reason)[:500] or merged.stderr.strip()[:500] or "merge conflict")
+        message = f'Revert "{info.subject}"\n\nThis reverts commit {commit}.\n(made by vmbisect to confirm a culprit)'
+        sha = commit_tree(merged.stdout.splitlines()[0].strip(), onto, message=message)
+        git(self.repo, "update-ref", f"refs/vmbisect/revert/{commit}", sha)
+        return Revert(sha, "")
+
+
+@dataclass(frozen=True)
+class Revert:
+    """The revert commit, or why there is none (git's reason for a conflict)."""
+
+    commit: str
+    reason: str

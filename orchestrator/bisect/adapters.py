@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +20,18 @@ from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 
 
 class BuilderPort:
-    def __init__(self, builder: KernelBuilder, repo: Path, recipe: Recipe, timeout_s: float | None = None) -> None:
-        self.builder, self.repo, self.recipe, self.timeout_s = builder, repo, recipe, timeout_s
+    """Builds commits of the user's repository, and the reverts the engine makes in its own
+    clone `clone` (fetched into the builder's checkout; the user's repository is only read)."""
+
+    def __init__(self, builder: KernelBuilder, repo: Path, recipe: Recipe, timeout_s: float | None = None,
+                 clone: Path | None = None) -> None:
+        self.builder, self.repo, self.recipe, self.timeout_s, self.clone = builder, repo, recipe, timeout_s, clone
 
     def build(self, commit: str) -> BuiltKernel:
-        image = self.builder.build(self.repo, commit, self.recipe, self.timeout_s)
+        theirs = subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{commit}^{{commit}}"],
+                                capture_output=True).returncode == 0
+        objects = None if theirs or self.clone is None else self.clone
+        image = self.builder.build(self.repo, commit, self.recipe, self.timeout_s, objects)
         return BuiltKernel(commit, image.path, image.sha256, image.from_cache, image.duration_s)
 
 

@@ -1,12 +1,17 @@
-"""Before bisecting: is good good, is bad bad, and can the threshold be seen through the noise?"""
+"""Before bisecting: is good good, is bad bad, and can the threshold be seen through the noise?
+
+Judged on boots (orchestrator.stats): each endpoint's boots give its value (geometric mean
+of boot values), the two together the between- and within-boot noise, and from those the
+boots per commit a step needs for a verdict that is wrong at most once in 1/error."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from orchestrator.bisect.stats import noise_cov, p_less, relative_change, reps_to_detect
+from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
 
 DIRECTIONS = ("higher", "lower")
 
@@ -27,50 +32,71 @@ class Threshold:
 class EndpointCheck:
     """`problem`: "" when ok, else good_not_good, bad_not_bad (not worse at all),
     short_of_threshold (worse, but less than asked), not_significant or too_noisy; the last
-    three may go away with more samples, the first two will not."""
+    three may go away with more boots, the first two will not. `boots_needed`: boots per
+    commit a step needs at this noise (0 when it could not be estimated)."""
 
     ok: bool
     message: str
-    reps_needed: int
+    boots_needed: int
     change: float
     problem: str = ""
+    noise: Components | None = None
+
+
+def level(boots: Sequence[Boot]) -> float:
+    """An endpoint's value: the geometric mean of its boot values."""
+    return math.exp(statistics.fmean(b.value for b in boots))
 
 
 def check_endpoints(
-    good: Sequence[float],
-    bad: Sequence[float],
+    good: Sequence[Boot],
+    bad: Sequence[Boot],
     direction: str,
     threshold: Threshold,
-    max_reps: int,
-    alpha: float = 0.05,
+    runs_per_boot: int,
+    max_boots: int,
+    alpha: float,
+    error: float,
 ) -> EndpointCheck:
-    g, b = statistics.median(good), statistics.median(bad)
+    g, b = level(good), level(bad)
     change = relative_change(g, b)
     worse = b < g if direction == "higher" else b > g
     if threshold.kind == "relative":
-        effect = abs(threshold.value)
-        crossed = worse and abs(change) >= effect
+        crossed = worse and abs(change) >= abs(threshold.value)
         need = f"a change of {threshold.describe()}"
     else:
-        effect = abs(relative_change(g, threshold.value))
         beyond = (lambda v: v < threshold.value) if direction == "higher" else (lambda v: v > threshold.value)
         if beyond(g):
-            return EndpointCheck(False, f"good is not good: its median {g:.4g} is already beyond the {threshold.describe()}",
-                                 0, change, "good_not_good")
+            return EndpointCheck(False, f"good is not good: its value {g:.4g} is already beyond the "
+                                 f"{threshold.describe()}", 0, change, "good_not_good")
         crossed = beyond(b)
         need = f"crossing the {threshold.describe()}"
-    noise = max(noise_cov(good), noise_cov(bad))
-    reps = reps_to_detect(noise, effect, alpha)
-    measured = f"good median {g:.4g}, bad median {b:.4g} ({change:+.1%})"
+    noise = components([good, bad])
+    boots = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, change, error) if change else 0
+    test = compare_boots(good, bad)
+    measured = (f"good {g:.4g}, bad {b:.4g} ({change:+.1%}"
+                f"{f', 95% CI {test.low:+.1%}..{test.high:+.1%}' if test else ''}) over {len(good)}+{len(bad)} "
+                f"boots of {runs_per_boot} runs; {noise.describe()}")
+    significant = test is not None and test.p < alpha
+    if threshold.kind == "relative" and test is not None and not crossed:
+        # the threshold inside the interval: more boots may still show it; short (or not worse at
+        # all) only when the whole interval is
+        reach = test.low if direction == "higher" else test.high
+        crossed = abs(reach) >= abs(threshold.value) and (reach < 0) == (threshold.value < 0)
+        if crossed and not significant:
+            return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={test.p:.3g}",
+                                 boots, change, "not_significant", noise)
     if not crossed:
-        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}", reps, change,
-                             "short_of_threshold" if worse else "bad_not_bad")
-    p = p_less(bad, good) if direction == "higher" else p_less(good, bad)
-    if p >= alpha:
-        return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={p:.3g} "
-                             f"with {len(good)}+{len(bad)} samples", reps, change, "not_significant")
-    if reps > max_reps:
-        return EndpointCheck(False, f"the noise (CoV {noise:.1%}) needs {reps} repetitions per commit to detect "
-                             f"{need}, but at most {max_reps} are allowed", reps, change, "too_noisy")
-    return EndpointCheck(True, f"{measured}, p={p:.3g}; noise CoV {noise:.1%} needs {reps} repetitions",
-                         reps, change)
+        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}", boots, change,
+                             "short_of_threshold" if worse else "bad_not_bad", noise)
+    if not significant:
+        p = f"p={test.p:.3g}" if test else "too few boots for a test"
+        return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, {p}", boots, change,
+                             "not_significant", noise)
+    assert test is not None  # significant
+    if boots > max_boots:
+        return EndpointCheck(False, f"the noise needs {boots} boots per commit to decide a step between good and "
+                             f"bad ({measured}), but max_boots_per_commit is {max_boots}", boots, change,
+                             "too_noisy", noise)
+    return EndpointCheck(True, f"{measured}, p={test.p:.3g}; a step needs about {boots} boots", boots, change,
+                         "", noise)

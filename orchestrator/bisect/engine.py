@@ -1,30 +1,75 @@
-"""The bisection loop: measure both endpoints, then build -> boot -> measure -> decide per step.
+"""The bisection loop: measure both endpoints, then build -> boot -> measure -> decide per step,
+then doubt the answer until it holds, confirm it, and give one confidence.
 
-Every build, boot, run, sample and decision goes to the store as it happens, and the git
-bisect log after every mark, so `resume` can pick up after a crash: samples already taken are
-reused, never taken twice.
+The boot is the unit of replication (orchestrator.stats): every commit gets at least
+`boots_per_commit` guests of `runs_per_boot` runs, a step more boots (up to
+`max_boots_per_commit`) until the sequential test is sure, and the references are booted again
+whenever a few boots of other commits passed since their last one, alternating which goes first
+(ABBA), so a drifting host shows as drift instead of as a regression.
+
+A step whose kernel image (sha256) equals an image already judged inherits that verdict without
+booting ("same image as <commit>"). Before an answer is given it is doubted: a culprit whose
+image equals its parent's, a step whose verdict no longer holds against the references measured
+since (drift), a culprit that does not differ from its parent when both are re-measured
+interleaved: each sends the verdicts that led there back for more boots, and if one changes the
+bisection is replayed with it. What still does not hold ends inconclusive, saying why.
+
+Every build, boot, run, sample and decision goes to the store as it happens, and the git bisect
+log after every mark, so `resume` picks up after a crash (mid-confirmation too): boots already
+taken are reused, never taken twice.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.decide import Decision, Verdict, decide
+from orchestrator.bisect.decide import ERROR, Decision, Verdict, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
 from orchestrator.bisect.gitlog import BisectState
 from orchestrator.campaign import Campaign
-from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError, WorkloadFailed
+from orchestrator.errors import (
+    BootFailed,
+    BuildFailed,
+    KernelFault,
+    UserError,
+    WorkloadFailed,
+)
 from orchestrator.ports import BuiltKernel, KernelBuilder, Measurer
+from orchestrator.stats import (
+    Boot,
+    StepOdds,
+    components,
+    contrast,
+    drift,
+    evidence,
+    pooled_boot_variance,
+    reps_to_detect,
+    step_odds,
+)
 from orchestrator.store import Decided, Store
+
+# The references are booted again once this many boots of other commits passed since their last.
+REFRESH_AFTER = 6
+# The references get this many times the boots a step needs (at least MIN_REFERENCE_BOOTS), up to
+# this many times max_boots_per_commit.
+REFERENCE_BOOTS = 2
+MIN_REFERENCE_BOOTS = 8
+# A re-examined step may have this many times max_boots_per_commit.
+REEXAMINE_BOOTS = 2
+# Rounds of doubt (re-examine, replay) before an answer that still does not hold is inconclusive.
+MAX_ROUNDS = 3
+# A confidence below this is called low in every output.
+HIGH_CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
 class Event:
-    """Progress: `phase` is build, boot, measure, decide, endpoints or done."""
+    """Progress: `phase` is build, boot, measure, decide, endpoints, recheck, confirm or done."""
 
     phase: str
     commit: str = ""
@@ -37,12 +82,17 @@ class Event:
 
 @dataclass(frozen=True)
 class Outcome:
+    """`kind`: found (a culprit), only_skipped (the culprit is one of `candidates`, which could
+    not be tested) or inconclusive (`candidates` is the range left, `notes` say why)."""
+
     kind: str
     culprit: str = ""
     candidates: tuple[str, ...] = ()
     endpoints: EndpointCheck | None = None
     steps: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    confidence: float = 0.0
+    confirmation: dict[str, Any] = field(default_factory=dict)
 
 
 class CampaignRefused(UserError):
@@ -61,6 +111,15 @@ class EndpointFailed(CampaignRefused):
         self.fault = fault
 
 
+def confidence_words(confidence: float, doubtful: list[str]) -> str:
+    """One line for status, the live view and the report."""
+    shown = ">99.9%" if confidence > 0.999 else f"{confidence:.1%}"
+    if confidence >= HIGH_CONFIDENCE:
+        return f"confidence {shown}"
+    where = f"; doubtful steps: {', '.join(c[:12] for c in doubtful)}" if doubtful else ""
+    return f"LOW confidence {shown}: the answer may be wrong{where}"
+
+
 class Engine:
     def __init__(
         self,
@@ -71,6 +130,7 @@ class Engine:
         measurer: Measurer,
         store: Store,
         on_event: Callable[[Event], None] = lambda e: None,
+        error: float = ERROR,
     ) -> None:
         self.c = campaign
         self.direction = direction
@@ -79,9 +139,15 @@ class Engine:
         self.measurer = measurer
         self.store = store
         self.on_event = on_event
+        self.error = error
         self._start = time.monotonic()
         self._kernels: dict[str, BuiltKernel] = {}
         self._step = 0
+        self._last_ref_first = ""
+        self._boot_cache: dict[str, list[Boot]] | None = None
+        self._booting = ""
+
+    # ---- the campaign ----------------------------------------------------------------------
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
@@ -99,22 +165,41 @@ class Engine:
             raise CampaignRefused(f"campaign refused: {check.message}")
         if not any(d.role == "good" for d in self.store.decisions(campaign_id)):
             for commit, role in ((good, "good"), (bad, "bad")):
-                n = len(self._samples(campaign_id, commit))
+                n = self._runs(campaign_id, commit)
                 self.store.add_decision(campaign_id, Decided(commit, role, role, check.message, 1.0, n))
         log = self.store.campaign(campaign_id).bisect_log
         state = self.vcs.replay(log, self._scratch(campaign_id)) if log else self.vcs.start(good, bad, c.first_parent)
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role == "step")
+        unresolved = ""
+        confirmation: dict[str, Any] = {}
+        for round_no in range(MAX_ROUNDS + 1):
+            state = self._bisect(campaign_id, state, good, bad)
+            if state.kind == "found":
+                doubts, why, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
+            else:
+                doubts, why = self._ambiguous(campaign_id, state)
+            if not doubts:
+                break
+            self._emit("recheck", state.culprit, message=why)
+            if round_no == MAX_ROUNDS or not self._reexamine(campaign_id, doubts, good, bad, why):
+                unresolved = why
+                break
+            state = self.vcs.restart(good, bad, c.first_parent, self._marks(campaign_id))
+            self.store.set_bisect_log(campaign_id, self.vcs.log())
+        outcome = self._finish(campaign_id, state, check, good, bad, unresolved, confirmation)
+        self._emit("done", outcome.culprit, message=f"{outcome.kind}; {confidence_words(outcome.confidence, [])}")
+        return outcome
+
+    def _bisect(self, campaign_id: int, state: BisectState, good: str, bad: str) -> BisectState:
         while state.kind == "testing":
             commit = self.vcs.current()
             self._step += 1
-            decision = self._judge(campaign_id, commit, good, bad, state)
+            decision = self._judge(campaign_id, commit, good, bad, state.steps_left, "step")
             self._emit("decide", commit, decision.samples, f"{decision.verdict}: {decision.reason}", state.steps_left)
             self.store.add_decision(campaign_id, decision)
             state = self.vcs.mark(commit, decision.verdict)
             self.store.set_bisect_log(campaign_id, self.vcs.log())
-        outcome = self._finish(campaign_id, state, check)
-        self._emit("done", outcome.culprit, message=outcome.kind)
-        return outcome
+        return state
 
     def _scratch(self, campaign_id: int) -> Path:
         return self.vcs.repo.parent / f"bisect-{campaign_id}.log"
@@ -123,26 +208,17 @@ class Engine:
         self.on_event(Event(phase, commit, self._step, steps_left, samples, message,
                             time.monotonic() - self._start))
 
-    def _samples(self, campaign_id: int, commit: str) -> list[float]:
-        return self.store.samples(campaign_id, self.c.metric.name).get(commit, [])
+    # ---- measuring ---------------------------------------------------------------------------
 
-    def _check_endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
-        c = self.c
-        need = c.repetitions.min
-        while True:
-            good_s = self._endpoint(campaign_id, good, "good", need)
-            bad_s = self._endpoint(campaign_id, bad, "bad", need)
-            check = check_endpoints(good_s, bad_s, self.direction, c.metric.threshold, c.repetitions.max, c.alpha)
-            self._emit("endpoints", message=check.message)
-            if check.problem in ("", "good_not_good", "bad_not_bad") or need >= c.repetitions.max:
-                return check
-            need = min(c.repetitions.max, max(check.reps_needed, need + c.runs_per_boot))
+    def _runs(self, campaign_id: int, commit: str) -> int:
+        return sum(len(b.runs) for b in self._boots(campaign_id).get(commit, []))
 
-    def _endpoint(self, campaign_id: int, commit: str, role: str, need: int) -> list[float]:
-        try:
-            return self._collect(campaign_id, commit, need)
-        except KernelFault as exc:
-            raise EndpointFailed(role, commit, exc) from exc
+    def _boots(self, campaign_id: int) -> dict[str, list[Boot]]:
+        """Every commit's boots; read from the store once and again after each run stored (the
+        engine is the campaign's only writer)."""
+        if self._boot_cache is None:
+            self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name)
+        return self._boot_cache
 
     def _kernel(self, campaign_id: int, commit: str) -> BuiltKernel:
         if commit not in self._kernels:
@@ -159,69 +235,383 @@ class Engine:
             self._kernels[commit] = kernel
         return self._kernels[commit]
 
-    def _collect(self, campaign_id: int, commit: str, need: int) -> list[float]:
-        """Samples of the campaign metric at `commit` until there are `need`; boots as needed."""
-        have = self._samples(campaign_id, commit)
-        while len(have) < need:
-            kernel = self._kernel(campaign_id, commit)
-            self._emit("boot", commit, len(have))
-            boot_id = self.store.start_boot(campaign_id, commit)
-            try:
-                with self.measurer.boot(kernel) as session:
-                    self.store.end_boot(boot_id, "ok", session.boot_seconds)
-                    for _ in range(min(self.c.runs_per_boot, need - len(have))):
-                        self._emit("measure", commit, len(have))
-                        result = session.run()
-                        if self.c.metric.name not in result.metrics:
-                            raise WorkloadFailed(f"metric {self.c.metric.name!r} missing from the results; "
-                                                 f"got {', '.join(sorted(result.metrics))}")
-                        self.store.add_run(campaign_id, boot_id, commit, result.metrics, result.raw)
-                        have = self._samples(campaign_id, commit)
-            except BootFailed as exc:
-                self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}"[:4000])
-                raise
-        return have
-
-    def _references(self, campaign_id: int, good: str, bad: str, step_samples: int) -> tuple[list[float], list[float]]:
-        """The reference samples, topped up to as many as the step has: a step measured many
-        times must not be judged against references measured a few times."""
-        return (self._collect(campaign_id, good, step_samples),
-                self._collect(campaign_id, bad, step_samples))
-
-    def _judge(self, campaign_id: int, commit: str, good: str, bad: str, state: BisectState) -> Decided:
-        c = self.c
-        need = c.repetitions.min
+    def _boot_once(self, campaign_id: int, commit: str) -> None:
+        """One guest of `commit`, `runs_per_boot` runs in it, each stored as it completes."""
+        self._booting = commit
+        kernel = self._kernel(campaign_id, commit)
+        have = self._runs(campaign_id, commit)
+        self._emit("boot", commit, have)
+        boot_id = self.store.start_boot(campaign_id, commit)
         try:
+            with self.measurer.boot(kernel) as session:
+                self.store.end_boot(boot_id, "ok", session.boot_seconds)
+                for i in range(self.c.runs_per_boot):
+                    self._emit("measure", commit, have + i)
+                    result = session.run()
+                    if self.c.metric.name not in result.metrics:
+                        raise WorkloadFailed(f"metric {self.c.metric.name!r} missing from the results; "
+                                             f"got {', '.join(sorted(result.metrics))}")
+                    self.store.add_run(campaign_id, boot_id, commit, result.metrics, result.raw)
+                    self._boot_cache = None
+        except BootFailed as exc:
+            self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}"[:4000])
+            raise
+
+    def _interleave(self, campaign_id: int, commits: list[str], need: int) -> None:
+        """Boots until every commit has `need`, one boot each in turn, the order reversed every
+        round (A B B A): a linear drift of the host hits all of them alike."""
+        commits = list(dict.fromkeys(commits))
+        round_no = 0
+        while True:
+            boots = self._boots(campaign_id)
+            todo = [x for x in commits if len(boots.get(x, [])) < need]
+            if not todo:
+                return
+            for commit in (todo if round_no % 2 == 0 else todo[::-1]):
+                self._boot_once(campaign_id, commit)
+            round_no += 1
+
+    def measure(self, campaign_id: int, commits: list[str], boots: int) -> dict[str, list[Boot]]:
+        """Every commit booted interleaved (A B B A) until it has `boots` boots; all boots of the
+        campaign by commit. The one way vmbisect measures kernels against each other: `verify`
+        uses it too."""
+        self._interleave(campaign_id, commits, boots)
+        return self._boots(campaign_id)
+
+    def _refresh(self, campaign_id: int, good: str, bad: str) -> None:
+        """Boot both references again when REFRESH_AFTER boots passed since either's last one."""
+        boots = self._boots(campaign_id)
+        last = max((b.seq for bs in boots.values() for b in bs), default=-1)
+        latest = min(max((b.seq for b in boots.get(ref, [])), default=-1) for ref in (good, bad))
+        if last - latest < REFRESH_AFTER:
+            return
+        order = [good, bad] if self._last_ref_first != good else [bad, good]
+        self._last_ref_first = order[0]
+        for ref in order:
+            self._boot_once(campaign_id, ref)
+
+    def _check_endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
+        """Both endpoints booted interleaved until the check is clear; then the references get
+        REFERENCE_BOOTS x the boots a step needs (their means are part of every step's noise)."""
+        c = self.c
+        need = c.boots_per_commit
+        cap = REFERENCE_BOOTS * c.max_boots_per_commit
+        while True:
+            try:
+                self._interleave(campaign_id, [good, bad], need)
+            except KernelFault as exc:
+                raise EndpointFailed("good" if self._booting == good else "bad", self._booting, exc) from exc
+            boots = self._boots(campaign_id)
+            check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
+                                    c.max_boots_per_commit, c.alpha, self.error)
+            self._emit("endpoints", message=check.message)
+            if check.problem in ("good_not_good", "bad_not_bad") or need >= cap:
+                return check
+            if check.ok:
+                want = min(cap, max(need, REFERENCE_BOOTS * check.boots_needed, MIN_REFERENCE_BOOTS))
+                if want <= need:
+                    return check
+                need = want
+                continue
+            need = min(cap, need + 1)
+
+    # ---- judging -----------------------------------------------------------------------------
+
+    def _odds(self, campaign_id: int, good: str, bad: str, commit: str) -> StepOdds | None:
+        boots = self._boots(campaign_id)
+        others = [bs for x, bs in boots.items() if x not in (good, bad, commit)]
+        ss, df = pooled_boot_variance(others)
+        return step_odds(boots.get(good, []), boots.get(bad, []), boots.get(commit, []), ss, df)
+
+    def _images(self, campaign_id: int) -> dict[str, str]:
+        return {b.commit: b.sha256 for b in self.store.builds(campaign_id) if b.status == "ok" and b.sha256}
+
+    def _inherited(self, campaign_id: int, commit: str, role: str) -> Decided | None:
+        """The verdict of an image already judged, when `commit` builds the same image."""
+        images = self._images(campaign_id)
+        sha = images.get(commit)
+        if not sha:
+            return None
+        known = [d for d in self.store.decisions(campaign_id) if d.role in ("good", "bad")] + self._latest(campaign_id)
+        for d in reversed(known):
+            if d.commit != commit and images.get(d.commit) == sha and d.verdict in ("good", "bad") \
+                    and not d.reason.startswith("same image as"):
+                return Decided(commit, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
+                               d.confidence, 0)
+        return None
+
+    def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: str,
+               min_boots: int = 0, error: float = 0.0, cap: int = 0) -> Decided:
+        c = self.c
+        cap = cap or c.max_boots_per_commit
+        min_boots = min(max(min_boots, c.boots_per_commit), cap)
+        error = error or self.error
+        try:
+            self._kernel(campaign_id, commit)
+            inherited = self._inherited(campaign_id, commit, role)
+            if inherited is not None:
+                return inherited
             while True:
-                samples = self._collect(campaign_id, commit, need)
-                good_s, bad_s = self._references(campaign_id, good, bad, len(samples))
-                d: Decision = decide(good_s, bad_s, samples, len(samples) < c.repetitions.max, c.alpha)
+                have = len(self._boots(campaign_id).get(commit, []))
+                if have < min_boots:
+                    self._refresh(campaign_id, good, bad)
+                    self._boot_once(campaign_id, commit)
+                    continue
+                d: Decision = decide(self._odds(campaign_id, good, bad, commit), have, min_boots, cap, error)
+                n = self._runs(campaign_id, commit)
                 if d.verdict is not Verdict.MORE:
-                    return Decided(commit, "step", d.verdict.value, d.reason, d.confidence, len(samples))
-                self._emit("decide", commit, len(samples), f"{d.verdict.value}: {d.reason}", state.steps_left)
-                need = min(c.repetitions.max, len(samples) + c.runs_per_boot)
+                    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n)
+                self._emit("decide", commit, n, f"{d.verdict.value}: {d.reason}", steps_left)
+                min_boots = min(have + 1, cap)
         except BuildFailed as exc:
-            return Decided(commit, "step", "skip", f"build failed: {exc}"[:2000], 1.0, 0)
+            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0)
         except BootFailed as exc:
             verdict = "bad" if c.skip_policy.boot_failure == "bad" else "skip"
-            return Decided(commit, "step", verdict, f"boot failed: {exc}"[:2000], 1.0, 0)
+            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0)
         except WorkloadFailed as exc:
-            return Decided(commit, "step", "skip", f"workload failed: {exc}"[:2000], 1.0, 0)
+            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0)
 
-    def _finish(self, campaign_id: int, state: BisectState, check: EndpointCheck) -> Outcome:
-        notes: list[str] = []
-        if state.kind == "found":
-            parent = self.vcs.parent(state.culprit)
-            for commit in (parent, state.culprit):
-                try:
-                    self._collect(campaign_id, commit, self.c.repetitions.min)
-                except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-                    notes.append(f"{commit[:12]} could not be measured for the report: {exc}")
-            kernels = [self._kernels.get(x) for x in (parent, state.culprit)]
-            if all(kernels) and kernels[0].sha256 == kernels[1].sha256:  # type: ignore[union-attr]
-                notes.append("suspicious: the culprit's kernel image is identical to its parent's")
-            result = {"kind": "found", "culprit": state.culprit, "parent": parent, "notes": notes}
+    def _latest(self, campaign_id: int) -> list[Decided]:
+        """Each step commit's latest decision (a re-examination overrides the step), in the order
+        the commits were first decided."""
+        latest: dict[str, Decided] = {}
+        for d in self.store.decisions(campaign_id):
+            if d.role in ("step", "recheck"):
+                latest[d.commit] = d
+        return list(latest.values())
+
+    def _marks(self, campaign_id: int) -> list[tuple[str, str]]:
+        return [(d.commit, d.verdict) for d in self._latest(campaign_id)]
+
+    # ---- doubting the answer -----------------------------------------------------------------
+
+    def _doubts(self, campaign_id: int, culprit: str, good: str, bad: str) -> tuple[list[str], str, dict[str, Any]]:
+        """The steps to re-examine before `culprit` can be named, and why; and the confirmation
+        measured on the way (culprit against parent)."""
+        latest = self._latest(campaign_id)
+        judged = [d for d in latest if d.verdict in ("good", "bad")]
+        parent = self.vcs.parent(culprit)
+        images = self._images(campaign_id)
+        try:
+            self._kernel(campaign_id, parent)
+            self._kernel(campaign_id, culprit)
+            images = self._images(campaign_id)
+        except BuildFailed:
+            pass
+        if images.get(parent) and images.get(parent) == images.get(culprit):
+            # the culprit's badness and the parent's goodness cannot both hold: re-examine the
+            # verdicts that made the culprit bad and the ones that made its parent good
+            doubt = self._boundary(campaign_id, judged, culprit, parent)
+            return doubt, (f"the culprit {culprit[:12]}'s kernel image is identical to its parent "
+                           f"{parent[:12]}'s: a commit that changes nothing cannot be the culprit"), {}
+        moved = []
+        for d in judged:
+            if d.reason.startswith("same image as") or d.commit in (good, bad):
+                continue
+            odds = self._odds(campaign_id, good, bad, d.commit)
+            if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > 10 * self.error) \
+                    and len(self._boots(campaign_id).get(d.commit, [])) < self.c.max_boots_per_commit:
+                moved.append(d.commit)
+        if moved:
+            return moved, (f"{len(moved)} verdict(s) no longer hold against the references measured since "
+                           f"(drift or noise): {', '.join(x[:12] for x in moved)}"), {}
+        confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
+        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
+            confirmation["revert"] = self._revert(campaign_id, culprit, good, bad)
+            if confirmation["revert"]["verdict"] == "revert does not restore the metric":
+                return self._boundary(campaign_id, judged, culprit, parent), (
+                    f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
+                    f"{confirmation['revert']['text']}"), confirmation
+        if confirmation.get("verdict") == "not seen":
+            return self._boundary(campaign_id, judged, culprit, parent), (
+                f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
+                           f"interleaved: {confirmation['text']}"), confirmation
+        return [], "", confirmation
+
+    def _ambiguous(self, campaign_id: int, state: BisectState) -> tuple[list[str], str]:
+        """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
+        that failed to build, boot or run) and the verdicts next to them, to be re-examined with
+        more boots."""
+        latest = {d.commit: d for d in self._latest(campaign_id)}
+        unclear = [x for x in state.candidates if x in latest and latest[x].reason.startswith("ambiguous")]
+        if not unclear:
+            return [], ""
+        # the verdicts around the range too: a wrong one there puts the culprit outside it
+        judged = [d for d in latest.values() if d.verdict in ("good", "bad")]
+        around = [x for c in unclear for x in self._boundary(campaign_id, judged, c, self.vcs.parent(c))]
+        return list(dict.fromkeys(unclear + around)), (
+            f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}")
+
+    def _boundary(self, campaign_id: int, judged: list[Decided], culprit: str, parent: str) -> list[str]:
+        """The verdicts that made `culprit` the answer: the last bad one at or after it and the
+        last good one at or after its parent (one of them is wrong when the two do not differ),
+        followed to the measurements they were inherited from."""
+        blamed = [d.commit for d in judged if d.verdict == "bad" and self.vcs.is_ancestor(culprit, d.commit)]
+        cleared = [d.commit for d in judged if d.verdict == "good" and self.vcs.is_ancestor(parent, d.commit)]
+        return self._own_judgements(campaign_id, [*blamed[-1:], *cleared[-1:], culprit, parent])
+
+    def _own_judgements(self, campaign_id: int, commits: list[str]) -> list[str]:
+        """The commits whose verdicts were measured, following inherited ones to their source."""
+        latest = {d.commit: d for d in self._latest(campaign_id)}
+        out = []
+        for commit in commits:
+            d = latest.get(commit)
+            if d is not None and d.reason.startswith("same image as"):
+                source = d.reason.split()[3]
+                commit = next((x for x in latest if x.startswith(source)), commit)
+            if commit in latest and commit not in out:
+                out.append(commit)
+        return out
+
+    def _reexamine(self, campaign_id: int, commits: list[str], good: str, bad: str, why: str) -> bool:
+        """Each of `commits` booted as many times again (at least boots_per_commit, up to
+        REEXAMINE_BOOTS x max_boots_per_commit) and judged on all its boots, ten times stronger
+        evidence asked; True when a verdict changed."""
+        changed = False
+        latest = {d.commit: d for d in self._latest(campaign_id)}
+        for commit in commits:
+            before = latest.get(commit)
+            have = len(self._boots(campaign_id).get(commit, []))
+            cap = REEXAMINE_BOOTS * self.c.max_boots_per_commit
+            if have >= cap:
+                continue
+            more = max(self.c.boots_per_commit, have)  # as many fresh boots again: the old ones may be the doubt
+            d = self._judge(campaign_id, commit, good, bad, 0, "recheck", min_boots=have + more, error=self.error / 10,
+                            cap=cap)
+            d = Decided(d.commit, d.role, d.verdict, f"re-examined ({why[:200]}): {d.reason}", d.confidence, d.samples)
+            self._emit("decide", commit, d.samples, f"{d.verdict}: {d.reason}")
+            self.store.add_decision(campaign_id, d)
+            changed |= before is None or before.verdict != d.verdict
+        return changed
+
+    # ---- confirmation ------------------------------------------------------------------------
+
+    def _confirm_boots(self, campaign_id: int, good: str, bad: str) -> int:
+        """Boots of each side of a confirmation: enough for a two-sided test on boot values to
+        see the good-to-bad change with 95% power at the campaign's boot noise (at least 4, at
+        most max_boots_per_commit)."""
+        boots = self._boots(campaign_id)
+        noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
+        gap = math.expm1(abs(boots_gap(boots[good], boots[bad])))
+        try:
+            need = reps_to_detect(noise, gap, self.c.alpha, 0.95) if noise > 0 and gap > 0 else 4
+        except ValueError:
+            need = self.c.max_boots_per_commit
+        return min(self.c.max_boots_per_commit, max(4, self.c.boots_per_commit, need))
+
+    def _worse(self, change: float) -> bool:
+        return change < 0 if self.direction == "higher" else change > 0
+
+    def _confirm(self, campaign_id: int, culprit: str, parent: str, good: str, bad: str) -> dict[str, Any]:
+        """The culprit against its parent, both re-measured interleaved (A B B A)."""
+        stored = next((d for d in reversed(self.store.decisions(campaign_id))
+                       if d.role == "confirm" and d.commit == culprit), None)
+        try:
+            self._kernel(campaign_id, parent)
+            self._interleave(campaign_id, [parent, culprit], self._confirm_boots(campaign_id, good, bad))
+        except (BuildFailed, BootFailed, WorkloadFailed) as exc:
+            return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
+        boots = self._boots(campaign_id)
+        names = list(dict.fromkeys([good, bad, parent, culprit]))
+        t = contrast([boots[x] for x in names], names.index(parent), names.index(culprit))
+        if t is None:
+            return {"verdict": "cannot tell", "text": "too few boots to compare"}
+        seen = t.p < self.c.alpha and self._worse(t.change)
+        weight = evidence(t, math.expm1(boots_gap(boots[good], boots[bad])))
+        # not seen: the change looks more like none than like the good-to-bad one; cannot tell:
+        # neither significant nor against it (too few boots for this noise)
+        verdict = "confirmed" if seen else ("not seen" if weight < 0 else "cannot tell")
+        text = f"culprit against parent {t.describe()}"
+        if stored is None or stored.reason != text:
+            self.store.add_decision(campaign_id, Decided(culprit, "confirm", verdict, text, 1 - t.p if seen else t.p,
+                                                         t.n_b))
+        self._emit("confirm", culprit, message=f"{verdict}: {text}")
+        return {"verdict": verdict, "text": text, "change": t.change, "low": t.low, "high": t.high, "p": t.p,
+                "evidence": weight}
+
+    def _revert(self, campaign_id: int, culprit: str, good: str, bad: str) -> dict[str, Any]:
+        """`bad` with the culprit reverted (a commit in vmbisect's clone) against `bad`."""
+        revert = self.vcs.revert(culprit, bad)
+        result: dict[str, Any]
+        if not revert.commit:
+            result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:
-            result = {"kind": "only_skipped", "candidates": list(state.candidates), "notes": notes}
+            try:
+                self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots(campaign_id, good, bad))
+            except (BuildFailed, BootFailed, WorkloadFailed) as exc:
+                return {"verdict": "cannot tell", "commit": revert.commit,
+                        "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
+            boots = self._boots(campaign_id)
+            names = [good, bad, revert.commit]
+            t = contrast([boots[x] for x in names], 1, 2)
+            if t is None:
+                return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
+            gap = boots_gap(boots[good], boots[bad])
+            position = 1 + math.log1p(t.change) / gap if gap else 0.0  # revert on the good(0)-bad(1) line
+            restores = t.p < self.c.alpha and self._worse(-t.change) and position < 0.5
+            verdict = "revert restores the metric" if restores else "revert does not restore the metric"
+            result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
+                      "position": position,
+                      "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
+                              f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
+        stored = next((d for d in self.store.decisions(campaign_id) if d.role == "revert"), None)
+        if stored is None or stored.reason != result["text"]:
+            self.store.add_decision(campaign_id, Decided(culprit, "revert", result["verdict"], result["text"], 0.0, 0))
+        self._emit("confirm", culprit, message=result["text"])
+        return result
+
+    # ---- the answer --------------------------------------------------------------------------
+
+    def _finish(self, campaign_id: int, state: BisectState, check: EndpointCheck, good: str, bad: str,
+                unresolved: str, confirmation: dict[str, Any]) -> Outcome:
+        latest = self._latest(campaign_id)
+        measured = [d for d in latest if d.verdict in ("good", "bad") and not d.reason.startswith("same image as")]
+        confidence = math.prod(d.confidence for d in measured)
+        doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
+        boots = self._boots(campaign_id)
+        notes = [x for x in (unresolved, self._drift(campaign_id, good, bad)) if x]
+        saved = sum(1 for d in latest if d.reason.startswith("same image as"))
+        result: dict[str, Any] = {"notes": notes, "inherited": saved, "boots": sum(len(v) for v in boots.values())}
+        kind, culprit, candidates = state.kind, state.culprit, state.candidates
+        if state.kind == "found" and "identical to its parent" in unresolved:
+            kind, culprit = "inconclusive", ""
+            candidates = (self.vcs.parent(state.culprit), state.culprit)
+            confidence = 0.0
+        if kind == "found":
+            parent = self.vcs.parent(culprit)
+            revert = confirmation.pop("revert", None)
+            result.update({"culprit": culprit, "parent": parent, "confirmation": confirmation})
+            if revert is not None:
+                result["revert"] = revert
+            # the steps' chance of being all right is the prior; the culprit-against-parent evidence
+            # updates it. The revert is reported beside it, not folded in: a revert that does not
+            # restore the tip (a later change built on the culprit) does not make it a wrong culprit.
+            odds = math.log(max(confidence, 1e-12)) - math.log(max(1 - confidence, 1e-12))
+            odds += confirmation.get("evidence", 0.0)
+            confidence = 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
+        else:
+            result["candidates"] = list(candidates)
+        result.update({"kind": kind, "confidence": confidence, "doubtful": doubtful,
+                       "confidence_text": confidence_words(confidence, doubtful)})
         self.store.set_state(campaign_id, "done", result)
-        return Outcome(state.kind, state.culprit, state.candidates, check, self._step, tuple(notes))
+        return Outcome(kind, culprit, tuple(candidates), check, self._step, tuple(notes), confidence,
+                       {k: result[k] for k in ("confirmation", "revert") if k in result})
+
+    def _drift(self, campaign_id: int, good: str, bad: str) -> str:
+        """The drift guard's report: the references' common linear drift over the campaign, when
+        it is significant (|t| > 3)."""
+        boots = self._boots(campaign_id)
+        rate, t = drift(boots.get(good, []), boots.get(bad, []))
+        if abs(t) < 3:
+            return ""
+        span = max(b.seq for bs in boots.values() for b in bs) / 100.0
+        return (f"the references drifted by {math.expm1(rate * span):+.1%} over the campaign's "
+                f"{int(span * 100) + 1} boots (t={t:.1f}); the steps were judged against the drift-corrected "
+                f"references and re-checked against all of them at the end")
+
+
+def boots_gap(good: list[Boot], bad: list[Boot]) -> float:
+    """The log distance from good to bad."""
+    from statistics import fmean
+
+    return fmean(b.value for b in bad) - fmean(b.value for b in good)

@@ -27,16 +27,29 @@ def stored_spec(raw: Mapping[str, Any], campaign: Campaign) -> dict[str, Any]:
 
 
 def stored_campaign(store: Store, campaign_id: int) -> Campaign:
-    return parse_campaign(json.loads(store.campaign(campaign_id).spec))
+    """The campaign as stored (a verification's own arguments, under `verify`, left aside)."""
+    spec = json.loads(store.campaign(campaign_id).spec)
+    return parse_campaign({k: v for k, v in spec.items() if k != "verify"})
 
 
-def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-                 on_event: Callable[[Event], None]) -> Outcome:
+def is_verification(store: Store, campaign_id: int) -> bool:
+    return "verify" in json.loads(store.campaign(campaign_id).spec or "{}")
+
+
+def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+               on_event: Callable[[Event], None]) -> Engine:
+    """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
+    builds the reverts made in that clone), libvirt guests and the campaign's workload."""
     choice = choose_workload(campaign)
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
     launcher = real_launcher(uri)
     accel = launcher.choose_accel(campaign.accel).accel
-    engine = Engine(campaign, choice.direction, GitBisect(campaign.repository, campaign_workdir(campaign_id)),
-                    BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s),
-                    MeasurerPort(launcher, campaign, choice, accel), store, on_event)
-    return engine.run(campaign_id)
+    vcs = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+    builder = BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, vcs.repo)
+    return Engine(campaign, choice.direction, vcs, builder,
+                  MeasurerPort(launcher, campaign, choice, accel), store, on_event)
+
+
+def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+                 on_event: Callable[[Event], None]) -> Outcome:
+    return engine_for(campaign, store, campaign_id, uri, on_event).run(campaign_id)

@@ -80,8 +80,17 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
 
 
 def summary(outcome: Outcome, campaign_id: int) -> str:
+    from orchestrator.bisect.engine import confidence_words
+
     if outcome.kind == "found":
-        head = f"culprit: {outcome.culprit}"
+        head = f"culprit: {outcome.culprit}\n{confidence_words(outcome.confidence, [])}"
+        for key in ("confirmation", "revert"):
+            part = outcome.confirmation.get(key)
+            if part:
+                head += f"\n{key}: {part['verdict']}" + ("" if part["text"].startswith(part["verdict"])
+                                                         else f": {part['text']}")
+    elif outcome.kind == "inconclusive":
+        head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
     else:
         head = "only skipped commits left; the first bad commit is one of: " + " ".join(
             c[:12] for c in outcome.candidates)

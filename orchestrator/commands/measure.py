@@ -14,10 +14,10 @@ from typing import Any
 from orchestrator.commands.argtypes import count, existing_file, seconds
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
+from orchestrator.stats import Summary, summarize
 from orchestrator.vm.spec import VmSpec
 from orchestrator.workloads.definition import RunPlan, WorkloadDef, load_all, resolve
 from orchestrator.workloads.result import RunResult
-from orchestrator.workloads.stats import Summary, summarise
 
 
 def add_parser(sub: Any) -> None:
@@ -97,7 +97,7 @@ def table_rows(workload: WorkloadDef, samples: list[tuple[str, RunResult]],
                 continue
             values.setdefault((point, name), []).append(m.value)
             meta[name] = (m.unit, m.direction)
-    return [(point, name, *meta[name], summarise(v)) for (point, name), v in values.items()]
+    return [(point, name, *meta[name], summarize(v)) for (point, name), v in values.items()]
 
 
 def print_table(plan: RunPlan, samples: list[tuple[str, RunResult]], all_metrics: bool) -> None:
@@ -112,7 +112,7 @@ def print_table(plan: RunPlan, samples: list[tuple[str, RunResult]], all_metrics
         table.add_column(col, justify="left" if col in ("point", "metric", "unit", "better") else "right",
                          no_wrap=True)
     for point, name, unit, direction, s in table_rows(plan.workload, samples, all_metrics):
-        cells = [name, unit, direction, str(s.n), _num(s.mean), _num(s.stddev), f"{s.coeffvar:.2f}", _num(s.min),
+        cells = [name, unit, direction, str(s.n), _num(s.mean), _num(s.stddev), f"{100 * s.cov:.2f}", _num(s.min),
                  _num(s.max)]
         table.add_row(*([point] if swept else []), *cells)
     console = Console(width=None if sys.stdout.isatty() else 160)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ def run(a: argparse.Namespace) -> int:
         raise choices_error("format", a.format, FORMATS)
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.session import campaign_workdir, stored_campaign
+    from orchestrator.bisect.session import campaign_workdir, is_verification, stored_campaign
     from orchestrator.commands import compare
     from orchestrator.report import collect, render_json, render_markdown
     from orchestrator.report_html import render_html
@@ -34,6 +35,10 @@ def run(a: argparse.Namespace) -> int:
     store = Store(a.store)
     if compare.stored_args(store, a.id) is not None:
         _emit(compare.report(store, a.id, a.format), a.output)
+        return 0
+    if is_verification(store, a.id):
+        result = store.campaign(a.id).result or {}
+        _emit(json.dumps(result, indent=2) if a.format == "json" else "\n".join(result.get("verdict", [])), a.output)
         return 0
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     campaign = stored_campaign(store, a.id)

@@ -23,8 +23,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.bisect.session import stored_campaign
-    from orchestrator.commands import compare
+    from orchestrator.bisect.session import is_verification, stored_campaign
+    from orchestrator.commands import compare, verify
     from orchestrator.store import Store
 
     store = Store(a.store)
@@ -33,6 +33,8 @@ def run(a: argparse.Namespace) -> int:
         raise UserError(f"id: campaign {a.id} is {row.state}, not running or paused; see vmbisect report {a.id}")
     if compare.stored_args(store, a.id) is not None:
         return compare.resume(store, a.id, a)
+    if is_verification(store, a.id):
+        return verify.execute(store, a.id, a.uri, a.take_over)
     campaign = stored_campaign(store, a.id)
     preflight(campaign)
     return execute(campaign, store, a.id, a.uri, a.json, a.take_over)

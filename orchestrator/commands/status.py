@@ -32,6 +32,10 @@ def run(a: argparse.Namespace) -> int:
         result = row.result or {}
         shown = (result.get("culprit", "")[:12] or " ".join(c[:12] for c in result.get("candidates", []))
                  or result.get("reason", "") or (result.get("verdict") or [""])[0][:80])
+        if result.get("kind") == "inconclusive":
+            shown = "inconclusive: " + shown
+        if "confidence" in result:  # the answer's confidence beside it, LOW when it is
+            shown += f" ({result.get('confidence_text', '').split(':')[0]})"
         table.add_row(str(row.id), row.name, row.state, str(sum(d.role == "step" for d in decisions)),
                       str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
     Console().print(table)

@@ -138,7 +138,7 @@ def _num(v: float) -> str:
 def _stat(cell: Cell, stat: str) -> str:
     s = cell.summary
     if stat == "CoV":
-        return f"{s.coeffvar:.2f}%"
+        return f"{100 * s.cov:.2f}%"
     return _num({"mean": s.mean, "min": s.min, "stddev": s.stddev, "max": s.max}[stat])
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from orchestrator.workloads.stats import Summary
+from orchestrator.stats import Summary
 
 
 @dataclass(frozen=True)

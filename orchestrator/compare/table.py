@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from orchestrator.compare.model import Cell, Comparison, Row, VariantInfo
-from orchestrator.workloads.stats import reps_to_detect, summarise
+from orchestrator.stats import benjamini_hochberg, detectable_change, mann_whitney_p, summarize
 
 TEST = "two-sided Mann-Whitney U against the baseline, Benjamini-Hochberg q < {alpha} within primary and other metrics"
 
@@ -41,42 +41,6 @@ def signed_diff(base: float, value: float, direction: str) -> float | None:
         return None
     change = (value - base) / abs(base) * 100.0
     return -change if direction == "lower" else change
-
-
-def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
-    if len(a) < 2 or len(b) < 2:
-        return None
-    if len(set(a) | set(b)) == 1:
-        return 1.0
-    from scipy.stats import mannwhitneyu
-
-    return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-
-
-def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
-    """Adjusted p-values (q) for a family of tests, in the given order."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    q = [1.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, pvalues[i] * m / rank)
-        q[i] = running
-    return q
-
-
-def detectable_change(coeffvar: float, n: int, alpha: float) -> float | None:
-    """The smallest change in percent n runs per variant detect with 80% power at this noise."""
-    if n < 3 or coeffvar <= 0:
-        return None
-    for tenths in range(5, 5001, 5):
-        try:
-            if reps_to_detect(coeffvar, tenths / 10, alpha) <= n:
-                return tenths / 10
-        except ValueError:
-            continue
-    return None
 
 
 def build(
@@ -116,11 +80,11 @@ def build(
         for name, values in per_variant:
             if not values:
                 continue
-            s = summarise(values)
+            s = summarize(values)
             if name == base or not base_values:
                 cells.append(Cell(name, s, statistics.median(values), None, None, None, False))
                 continue
-            diff = signed_diff(summarise(base_values).mean, s.mean, meta.direction)
+            diff = signed_diff(summarize(base_values).mean, s.mean, meta.direction)
             key = (metric, point.label, name)
             q = qvals.get(key)
             cells.append(Cell(name, s, statistics.median(values), diff, pvals[key], q,
@@ -172,10 +136,11 @@ def verdict(c: Comparison) -> tuple[str, ...]:
             else:
                 r, x = max(cells, key=lambda rx: abs(rx[1].diff_pct or 0.0))
                 b = _cell(r, base)
-                cov = max(x.summary.coeffvar, b.summary.coeffvar if b else 0.0)
+                cov = max(x.summary.cov, b.summary.cov if b else 0.0)
                 n = min(x.summary.n, b.summary.n if b else 0)
                 floor = detectable_change(cov, n, c.alpha)
-                detect = (f"; at CoV {cov:.1f}% with n={n} per variant only changes above about {floor:g}% "
+                detect = (f"; at CoV {100 * cov:.1f}% with n={n} per variant only changes above about "
+                          f"{round(100 * floor, 1):g}% "
                           f"are reliably detected" if floor is not None else "")
                 out.append(f"{metric}: no significant difference between {v.name} and {base}"
                            f"{' at any point' if c.swept else ''} (largest change {_pct(x.diff_pct)}"

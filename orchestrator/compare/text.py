@@ -18,7 +18,7 @@ def _num(x: float) -> str:
 
 def _stat(cell: Cell, stat: str) -> float:
     s = cell.summary
-    return {"Min": s.min, "Amean": s.mean, "Stddev": s.stddev, "CoeffVar": s.coeffvar, "Max": s.max}[stat]
+    return {"Min": s.min, "Amean": s.mean, "Stddev": s.stddev, "CoeffVar": 100 * s.cov, "Max": s.max}[stat]
 
 
 def _diff(base: Cell, cell: Cell, stat: str, direction: str) -> float | None:

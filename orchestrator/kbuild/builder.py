@@ -134,10 +134,14 @@ class KernelBuilder:
     def build_dir(self, repo_id: str, recipe: Recipe) -> Path:
         return self.work_root / repo_id / "build" / recipe.digest()[:16]
 
-    def build(self, repo: Path, rev: str, recipe: Recipe, timeout_s: float | None = None) -> KernelImage:
+    def build(self, repo: Path, rev: str, recipe: Recipe, timeout_s: float | None = None,
+              objects: Path | None = None) -> KernelImage:
+        """`rev` of `repo` built with `recipe`. `objects`: another repository `rev` lives in (a
+        revert vmbisect made in its own clone; the user's repository is never written): it is
+        fetched into the build's checkout of `repo`, so the build reuses that build directory."""
         started = time.monotonic()
         self._deadline = (started + timeout_s, timeout_s) if timeout_s is not None else None
-        revision = gitrepo.resolve(repo, rev)
+        revision = gitrepo.resolve(repo, rev, objects)
         toolchain = probe_toolchain(recipe.cc)
         alias = alias_key(revision.tree, recipe.digest(), toolchain.compiler)
         hit = self.store.get_alias(alias)
@@ -148,15 +152,17 @@ class KernelBuilder:
             hit = self.store.get_alias(alias)
             if hit is not None:
                 return replace(hit, duration_s=time.monotonic() - started)
-            image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started)
+            image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started, objects)
         self.store.set_alias(alias, image.key)
         return image
 
     def _build_locked(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
-                      toolchain: ToolchainInfo, started: float) -> KernelImage:
+                      toolchain: ToolchainInfo, started: float, objects: Path | None = None) -> KernelImage:
         src = repo_dir / "src"
         self.progress(f"checking out {revision.commit[:12]}")
         gitrepo.ensure_clone(repo, src)
+        if objects is not None:
+            gitrepo.fetch_commit(src, objects, revision.commit)
         gitrepo.checkout(src, revision.commit)
         build_dir = self.build_dir(revision.repo_id, recipe)
         build_dir.mkdir(parents=True, exist_ok=True)

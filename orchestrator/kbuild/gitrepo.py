@@ -31,8 +31,13 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **_GIT_ENV_SAFE}, check=False)
 
 
-def resolve(repo: Path, rev: str) -> Revision:
-    """Commit and tree ids of `rev` in `repo`, and an id for the repository itself."""
+def resolve(repo: Path, rev: str, objects: Path | None = None) -> Revision:
+    """Commit and tree ids of `rev` in `repo` (or in `objects`, another repository it lives in),
+    and an id for `repo` itself."""
+    if objects is not None:
+        own = resolve(repo, "HEAD")
+        found = resolve(objects, rev)
+        return Revision(own.repo_id, found.commit, found.tree)
     if not repo.exists():
         raise UserError(f"repo: {repo} does not exist")
     if rev.startswith("-"):
@@ -59,6 +64,16 @@ def ensure_clone(repo: Path, src: Path) -> None:
     if proc.returncode != 0:
         raise InfraError(f"git clone of {repo} failed: {proc.stderr.strip()[-300:]}")
     partial.rename(src)
+
+
+def fetch_commit(src: Path, objects: Path, commit: str) -> None:
+    """Bring `commit` from `objects` into the checkout `src` (its refs under refs/vmbisect/)."""
+    if _run(["git", "-C", str(src), "cat-file", "-e", f"{commit}^{{commit}}"]).returncode == 0:
+        return
+    proc = _run(["git", "-C", str(src), "fetch", "--quiet", "--no-tags", str(objects.resolve()),
+                 "+refs/vmbisect/*:refs/vmbisect/*"])
+    if proc.returncode != 0:
+        raise InfraError(f"git fetch of {commit[:12]} from {objects} failed: {proc.stderr.strip()[-300:]}")
 
 
 def checkout(src: Path, commit: str) -> None:

@@ -1,5 +1,6 @@
 """End to end: the built-in demo bisected for real (kernel builds, libvirt guests, fio), with
-the controller killed by SIGKILL in the middle of a step and the campaign resumed."""
+the controller killed by SIGKILL in the middle of a step and the campaign resumed; the culprit
+confirmed against its parent and by its revert on the tip, built from vmbisect's own clone."""
 
 from __future__ import annotations
 
@@ -61,8 +62,14 @@ def test_demo_bisection_killed_mid_step_resumes_to_the_shipped_culprit(tmp_path)
                              timeout=3600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"culprit: {demo.culprit}" in resumed.stdout
-    after = Store(url).samples(1, "read_iops")
+    assert "confirmation: confirmed" in resumed.stdout and "revert: revert restores the metric" in resumed.stdout
+    store = Store(url)
+    after = store.samples(1, "read_iops")
     assert all(after[c][: len(v)] == v for c, v in before.items())
-    assert all(len(v) <= 15 for v in after.values())
-    decisions = Store(url).decisions(1)
+    boots = store.boot_samples(1, "read_iops")
+    assert all(len(b) <= 2 * 6 for b in boots.values())  # references at most twice max_boots_per_commit
+    decisions = store.decisions(1)
     assert any(d.verdict == "skip" and d.reason.startswith("build failed") for d in decisions)
+    result = store.campaign(1).result
+    assert result["confidence"] >= 0.95 and result["revert"]["commit"] in boots
+    assert demo.path.joinpath("refs", "vmbisect").exists() is False, "the demo repository was written"

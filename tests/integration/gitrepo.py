@@ -22,9 +22,13 @@ class Repo:
         return subprocess.run(["git", "-C", str(self.path), *args], check=True, capture_output=True, text=True,
                               env=ENV).stdout.strip()
 
-    def commit(self, name: str) -> str:
-        (self.path / "log").open("a").write(name + "\n")
-        self.git("add", "log")
+    def commit(self, name: str, path: str = "") -> str:
+        """A commit named `name` that writes its own file (so any one of them reverts cleanly),
+        or appends its name to `path` (commits sharing a file conflict when one is reverted)."""
+        target = self.path / (path or name)
+        with target.open("a") as f:
+            f.write(name + "\n")
+        self.git("add", path or name)
         self.git("commit", "-q", "-m", name)
         self.names[name] = self.git("rev-parse", "HEAD")
         return self.names[name]

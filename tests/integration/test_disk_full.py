@@ -62,7 +62,7 @@ def test_store_write_on_a_full_disk_pauses_and_resume_finds_the_culprit(tmp_path
     c = parse_campaign({"name": "full", "repository": str(repo.path), "good": repo.names["c0"],
                         "bad": repo.names["c23"], "workload": "fake",
                         "metric": {"name": "iops", "direction": "higher", "threshold": "-5%"},
-                        "repetitions": {"min": 3, "max": 9}, "runs_per_boot": 3})
+                        "runs_per_boot": 3})
     db = small_fs.path / "v.db"
     store = Store(f"sqlite:///{db}")
     cid = store.new_campaign("full", {})

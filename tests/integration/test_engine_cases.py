@@ -1,202 +1,428 @@
-"""Named bisection cases: the real engine and real git on throwaway repositories, fake
-build and VM ports (no kernel is built and no guest boots here)."""
+"""Named bisection cases, one table: the real engine and real git on throwaway repositories,
+the fakes of tests/fakes.py for builds and guests (no kernel is built and no guest boots here).
+
+Every case is run the same way and checked against one expectation record with the same
+fields (the outcome, the culprit or the candidates, the confirmation and the revert, the
+confidence, what was inherited, re-examined, skipped or refused), as syzkaller's
+pkg/bisect/bisect_test.go does; `test_the_case_table_itself` checks the table.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import CampaignRefused, Engine, Event
+from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine, Event
 from orchestrator.campaign import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import Repo, linear, merge_heavy
 
+FIO_ERROR = "fio exited with status 1: fio: pid=412, err=5/file:io_u.c:1889, func=io_u error"
+RESTORES, NOT_RESTORED, NO_APPLY = ("revert restores the metric", "revert does not restore the metric",
+                                    "revert does not apply")
 
-def campaign(repo: Repo, good: str, bad: str, **extra):
+
+def conflicting(path: Path) -> Repo:
+    """c0..c23, each writing its own file, except c13, which edits c12's file: reverting c12
+    on c23 conflicts."""
+    repo = Repo(path)
+    for i in range(24):
+        repo.commit(f"c{i}", path="c12" if i == 13 else "")
+    return repo
+
+
+def noop_side_branch(path: Path) -> Repo:
+    """The issue's shape: a side branch with a comment-only commit (t1, the same image as its
+    parent m1) before the real change (t2), merged into main; m2 is on main beside it."""
+    repo = Repo(path)
+    for i in range(2):
+        repo.commit(f"m{i}")
+    repo.branch("topic", "main")
+    repo.commit("t1")
+    repo.commit("t2")
+    repo.checkout("main")
+    for i in range(2, 6):
+        repo.commit(f"m{i}")
+    repo.merge("topic", "merge")
+    for i in range(6, 9):
+        repo.commit(f"m{i}")
+    return repo
+
+
+HISTORIES: dict[str, Callable[[Path], Repo]] = {
+    "linear": lambda p: linear(p, 24), "merges": merge_heavy, "conflict": conflicting, "noop-branch": noop_side_branch}
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a case must end with. `kind`: found, only_skipped, inconclusive or refused."""
+
+    kind: str
+    culprit: str = ""
+    candidates: frozenset[str] = frozenset()
+    confirmation: str = ""  # confirmed, not seen, or "" when the bisection ended without a culprit
+    revert: str = ""  # RESTORES, NOT_RESTORED, NO_APPLY, or "" when not measured
+    high_confidence: bool = False
+    inherited: int = 0  # at least this many verdicts taken over from identical images
+    rechecked: bool = False  # some verdict re-examined with more boots
+    skips: tuple[str, ...] = ()  # reasons (prefixes) that must be among the skipped steps
+    refused: str = ""  # regular expression the refusal must match
+    note: str = ""  # regular expression one of the outcome's notes must match
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    expect: Expect
+    history: str = "linear"
+    good: str = "c0"
+    bad: str = "c23"
+    culprit: str = "c12"  # where the metric really drops (by `drop`)
+    drop: float = 0.15
+    between: float = 0.03  # between-boot CoV of the fake guests
+    within: float = 0.02  # within-boot CoV
+    drift: float = 0.0  # host drift per boot
+    seed: int = 1
+    revert_restores: bool = True  # how the fake guests measure a revert of the culprit on bad
+    broken: tuple[str, ...] = ()
+    same_image: tuple[tuple[str, ...], ...] = ()
+    panics: tuple[str, ...] = ()
+    workload_fails: tuple[str, ...] = ()
+    metric_missing: tuple[str, ...] = ()
+    misread: dict[str, tuple[int, float]] = field(default_factory=dict)
+    campaign: dict[str, Any] = field(default_factory=dict)
+
+
+CASES = [
+    Case("culprit first in the range", Expect("found", "c1", confirmation="confirmed", revert=RESTORES,
+                                              high_confidence=True), culprit="c1"),
+    Case("culprit in the middle", Expect("found", "c12", confirmation="confirmed", revert=RESTORES,
+                                         high_confidence=True)),
+    Case("culprit last in the range", Expect("found", "c23", confirmation="confirmed", revert=RESTORES,
+                                             high_confidence=True), culprit="c23"),
+    Case("culprit on a merged topic branch", Expect("found", "t1-1", confirmation="confirmed", revert=RESTORES,
+                                                    high_confidence=True),
+         history="merges", good="m0", bad="m5", culprit="t1-1"),
+    Case("culprit on main between merges", Expect("found", "m4", confirmation="confirmed", revert=RESTORES,
+                                                  high_confidence=True),
+         history="merges", good="m0", bad="m5", culprit="m4"),
+    Case("between-boot noise of 8% and within-boot 2%, the issue's LSI SAS case",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True),
+         between=0.08, within=0.02, seed=3),
+    Case("build-broken commits next to the culprit are skipped",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("build failed: drivers/scsi/sd.c:12:3: error",)), broken=("c10", "c13")),
+    Case("a boot-broken range ends with its candidates",
+         Expect("only_skipped", candidates=frozenset({"c11", "c12", "c13"}), high_confidence=True,
+                skips=("boot failed:",)),
+         panics=("c11", "c12", "c13")),
+    Case("boot bisection: a panic is bad", Expect("found", "c12", high_confidence=True, confirmation="cannot tell"),
+         panics=tuple(f"c{i}" for i in range(12, 23)), campaign={"skip_policy": {"boot_failure": "bad"}}),
+    Case("a failing workload skips the commit",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("workload failed: fio exited with status 1",)), workload_fails=("c5", "c13", "c17")),
+    Case("a missing metric skips the commit",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("workload failed: metric 'iops' missing from the results; got other",)),
+         metric_missing=("c13", "c17")),
+    Case("no-op commits inherit the verdict of their image without booting",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, inherited=2),
+         same_image=(tuple(f"c{i}" for i in range(12)), tuple(f"c{i}" for i in range(12, 24)))),
+    Case("a no-op culprit is never named: its verdict is re-examined with more boots",
+         Expect("found", "t2", confirmation="confirmed", revert=RESTORES, high_confidence=True, rechecked=True),
+         history="noop-branch", good="m0", bad="m8", culprit="t2", same_image=(("m1", "t1"),),
+         misread={"t1": (2, 0.85)}),
+    Case("a no-op culprit whose verdict holds ends inconclusive with the range",
+         Expect("inconclusive", candidates=frozenset({"m1", "t1"}), rechecked=True, note="identical to its parent"),
+         history="noop-branch", good="m0", bad="m8", culprit="t2", same_image=(("m1", "t1"),),
+         misread={"t1": (99, 0.85)}),
+    Case("a revert that restores nothing sends the verdicts back, then is reported beside the culprit",
+         Expect("found", "c12", confirmation="confirmed", revert=NOT_RESTORED, high_confidence=True, rechecked=True),
+         revert_restores=False),
+    Case("the revert of the culprit conflicts: git's reason",
+         Expect("found", "c12", confirmation="confirmed", revert=NO_APPLY, high_confidence=True),
+         history="conflict"),
+    Case("confirm: none names the culprit after the parent check only",
+         Expect("found", "c12", confirmation="confirmed", high_confidence=True), campaign={"confirm": "none"}),
+    Case("a host slowing down over the campaign is detected and corrected",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                note=r"the references drifted by -\d+\.\d%"),
+         drift=-0.0025, between=0.02),
+    Case("endpoints that do not differ are refused before bisecting",
+         Expect("refused", refused=r"campaign refused: bad is not bad"), drop=0.0),
+    Case("between-boot noise too large for the threshold is refused with the boots needed",
+         Expect("refused", refused=r"the noise needs \d+ boots per commit .*max_boots_per_commit is 4"),
+         between=0.25, drop=0.15, campaign={"max_boots_per_commit": 4}),
+]
+
+
+def make_campaign(repo: Repo, good: str, bad: str, **extra: Any):  # type: ignore[no-untyped-def]
     data = {"name": "t", "repository": str(repo.path), "good": repo.names[good], "bad": repo.names[bad],
-            "workload": "fake", "metric": {"name": "iops", "direction": "higher", "threshold": "-5%"},
-            "repetitions": {"min": 3, "max": 9}, "runs_per_boot": 3}
+            "workload": "fake", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"},
+            "runs_per_boot": 3}
     data.update(extra)
     return parse_campaign(data)
 
 
-def regression_at(repo: Repo, culprit: str, good_value: float = 100.0, drop: float = 0.10):
-    bad = set(repo.git("rev-list", "--ancestry-path", f"{repo.names[culprit]}..HEAD").split()) | {repo.names[culprit]}
-    return lambda commit: good_value * (1 - drop) if commit in bad else good_value
+def campaign(repo: Repo, good: str, bad: str, **extra: Any):  # type: ignore[no-untyped-def]
+    """A campaign on `repo` from `good` to `bad` with a -10% threshold (`extra` keys on top)."""
+    return make_campaign(repo, good, bad, **extra)
 
 
-def bisect(tmp_path: Path, repo: Repo, c, builder, measurer, store=None, campaign_id=None, events=None):
+def regression_at(repo: Repo, culprit: str, drop: float = 0.15) -> Callable[[str], float]:
+    return values(repo, culprit, drop, True)
+
+
+def bisect(tmp_path: Path, repo: Repo, c, builder, measurer, store=None, campaign_id=None):  # type: ignore[no-untyped-def]
+    """One campaign with the real engine and git; returns (outcome, store, campaign id)."""
     store = store or Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = campaign_id or store.new_campaign(c.name, {"good": c.good})
-    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurer, store,
-                    on_event=(events.append if events is not None else lambda e: None))
-    return engine.run(cid), store, cid
+    return Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurer, store).run(cid), store, cid
 
 
-@pytest.mark.parametrize("culprit", ["c1", "c12", "c23"], ids=["first", "middle", "last"])
-def test_linear_history_names_the_culprit(tmp_path, culprit):
-    repo = linear(tmp_path / "u", 24)
-    outcome, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c23"), FakeBuilder(),
-                                 FakeMeasurer(regression_at(repo, culprit)))
-    assert outcome.kind == "found" and repo.name_of(outcome.culprit) == culprit
-    assert store.campaign(cid).state == "done" and "git bisect start" in store.campaign(cid).bisect_log
+def values(repo: Repo, culprit: str, drop: float, revert_restores: bool) -> Callable[[str], float]:
+    bad = set(repo.git("rev-list", "--ancestry-path", f"{repo.names[culprit]}..HEAD").split()) | {repo.names[culprit]}
+    known = set(repo.names.values())
+
+    def value(commit: str) -> float:
+        if commit not in known:  # a revert vmbisect made in its clone
+            return 100.0 if revert_restores else 100.0 * (1 - drop)
+        return 100.0 * (1 - drop) if commit in bad else 100.0
+
+    return value
 
 
-@pytest.mark.parametrize("culprit", ["t1-1", "m4"])
-def test_merge_heavy_history_names_the_culprit(tmp_path, culprit):
-    repo = merge_heavy(tmp_path / "u")
-    outcome, _, _ = bisect(tmp_path, repo, campaign(repo, "m0", "m5"), FakeBuilder(),
-                           FakeMeasurer(regression_at(repo, culprit)))
-    assert repo.name_of(outcome.culprit) == culprit
+def run_case(tmp_path: Path, case: Case) -> tuple[Any, Store, int, Repo, FakeMeasurer]:
+    repo = HISTORIES[case.history](tmp_path / "u")
+    names = lambda xs: {repo.names[x] for x in xs}  # noqa: E731
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    c = make_campaign(repo, case.good, case.bad, **case.campaign)
+    cid = store.new_campaign(c.name, {"good": c.good})
+    measurer = FakeMeasurer(values(repo, case.culprit, case.drop, case.revert_restores), case.within, case.seed,
+                            boot_broken=names(case.panics), between=case.between, drift=case.drift,
+                            misread={repo.names[k]: v for k, v in case.misread.items()},
+                            workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
+                            metric_missing=names(case.metric_missing))
+    builder = FakeBuilder(broken=names(case.broken), same_image=[names(g) for g in case.same_image])
+    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurer, store)
+    try:
+        outcome = engine.run(cid)
+    except CampaignRefused as exc:
+        outcome = exc
+    return outcome, store, cid, repo, measurer
 
 
-def test_build_broken_commits_next_to_the_culprit_are_skipped(tmp_path):
-    repo = linear(tmp_path / "u", 24)
-    broken = {repo.names["c10"], repo.names["c13"]}
-    outcome, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c23"), FakeBuilder(broken=broken),
-                                 FakeMeasurer(regression_at(repo, "c12")))
-    assert repo.name_of(outcome.culprit) == "c12"
-    skips = [d for d in store.decisions(cid) if d.verdict == "skip"]
-    assert all(d.reason.startswith("build failed: drivers/scsi/sd.c:12:3: error") for d in skips)
-    assert {b.status for b in store.builds(cid) if b.commit in broken} <= {"failed"}
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bisection_case(tmp_path, case):
+    outcome, store, cid, repo, measurer = run_case(tmp_path, case)
+    e = case.expect
+    if e.kind == "refused":
+        assert isinstance(outcome, CampaignRefused) and re.search(e.refused, str(outcome)), outcome
+        assert store.campaign(cid).state == "refused"
+        assert not [d for d in store.decisions(cid) if d.role == "step"]
+        return
+    assert not isinstance(outcome, CampaignRefused), outcome
+    row = store.campaign(cid)
+    result = row.result
+    assert (outcome.kind, row.state, result["kind"]) == (e.kind, "done", e.kind), (outcome, result.get("notes"))
+    assert (repo.name_of(outcome.culprit) if outcome.culprit else "") == e.culprit
+    assert {repo.name_of(c) for c in outcome.candidates} >= e.candidates
+    assert result.get("confirmation", {}).get("verdict", "") == e.confirmation
+    assert result.get("revert", {}).get("verdict", "") == e.revert
+    if e.revert == NO_APPLY:
+        assert "CONFLICT" in result["revert"]["text"]
+    assert (outcome.confidence >= HIGH_CONFIDENCE) == e.high_confidence, (outcome.confidence, result)
+    assert result["confidence_text"].startswith("confidence" if e.high_confidence else "LOW confidence")
+    decisions = store.decisions(cid)
+    assert sum(d.reason.startswith("same image as") for d in decisions) >= e.inherited
+    assert any(d.role == "recheck" for d in decisions) == e.rechecked
+    skipped = [d.reason for d in decisions if d.verdict == "skip"]
+    assert all(any(r.startswith(prefix) for r in skipped) for prefix in e.skips), skipped
+    if not e.skips and e.kind == "found":
+        assert not skipped
+    assert not e.note or any(re.search(e.note, n) for n in outcome.notes), outcome.notes
+    inherited = {d.commit for d in decisions if d.reason.startswith("same image as")}
+    confirmed = {outcome.culprit, result.get("parent", "")}
+    assert not (inherited - confirmed) & set(measurer.booted), "a commit that inherited its verdict was booted"
+    if outcome.culprit:
+        images = {b.commit: b.sha256 for b in store.builds(cid) if b.status == "ok"}
+        assert images[outcome.culprit] != images[result["parent"]], "a no-op culprit was named"
 
 
-def test_boot_broken_range_is_skipped_and_reported_as_candidates(tmp_path):
-    repo = linear(tmp_path / "u", 24)
-    panics = {repo.names[f"c{i}"] for i in (11, 12, 13)}
-    outcome, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c23"), FakeBuilder(),
-                                 FakeMeasurer(regression_at(repo, "c12"), boot_broken=panics))
-    assert outcome.kind == "only_skipped"
-    assert {repo.name_of(c) for c in outcome.candidates} >= {"c11", "c12", "c13"}
-    assert any("Kernel panic" in b.error for b in store.boots(cid))
-
-
-def test_boot_bisect_mode_treats_boot_failure_as_bad(tmp_path):
-    repo = linear(tmp_path / "u", 24)
-    panics = {repo.names[f"c{i}"] for i in range(12, 23)}
-    c = campaign(repo, "c0", "c23", skip_policy={"boot_failure": "bad"})
-    outcome, _, _ = bisect(tmp_path, repo, c, FakeBuilder(),
-                           FakeMeasurer(regression_at(repo, "c12"), boot_broken=panics))
-    assert repo.name_of(outcome.culprit) == "c12"
-
-
-@pytest.mark.parametrize("noise", [0.01, 0.03, 0.05])
-def test_noisy_metric_still_names_the_culprit(tmp_path, noise):
-    repo = linear(tmp_path / "u", 40)
-    c = campaign(repo, "c0", "c39", repetitions={"min": 3, "max": 15},
-                 metric={"name": "iops", "direction": "higher", "threshold": "-8%"})
-    outcome, _, _ = bisect(tmp_path, repo, c, FakeBuilder(), FakeMeasurer(regression_at(repo, "c17"), noise, seed=5))
-    assert repo.name_of(outcome.culprit) == "c17"
-
-
-def test_endpoints_that_do_not_differ_are_refused_before_bisecting(tmp_path):
-    repo = linear(tmp_path / "u", 8)
-    builder = FakeBuilder()
-    with pytest.raises(CampaignRefused, match="campaign refused: bad is not bad"):
-        bisect(tmp_path, repo, campaign(repo, "c0", "c7"), builder, FakeMeasurer(lambda c: 100.0))
-    assert set(builder.built) == {repo.names["c0"], repo.names["c7"]}
-
-
-def test_noise_too_large_for_the_threshold_is_refused_saying_how_many_runs_it_needs(tmp_path):
-    repo = linear(tmp_path / "u", 8)
-    c = campaign(repo, "c0", "c7", repetitions={"min": 3, "max": 6})
-    with pytest.raises(CampaignRefused, match=r"needs \d+ repetitions per commit"):
-        bisect(tmp_path, repo, c, FakeBuilder(), FakeMeasurer(regression_at(repo, "c3"), noise=0.15, seed=1))
+def test_the_case_table_itself():
+    assert len({c.name for c in CASES}) == len(CASES)
+    for c in CASES:
+        assert c.expect.kind in ("found", "only_skipped", "inconclusive", "refused"), c.name
+        assert (c.expect.kind == "found") == bool(c.expect.culprit), c.name
+        assert (c.expect.kind == "refused") == bool(c.expect.refused), c.name
+        assert c.expect.revert in ("", RESTORES, NOT_RESTORED, NO_APPLY), c.name
+        assert not c.expect.revert or c.campaign.get("confirm", "revert") == "revert", c.name
 
 
 def test_infrastructure_error_stops_the_campaign_and_resume_reaches_the_same_culprit(tmp_path):
     repo = linear(tmp_path / "u", 32)
-    c = campaign(repo, "c0", "c31")
-    value = regression_at(repo, "c20")
-    with pytest.raises(InfraError, match="fake host failure"):
-        bisect(tmp_path, repo, c, FakeBuilder(), FakeMeasurer(value, seed=2, infra_after=4))
+    c = make_campaign(repo, "c0", "c31")
+    value = values(repo, "c20", 0.15, True)
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
-    taken = {k: list(v) for k, v in store.samples(1, "iops").items()}
-    assert store.campaign(1).state == "running" and taken
-    outcome, store, _ = bisect(tmp_path, repo, c, FakeBuilder(), FakeMeasurer(value, seed=3), store=store, campaign_id=1)
+    cid = store.new_campaign(c.name, {})
+    with pytest.raises(InfraError, match="fake host failure"):
+        Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(),
+               FakeMeasurer(value, seed=2, infra_after=30), store).run(cid)
+    taken = {k: list(v) for k, v in store.samples(cid, "iops").items()}
+    assert store.campaign(cid).state == "running" and taken
+    outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), FakeMeasurer(value, seed=3),
+                     store).run(cid)
     assert repo.name_of(outcome.culprit) == "c20"
-    after = store.samples(1, "iops")
+    after = store.samples(cid, "iops")
     assert all(after[k][: len(v)] == v for k, v in taken.items())
 
 
-def test_identical_images_at_culprit_and_parent_are_flagged_suspicious(tmp_path):
+def test_a_controller_killed_during_confirmation_resumes_there(tmp_path):
+    """The host fails at the first boot after the bisection found its culprit: resume does not
+    bisect again, it finishes the confirmation on the boots already taken."""
     repo = linear(tmp_path / "u", 16)
-    same = {repo.names["c7"], repo.names["c8"]}
-    outcome, _, _ = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(same_image=same),
-                           FakeMeasurer(regression_at(repo, "c8")))
-    assert repo.name_of(outcome.culprit) == "c8"
-    assert any(n.startswith("suspicious") for n in outcome.notes)
+    c = make_campaign(repo, "c0", "c15")
+    value = values(repo, "c9", 0.15, True)
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign(c.name, {})
+
+    class HostFailsInConfirmation(FakeMeasurer):
+        def boot(self, kernel):  # type: ignore[no-untyped-def]
+            if "first bad commit" in store.campaign(cid).bisect_log:
+                raise InfraError("libvirt could not start the guest: fake host failure")
+            return super().boot(kernel)
+
+    with pytest.raises(InfraError, match="fake host failure"):
+        Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), HostFailsInConfirmation(value),
+               store).run(cid)
+    log = store.campaign(cid).bisect_log
+    steps = [d for d in store.decisions(cid) if d.role == "step"]
+    assert store.campaign(cid).state == "running" and f"first bad commit: [{repo.names['c9']}]" in log
+    resumed = FakeMeasurer(value, seed=5)
+    outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), resumed, store).run(cid)
+    assert repo.name_of(outcome.culprit) == "c9" and outcome.confirmation["confirmation"]["verdict"] == "confirmed"
+    assert [d for d in store.decisions(cid) if d.role == "step"] == steps and store.campaign(cid).bisect_log == log
+    known = set(repo.names.values())
+    assert {x for x in resumed.booted if x in known} <= {repo.names["c8"], repo.names["c9"], repo.names["c15"]}
 
 
 def test_progress_events_cover_every_phase_and_every_decision_build_skips_included(tmp_path):
     repo = linear(tmp_path / "u", 16)
     events: list[Event] = []
-    _, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(broken={repo.names["c7"]}),
-                           FakeMeasurer(regression_at(repo, "c5")), events=events)
-    assert {e.phase for e in events} >= {"endpoints", "build", "boot", "measure", "decide", "done"}
-    final = [(e.commit, e.message.split(":")[0]) for e in events if e.phase == "decide" and not e.message.startswith("more")]
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    Engine(make_campaign(repo, "c0", "c15"), "higher", GitBisect(repo.path, tmp_path / "work"),
+           FakeBuilder(broken={repo.names["c7"]}), FakeMeasurer(values(repo, "c5", 0.15, True)), store,
+           on_event=events.append).run(cid)
+    assert {e.phase for e in events} >= {"endpoints", "build", "boot", "measure", "decide", "confirm", "done"}
+    final = [(e.commit, e.message.split(":")[0]) for e in events
+             if e.phase == "decide" and not e.message.startswith("more")]
     assert final == [(d.commit, d.verdict) for d in store.decisions(cid) if d.role == "step"]
     assert (repo.names["c7"], "skip") in final
+    assert "confidence" in events[-1].message
 
 
-@pytest.mark.slow
-def test_at_3_percent_noise_a_10_percent_regression_is_named_in_at_least_99_of_100_seeded_trials(tmp_path):
-    """What the statistics are worth: 100 independent seeded campaigns over a 100-commit
-    history, each with a culprit drawn at random; at most one may name a wrong commit."""
-    import random
-
-    repo = linear(tmp_path / "u", 100)
-    store = Store("sqlite://")
-    rng = random.Random(2024)
-    right = 0
-    for trial in range(100):
-        culprit = f"c{rng.randrange(1, 100)}"
-        c = campaign(repo, "c0", "c99", repetitions={"min": 3, "max": 15})
-        cid = store.new_campaign(c.name, {})
-        engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(),
-                        FakeMeasurer(regression_at(repo, culprit), noise=0.03, seed=trial), store)
-        try:
-            outcome = engine.run(cid)
-        except CampaignRefused:
-            continue
-        right += outcome.kind == "found" and repo.name_of(outcome.culprit) == culprit
-    assert right >= 99
-
-
-def test_report_names_culprit_with_figures_steps_and_bisect_log(tmp_path):
-    from orchestrator.report import collect, render_json, render_markdown
+def report_of(tmp_path: Path, culprit: str = "c9"):  # type: ignore[no-untyped-def]
+    from orchestrator.report import collect
 
     repo = linear(tmp_path / "u", 16)
-    outcome, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(),
-                                 FakeMeasurer(regression_at(repo, "c9")))
-    gb = GitBisect(repo.path, tmp_path / "work")
-    report = collect(store, cid, "iops", "higher", gb.info)
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    Engine(make_campaign(repo, "c0", "c15"), "higher", GitBisect(repo.path, tmp_path / "work"),
+           FakeBuilder(same_image={repo.names["c13"], repo.names["c14"]}),
+           FakeMeasurer(values(repo, culprit, 0.15, True)), store).run(cid)
+    return repo, collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
+
+
+def test_report_names_culprit_with_confidence_confirmation_revert_figures_steps_and_bisect_log(tmp_path):
+    from orchestrator.report import render_json, render_markdown
+
+    repo, report = report_of(tmp_path)
     md = render_markdown(report)
     assert f"    commit {repo.names['c9']}" in md and "    Author: T <t@example.org>" in md and "        c9" in md
-    assert f"parent  {repo.names['c8'][:12]}: median" in md and f"culprit {repo.names['c9'][:12]}: median" in md
-    assert re.search(r"change: -\d+\.\d% \(medians\)", md)
+    assert re.search(r"Confidence: (>99\.9|\d+\.\d)% ", md)
+    assert re.search(r"Confirmation: confirmed: culprit against parent -\d+\.\d% \(95% CI", md)
+    assert "Revert: revert restores the metric: bad with" in md
+    assert f"parent  {repo.names['c8'][:12]}:" in md and f"culprit {repo.names['c9'][:12]}:" in md
+    assert re.search(r"change: -\d+\.\d% \(95% CI -\d+\.\d%\.\.-\d+\.\d%, p=", md)
     assert re.search(r"Amean +[\d.]+ \(   0.00%\) +[\d.]+ [(*] *-\d+\.\d\d%[)*]", md)
-    assert f"{repo.names['c8'][:12]}" in md.split("mmtests layout")[1]
-    assert "| 1 | good | " in md and "| 2 | bad | " in md and "| step |" in md
-    assert "git bisect start" in md and f"# first bad commit: [{repo.names['c9']}] c9" in md
-    assert '"kind": "found"' in render_json(report)
+    assert "| 1 | good | " in md and "| 2 | bad | " in md and "| step |" in md and "| boots |" in md
+    if any(s.reason.startswith("same image as") for s in report.steps):
+        assert "same image as" in md
+    assert "git bisect start" in md
+    data = render_json(report)
+    assert '"kind": "found"' in data and '"confidence"' in data and "revert restores the metric" in data
 
 
 def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_path):
-    from orchestrator.report import collect
     from orchestrator.report_html import render_html
 
-    repo = linear(tmp_path / "u", 16)
-    _, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(),
-                           FakeMeasurer(regression_at(repo, "c9")))
-    report = collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
+    repo, report = report_of(tmp_path)
     page = render_html(report)
-    dots = sum(len(v) for v in report.samples.values())
+    dots = sum(len(report.samples.get(c, [])) for c in {s.commit.sha for s in report.steps})
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and page.count("<circle") == dots
     assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert repo.names["c9"] in page and "Parent against culprit, mmtests layout" in page and "Amean" in page
+    assert "revert restores the metric" in page and "Confidence" in page
+
+
+def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confirmation(tmp_path, capsys):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from orchestrator.cli import main
+    from orchestrator.commands.bisect import summary
+    from orchestrator.progress import LiveView
+
+    repo = linear(tmp_path / "u", 16)
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    out = StringIO()
+    with LiveView(16, Console(file=out, force_terminal=False, width=200)) as view:
+        outcome = Engine(make_campaign(repo, "c0", "c15"), "higher", GitBisect(repo.path, tmp_path / "work"),
+                         FakeBuilder(), FakeMeasurer(values(repo, "c9", 0.15, True)), store, on_event=view).run(cid)
+    live = out.getvalue()
+    assert "confirm: " in live and "culprit against parent" in live and re.search(r"done: .*confidence [>\d]", live)
+    text = summary(outcome, cid)
+    assert re.search(r"^confidence (>99\.9|\d+\.\d)%$", text, re.M) and "confirmation: confirmed" in text
+    assert "revert: revert restores the metric" in text
+    assert main(["status", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
+    shown = capsys.readouterr().out
+    assert repo.names["c9"][:12] in shown and "confidence" in shown
+    assert f"{outcome.confidence:.1%}" in shown or ">99.9%" in shown
+
+
+@pytest.mark.slow
+def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_of_100_trials_never_wrongly_confident():
+    """What the statistics are worth, in the test suite (make bench-bisect has the full table):
+    100 seeded campaigns over a 200-commit line, the culprit drawn at random, the issue's noise
+    (8% between boots, 2% within). Slow tier: about two minutes."""
+    import random
+
+    from tests.fakes import FakeLinearVcs
+
+    shas = [f"{i:040x}" for i in range(200)]
+    rng = random.Random(2026)
+    right = confident_wrong = 0
+    for trial in range(100):
+        culprit = rng.randrange(1, 200)
+        value = lambda c, k=culprit: 85.0 if int(c.removeprefix("revert-"), 16) >= k and not c.startswith(  # noqa: E731
+            "revert-") or (c.startswith("revert-") and int(c.removeprefix("revert-"), 16) != k) else 100.0
+        c = parse_campaign({"name": "t", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
+                            "workload": "fake", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
+        store = Store("sqlite://")
+        cid = store.new_campaign("t", {})
+        outcome = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(),  # type: ignore[arg-type]
+                         FakeMeasurer(value, 0.02, trial, between=0.08), store).run(cid)
+        ok = outcome.kind == "found" and outcome.culprit == shas[culprit]
+        right += ok
+        confident_wrong += not ok and outcome.kind == "found" and outcome.confidence >= HIGH_CONFIDENCE
+    assert right >= 98 and confident_wrong == 0

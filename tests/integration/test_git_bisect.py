@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.backends.git_bisect import GitBisect, git
 from orchestrator.bisect.gitlog import BisectState
 from orchestrator.errors import UserError
 from tests.integration.gitrepo import Repo, linear, merge_heavy
@@ -120,3 +120,63 @@ def test_commit_info_for_the_report(tmp_path):
     info = gb.info(repo.names["c1"])
     assert (info.subject, info.author, info.email) == ("c1", "T", "t@example.org")
     assert gb.parent(repo.names["c1"]) == repo.names["c0"] and gb.count_between(repo.names["c0"], repo.names["c2"]) == 2
+
+
+def test_revert_of_a_commit_on_the_tip_is_made_in_vmbisects_clone_only_with_a_stable_hash(tmp_path):
+    repo = linear(tmp_path / "u", 8)
+    before = repo.git("for-each-ref")
+    gb = GitBisect(repo.path, tmp_path / "work")
+    gb.prepare()
+    first = gb.revert(repo.names["c3"], repo.names["c7"])
+    again = gb.revert(repo.names["c3"], repo.names["c7"])
+    assert first.commit and first.commit == again.commit and not first.reason
+    assert repo.git("for-each-ref") == before, "the user's repository was written"
+    files = git(gb.repo, "ls-tree", "--name-only", first.commit).stdout.split()
+    assert "c3" not in files and {"c2", "c4", "c7"} <= set(files)
+    assert git(gb.repo, "rev-parse", f"{first.commit}^").stdout.strip() == repo.names["c7"]
+    assert git(gb.repo, "log", "-1", "--format=%s", first.commit).stdout.strip() == 'Revert "c3"'
+
+
+def test_revert_that_conflicts_gives_gits_reason(tmp_path):
+    repo = Repo(tmp_path / "u")
+    for i in range(4):
+        repo.commit(f"c{i}", path="shared")
+    gb = GitBisect(repo.path, tmp_path / "work")
+    gb.prepare()
+    revert = gb.revert(repo.names["c1"], repo.names["c3"])
+    assert not revert.commit and revert.reason.startswith("CONFLICT (content): Merge conflict in shared")
+
+
+def test_the_builder_checkout_fetches_a_revert_from_vmbisects_clone(tmp_path):
+    from orchestrator.kbuild import gitrepo
+
+    repo = linear(tmp_path / "u", 4)
+    gb = GitBisect(repo.path, tmp_path / "work")
+    gb.prepare()
+    revert = gb.revert(repo.names["c1"], repo.names["c3"]).commit
+    with pytest.raises(UserError):
+        gitrepo.resolve(repo.path, revert)
+    found = gitrepo.resolve(repo.path, revert, objects=gb.repo)
+    assert found.commit == revert and found.repo_id == gitrepo.resolve(repo.path, "HEAD").repo_id
+    src = tmp_path / "src"
+    gitrepo.ensure_clone(repo.path, src)
+    gitrepo.fetch_commit(src, gb.repo, revert)
+    gitrepo.checkout(src, revert)
+    assert not (src / "c1").exists() and (src / "c3").exists()
+
+
+@pytest.mark.parametrize("culprit", [1, 17, 39])
+def test_the_benchs_in_memory_bisection_finds_what_git_finds_on_a_line(tmp_path, culprit):
+    from tests.fakes import FakeLinearVcs
+
+    repo = linear(tmp_path / "u", 40)
+    verdict = lambda name: "bad" if int(name[1:]) >= culprit else "good"  # noqa: E731
+    state, tested, _ = run(repo, tmp_path / "work", "c0", "c39", verdict)
+    fake = FakeLinearVcs([repo.names[f"c{i}"] for i in range(40)])
+    fake_state = fake.start(repo.names["c0"], repo.names["c39"])
+    steps = 0
+    while fake_state.kind == "testing":
+        steps += 1
+        fake_state = fake.mark(fake.current(), verdict(repo.name_of(fake.current())))
+    assert fake_state.culprit == state.culprit == repo.names[f"c{culprit}"]
+    assert abs(steps - len(tested)) <= 1

@@ -37,9 +37,12 @@ def dump_dom(page: Path) -> str:
 def report(tmp_path):
     repo = Repo(tmp_path / "u")
     for i in range(12):
-        repo.commit(PAYLOAD if i == 7 else f"c{i}")
+        repo.commit(f"c{i}")
+        if i == 7:  # the culprit's subject is the payload
+            repo.git("commit", "-q", "--amend", "-m", PAYLOAD)
+            repo.names["c7"] = repo.git("rev-parse", "HEAD")
     _, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c11"), FakeBuilder(),
-                           FakeMeasurer(regression_at(repo, PAYLOAD)))
+                           FakeMeasurer(regression_at(repo, "c7")))
     r = collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
     assert r.culprit is not None and r.culprit.subject == PAYLOAD
     return r

@@ -8,15 +8,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.compare.html import render_html as render_comparison
 from orchestrator.render.palette import OKABE_ITO
-from orchestrator.report import BisectReport, collect
+from orchestrator.report import BisectReport
 from orchestrator.report_html import VERDICT_COLOURS
 from orchestrator.report_html import render_html as render_bisection
-from tests.fakes import FakeBuilder, FakeMeasurer
-from tests.integration.gitrepo import linear
-from tests.integration.test_engine_cases import bisect, campaign, regression_at
+from tests.integration.test_engine_cases import report_of
 from tests.screenshot import find_chromium, screenshot
 from tests.synthetic import scheduler_comparison
 
@@ -45,10 +42,7 @@ def _white_share(im: Image.Image) -> float:
 
 
 def _bisection_report(tmp_path: Path) -> BisectReport:
-    repo = linear(tmp_path / "u", 16)
-    _, store, cid = bisect(tmp_path, repo, campaign(repo, "c0", "c15"), FakeBuilder(),
-                           FakeMeasurer(regression_at(repo, "c9")))
-    return collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
+    return report_of(tmp_path)[1]
 
 
 def test_comparison_report_draws_both_variants_in_their_colours(tmp_path):

@@ -26,7 +26,7 @@ def test_minimal_campaign_gets_documented_defaults():
     c = parse_campaign(MINIMAL)
     assert c.repository == Path("/src/linux") and c.workload.name == "fio-seqread-4k"
     assert c.metric.threshold.kind == "relative" and c.metric.threshold.value == pytest.approx(-0.10)
-    assert (c.repetitions.min, c.repetitions.max, c.runs_per_boot, c.boots_per_commit) == (3, 10, 3, 1)
+    assert (c.boots_per_commit, c.max_boots_per_commit, c.runs_per_boot, c.confirm) == (2, 8, 3, "revert")
     assert c.skip_policy.build_failure == "skip" and c.skip_policy.boot_failure == "skip"
     assert c.kernel.config == ("guest-base",) and c.accel == "auto" and not c.first_parent
 
@@ -52,8 +52,10 @@ def test_full_guest_shape_of_the_seed_report():
          "metric.direction: invalid value 'up'; valid choices: higher, lower"),
         (with_(metric={"name": "lat", "direction": "lower", "threshold": "-10%"}),
          "metric.threshold: -10.0% is an improvement for a metric where lower is better"),
-        (with_(repetitions={"min": 5, "max": 4}), "repetitions.max: must be at least repetitions.min (5), got 4"),
-        (with_(repetitions={"min": 2}), "repetitions.min: must be at least 3, got 2"),
+        (with_(boots_per_commit=5, max_boots_per_commit=4),
+         "max_boots_per_commit: must be at least boots_per_commit (5), got 4"),
+        (with_(boots_per_commit=1), "boots_per_commit: must be at least 2, got 1"),
+        (with_(confirm="yes"), "confirm: invalid value 'yes'; valid choices: revert, none"),
         (with_(skip_policy={"boot_failure": "ignore"}),
          "skip_policy.boot_failure: invalid value 'ignore'; valid choices: skip, bad"),
         (with_(runs_per_boot="3"), "runs_per_boot: expected a whole number, got '3'"),

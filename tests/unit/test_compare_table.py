@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.compare.model import Comparison, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, benjamini_hochberg, build, detectable_change, signed_diff
+from orchestrator.compare.table import MetricMeta, Point, build, signed_diff
 from orchestrator.compare.text import render_markdown, render_text
+from orchestrator.stats import benjamini_hochberg, detectable_change
 
 GOLDEN = Path(__file__).parent.parent / "data" / "compare"
 VARIANTS = [VariantInfo("none", "kernel bzImage, sched=none"), VariantInfo("bfq", "kernel bzImage, sched=bfq")]
@@ -98,7 +99,7 @@ def test_two_runs_are_never_significant_however_far_apart() -> None:
 
 
 def test_detectable_change_shrinks_with_more_runs() -> None:
-    small, large = detectable_change(5.0, 5, 0.05), detectable_change(5.0, 20, 0.05)
+    small, large = detectable_change(0.05, 5, 0.05), detectable_change(0.05, 20, 0.05)
     assert small is not None and large is not None and large < small
 
 

@@ -11,7 +11,6 @@ from orchestrator.errors import UserError, WorkloadFailed
 from orchestrator.workloads import dbench, fio, netperf
 from orchestrator.workloads.definition import load_all, resolve
 from orchestrator.workloads.runner import metric_def
-from orchestrator.workloads.stats import reps_to_detect, summarise
 
 WORKLOADS = load_all()
 # Any readable file as the kernel: these command lines are refused before it is read.
@@ -155,15 +154,3 @@ def test_instance_metrics_take_their_definition_from_the_base_name():
     assert metric_def(fio_def, "iostat_await.sdc").unit == "ms"
     with pytest.raises(WorkloadFailed):
         metric_def(fio_def, "no_such_metric")
-
-
-def test_summary_has_the_mmtests_columns():
-    s = summarise([10.0, 12.0, 14.0])
-    assert (s.n, s.mean, s.stddev, s.min, s.max) == (3, 12.0, 2.0, 10.0, 14.0)
-    assert s.coeffvar == pytest.approx(100 * 2 / 12)
-    assert summarise([5.0]).stddev == 0.0
-
-
-@pytest.mark.parametrize("cov, reps", [(1.0, 3), (5.0, 6), (10.0, 17), (20.0, 64), (30.0, 143)])
-def test_repetitions_to_detect_a_ten_percent_change_match_the_exact_noncentral_t_answer(cov, reps):
-    assert reps_to_detect(cov) == reps

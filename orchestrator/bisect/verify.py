@@ -1,0 +1,106 @@
+"""`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
+parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
+interleaved by the engine (Engine.measure), so a verification and a bisection's confirmation
+are the same measurement and the same statistics; `judge` and `judge_revert` are pure.
+
+Answers, in one line:
+- confirmed: the commit is significantly worse than its parent (two-sided test on boot
+  values, alpha), in the metric's bad direction;
+- not seen: the 95% interval of the change excludes a regression as large as the threshold;
+- cannot tell with these boots: neither; the line says how many boots per side would tell.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from orchestrator.bisect.endpoints import level
+from orchestrator.stats import Boot, TwoSample, components, contrast, relative_change, reps_to_detect
+
+if TYPE_CHECKING:
+    from orchestrator.bisect.engine import Engine
+
+
+@dataclass(frozen=True)
+class Answer:
+    verdict: str  # confirmed, not seen, cannot tell
+    line: str
+    test: TwoSample | None
+    boots_needed: int = 0
+
+
+def judge(parent: Sequence[Boot], commit: Sequence[Boot], direction: str, threshold: float, alpha: float,
+          max_boots: int) -> Answer:
+    """`threshold`: the relative regression asked about (e.g. -0.10 for higher-is-better)."""
+    t = contrast([list(parent), list(commit)], 0, 1)
+    if t is None:
+        return Answer("cannot tell", "cannot tell: too few boots to compare (at least 2 per side)", None, 2)
+    worse = t.change < 0 if direction == "higher" else t.change > 0
+    noise = components([list(parent), list(commit)])
+    try:
+        need = reps_to_detect(noise.boot_cov, abs(threshold), alpha, 0.8)
+    except ValueError:
+        need = 10 * max_boots
+    what = f"commit against parent {t.describe()}"
+    if t.p < alpha and worse:
+        return Answer("confirmed", f"confirmed: {what}", t, need)
+    reach = t.low if direction == "higher" else t.high
+    if (direction == "higher" and reach > threshold) or (direction == "lower" and reach < threshold):
+        return Answer("not seen", f"not seen: {what}; a change of {threshold:+.0%} is ruled out", t, need)
+    more = max(need, len(parent) + 1)
+    return Answer("cannot tell", f"cannot tell with these boots: {what}; about {more} boots per side would "
+                  f"(boot noise {noise.boot_cov:.1%})", t, more)
+
+
+def judge_revert(tip: Sequence[Boot], reverted: Sequence[Boot], parent: Sequence[Boot], commit: Sequence[Boot],
+                 direction: str, alpha: float) -> str:
+    """The tip with the commit reverted against the tip: does it restore what the commit cost?"""
+    t = contrast([list(tip), list(reverted)], 0, 1)
+    if t is None:
+        return "revert: cannot tell: too few boots"
+    cost = contrast([list(parent), list(commit)], 0, 1)
+    better = t.change > 0 if direction == "higher" else t.change < 0
+    share = (math.log1p(t.change) / -math.log1p(cost.change)) if cost and cost.change else 0.0
+    if t.p < alpha and better and share >= 0.5:
+        return f"revert restores the metric: tip with the commit reverted against tip {t.describe()}"
+    return f"revert does not restore the metric: tip with the commit reverted against tip {t.describe()}"
+
+
+@dataclass(frozen=True)
+class Verification:
+    commit: str
+    parent: str
+    answer: Answer
+    revert: str  # the revert's line, "" when not asked
+    boot_means: dict[str, list[float]]
+
+
+def verify_commit(engine: Engine, campaign_id: int, rev: str, boots: int, revert_on: str = "") -> Verification:
+    """`rev` against its parent, and (with `revert_on`) that tip with `rev` reverted against the
+    tip, each pair booted interleaved by the engine; stored as it goes, the answer at the end."""
+    c, vcs = engine.c, engine.vcs
+    vcs.prepare()
+    commit = vcs.resolve(rev, "commit")
+    parent = vcs.parent(commit)
+    measured = engine.measure(campaign_id, [parent, commit], boots)
+    threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
+        level(measured[parent]), c.metric.threshold.value)
+    answer = judge(measured[parent], measured[commit], engine.direction, threshold, c.alpha, c.max_boots_per_commit)
+    revert_line = ""
+    if revert_on:
+        tip = vcs.resolve(revert_on, "revert_on")
+        revert = vcs.revert(commit, tip)
+        if not revert.commit:
+            revert_line = f"revert does not apply: {revert.reason}"
+        else:
+            measured = engine.measure(campaign_id, [tip, revert.commit], boots)
+            revert_line = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
+                                       engine.direction, c.alpha)
+    means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
+    engine.store.set_state(campaign_id, "done", {
+        "kind": "verify", "commit": commit, "parent": parent, "verdict": [x for x in (answer.line, revert_line) if x],
+        "answer": answer.verdict, "boots_needed": answer.boots_needed})
+    return Verification(commit, parent, answer, revert_line, means)

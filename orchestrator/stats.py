@@ -1,0 +1,432 @@
+"""The one statistics module: summaries, rank tests, the nested (boot-level) model and the
+sequential decision a bisection step is judged by. Pure functions over numbers.
+
+Conventions used everywhere in vmbisect:
+- A coefficient of variation (CoV) is a fraction (0.03 for 3%); renderers print it in percent.
+- Runs of one boot are not independent samples: most of the noise of a kernel benchmark in a
+  guest is between boots (cache placement, host memory layout, IRQ routing), little within one.
+  The unit of replication is the boot; a boot's value is the mean of its runs, on a log scale
+  so that noise and changes are relative.
+- Changes are relative to the reference: -0.10 means 10% below it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+# A drift of the host is fitted into a model only when its t statistic reaches this.
+DRIFT_T = 2.0
+# Asymptotic relative efficiency of the Mann-Whitney U test against the t-test (normal data).
+MWU_EFFICIENCY = 3 / math.pi
+
+
+# ---- summaries -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Summary:
+    """mmtests' summary of repeated values; `cov` is a fraction (stddev / |mean|)."""
+
+    n: int
+    mean: float
+    stddev: float  # sample standard deviation (n - 1); 0 for one sample
+    cov: float
+    min: float
+    max: float
+    median: float
+
+
+def summarize(samples: Sequence[float]) -> Summary:
+    if not samples:
+        raise ValueError("no samples to summarise")
+    mean = statistics.fmean(samples)
+    sd = statistics.stdev(samples) if len(samples) > 1 else 0.0
+    return Summary(len(samples), mean, sd, sd / abs(mean) if mean else 0.0, min(samples), max(samples),
+                   statistics.median(samples))
+
+
+def robust_cov(samples: Sequence[float]) -> float:
+    """Noise as 1.4826 x median absolute deviation / |median|: the CoV of normal data, but one
+    stray run (a busy host) does not inflate it the way it inflates the standard deviation."""
+    if len(samples) < 2:
+        return 0.0
+    med = statistics.median(samples)
+    mad = statistics.median(abs(x - med) for x in samples)
+    return 1.4826 * mad / abs(med) if med else 0.0
+
+
+def noise_cov(samples: Sequence[float]) -> float:
+    """The smaller of the usual CoV and the robust one: the first overstates noise when one value
+    strays, the second (a third of the efficiency) overstates it by chance in small samples."""
+    return min(summarize(samples).cov, robust_cov(samples))
+
+
+def relative_change(reference: float, value: float) -> float:
+    """(value - reference) / |reference|: -0.1 means 10% below the reference."""
+    if reference == 0:
+        return math.inf if value > 0 else (-math.inf if value < 0 else 0.0)
+    return (value - reference) / abs(reference)
+
+
+def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Distribution-free confidence interval of the median from order statistics."""
+    xs = sorted(samples)
+    n = len(xs)
+    if n < 2:
+        return (xs[0], xs[0]) if xs else (math.nan, math.nan)
+    lo_rank = int(sps.binom.ppf((1 - confidence) / 2, n, 0.5))
+    hi_rank = n - 1 - lo_rank
+    lo_rank = max(0, min(lo_rank, n - 1))
+    return xs[lo_rank], xs[max(lo_rank, hi_rank)]
+
+
+# ---- rank tests and multiple comparisons ------------------------------------------------------
+
+def p_less(x: Sequence[float], y: Sequence[float]) -> float:
+    """One-sided Mann-Whitney U p-value for "x tends to be smaller than y" (exact when small)."""
+    if len(x) < 1 or len(y) < 1:
+        return 1.0
+    if len(set(x) | set(y)) == 1:
+        return 1.0
+    return float(sps.mannwhitneyu(x, y, alternative="less").pvalue)
+
+
+def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Two-sided Mann-Whitney U p-value; None with fewer than two values on a side."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    if len(set(a) | set(b)) == 1:
+        return 1.0
+    return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+
+
+def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
+    """Adjusted p-values (q) for a family of tests, in the given order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    q = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, pvalues[i] * m / rank)
+        q[i] = running
+    return q
+
+
+# ---- how many repetitions ----------------------------------------------------------------------
+
+def _t_quantile(p: float, v: int) -> float:
+    z = statistics.NormalDist().inv_cdf(p)
+    return z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v * v)
+
+
+def reps_to_detect(cov: float, change: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Independent repetitions per variant for a two-sided two-sample t-test at `alpha` to see a
+    relative `change` with probability `power` at noise `cov` (both fractions).
+
+    The smallest n with n >= 2 (t_{1-a/2,v} + t_{power,v})^2 (cov/change)^2, v = 2n - 2, the t
+    quantiles from the Cornish-Fisher expansion; this matches the exact noncentral-t answer
+    from CoV 3% up (checked to 30%). At least 3: two samples say nothing about spread. The
+    repetitions are independent ones: boots, not runs of one boot (see boots_needed)."""
+    if change == 0:
+        raise ValueError("a change of 0 cannot be detected")
+    for n in range(3, 100_000):
+        v = 2 * n - 2
+        if 2 * (_t_quantile(1 - alpha / 2, v) + _t_quantile(power, v)) ** 2 * (cov / change) ** 2 <= n:
+            return n
+    raise ValueError(f"a CoV of {cov:.1%} is too large to detect a change of {change:.1%}")
+
+
+def detectable_change(cov: float, n: int, alpha: float) -> float | None:
+    """The smallest relative change n repetitions per variant detect with 80% power at this noise."""
+    if n < 3 or cov <= 0:
+        return None
+    for thousandths in range(5, 50001, 5):
+        try:
+            if reps_to_detect(cov, thousandths / 1000, alpha) <= n:
+                return thousandths / 1000
+        except ValueError:
+            continue
+    return None
+
+
+def boot_cov(between_cov: float, within_cov: float, runs_per_boot: int) -> float:
+    """The noise of one boot's value (the mean of its runs)."""
+    return math.sqrt(between_cov**2 + within_cov**2 / max(1, runs_per_boot))
+
+
+def boots_needed(between_cov: float, within_cov: float, runs_per_boot: int, change: float,
+                 error: float) -> int:
+    """Boots per commit for a bisection step to reach a verdict whose chance of being wrong is
+    below `error`, when the step behaves like one reference and the references are `change`
+    apart: the sequential test gains on average d^2/2 of log odds per boot, d the gap in units
+    of a boot's noise, and needs log(1/error) of it. More runs per boot help only as far as the
+    within-boot noise goes; the between-boot noise is paid in boots. At least 2."""
+    gap = abs(math.log1p(change))
+    sd = boot_cov(between_cov, within_cov, runs_per_boot)
+    if gap == 0:
+        raise ValueError("a change of 0 cannot be detected")
+    if sd == 0:
+        return 2
+    d = gap / sd
+    return max(2, math.ceil(2 * math.log(1 / error) / d**2))
+
+
+# ---- the nested model --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Boot:
+    """One guest boot: `seq` orders boots in time (the store's boot id), `runs` its values."""
+
+    seq: int
+    runs: tuple[float, ...]
+
+    @property
+    def value(self) -> float:
+        """The boot's value: log of the mean of its runs."""
+        return math.log(statistics.fmean(self.runs))
+
+
+@dataclass(frozen=True)
+class Components:
+    """Noise of a metric split into between-boot and within-boot parts (CoVs, fractions), with
+    the degrees of freedom each estimate rests on."""
+
+    between_cov: float
+    within_cov: float
+    runs_per_boot: float
+    between_df: int
+    within_df: int
+
+    @property
+    def boot_cov(self) -> float:
+        return math.sqrt(self.between_cov**2 + self.within_cov**2 / max(1.0, self.runs_per_boot))
+
+    def describe(self) -> str:
+        return (f"between-boot CoV {self.between_cov:.1%}, within-boot CoV {self.within_cov:.1%} "
+                f"({self.between_df + 1 if self.between_df else 0}+ boots)")
+
+
+def components(groups: Sequence[Sequence[Boot]]) -> Components:
+    """Variance components from boots of several commits (each group one commit, or one image).
+
+    Within: runs around their boot's mean (log scale), pooled. Boot-level: boot values around
+    their group's mean, pooled; the between-boot part is what the within-boot noise does not
+    explain (never below 0)."""
+    ss_w = df_w = ss_b = df_b = 0.0
+    runs = []
+    for boots in groups:
+        values = [b.value for b in boots if b.runs and min(b.runs) > 0]
+        for b in boots:
+            if len(b.runs) > 1 and min(b.runs) > 0:
+                logs = [math.log(x) for x in b.runs]
+                m = statistics.fmean(logs)
+                ss_w += sum((x - m) ** 2 for x in logs)
+                df_w += len(logs) - 1
+            runs.append(len(b.runs))
+        if len(values) > 1:
+            m = statistics.fmean(values)
+            ss_b += sum((v - m) ** 2 for v in values)
+            df_b += len(values) - 1
+    var_w = ss_w / df_w if df_w else 0.0
+    r = statistics.fmean(runs) if runs else 1.0
+    var_b = ss_b / df_b if df_b else 0.0
+    return Components(math.sqrt(max(0.0, var_b - var_w / r)), math.sqrt(var_w), r, int(df_b), int(df_w))
+
+
+def pooled_boot_variance(groups: Sequence[Sequence[Boot]]) -> tuple[float, int]:
+    """Sum of squares of boot values around their group means, and its degrees of freedom."""
+    ss, df = 0.0, 0
+    for boots in groups:
+        values = [b.value for b in boots]
+        if len(values) > 1:
+            m = statistics.fmean(values)
+            ss += sum((v - m) ** 2 for v in values)
+            df += len(values) - 1
+    return ss, df
+
+
+@dataclass(frozen=True)
+class StepOdds:
+    """Where a step's boots place it between two references.
+
+    `p_bad`: posterior probability that the step behaves like the bad reference rather than
+    the good one (equal prior odds); `position`: the step's mean on the good (0) to bad (1)
+    line; `drift`: the fitted change of the metric per 100 boots (relative), 0 when not fitted;
+    `df`: degrees of freedom of the noise estimate."""
+
+    p_bad: float
+    position: float
+    drift: float
+    drift_t: float
+    boot_sd: float
+    df: int
+    fit_p: float = 1.0
+
+    @property
+    def p_wrong(self) -> float:
+        return min(self.p_bad, 1 - self.p_bad)
+
+    @property
+    def verdict(self) -> str:
+        return "bad" if self.p_bad > 0.5 else "good"
+
+
+def _design(groups: Sequence[Sequence[Boot]], slope: bool) -> tuple[np.ndarray, np.ndarray]:
+    rows, ys = [], []
+    for g, boots in enumerate(groups):
+        for b in boots:
+            row = [0.0] * len(groups)
+            row[g] = 1.0
+            if slope:
+                row.append(b.seq / 100.0)
+            rows.append(row)
+            ys.append(b.value)
+    return np.array(rows), np.array(ys)
+
+
+def fit_groups(groups: Sequence[Sequence[Boot]], slope: bool, prior_ss: float = 0.0,
+               prior_df: int = 0) -> tuple[np.ndarray, np.ndarray, float, int] | None:
+    """Least squares: one mean per group (log scale), optionally a common linear drift over boot
+    sequence; the residual variance pooled with `prior_ss`/`prior_df` from other commits.
+    Returns (coefficients, their covariance, residual variance, df), or None when the noise
+    cannot be estimated yet."""
+    x, y = _design(groups, slope)
+    if len(y) == 0 or np.linalg.matrix_rank(x) < x.shape[1]:
+        return None
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    resid = y - x @ beta
+    df = len(y) - x.shape[1] + prior_df
+    if df < 1:
+        return None
+    s2 = (float(resid @ resid) + prior_ss) / df
+    cov = s2 * np.linalg.inv(x.T @ x)
+    return beta, cov, s2, df
+
+
+def step_odds(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], prior_ss: float = 0.0,
+              prior_df: int = 0, drift: bool = True) -> StepOdds | None:
+    """The sequential test of one bisection step on boot values.
+
+    The references give two hypotheses for the step's mean: the good one's and the bad one's.
+    Model: boot value = group mean + drift x boot sequence + noise, fitted by least squares over
+    the good, bad and step boots (the drift only when the references have boots spread over
+    time: at least 3 each); the noise pooled with the other commits' boots of the campaign.
+    The drift is fitted only when the references show it (|t| >= DRIFT_T): an extrapolated
+    slope that is not there costs more than it corrects. The likelihood of the step's estimated
+    distance to each reference (Student t, with the uncertainty of both means) gives the odds;
+    `fit_p` says how well the nearer reference explains the step (a step far from both is
+    neither). None when the noise cannot be estimated yet."""
+    fit_drift = drift and abs(globals()["drift"](good, bad)[1]) >= DRIFT_T
+    fit = fit_groups([good, bad, step], fit_drift, prior_ss, prior_df)
+    if fit is None:
+        return None
+    beta, cov, s2, df = fit
+    c_good = np.zeros(len(beta))
+    c_good[[2, 0]] = [1.0, -1.0]
+    c_bad = np.zeros(len(beta))
+    c_bad[[2, 1]] = [1.0, -1.0]
+    d_good, d_bad = float(c_good @ beta), float(c_bad @ beta)
+    se_good = math.sqrt(float(c_good @ cov @ c_good))
+    se_bad = math.sqrt(float(c_bad @ cov @ c_bad))
+    log_good = sps.t.logpdf(d_good / se_good, df) - math.log(se_good)
+    log_bad = sps.t.logpdf(d_bad / se_bad, df) - math.log(se_bad)
+    llr = max(-700.0, min(700.0, log_good - log_bad))
+    gap = float(beta[1] - beta[0])
+    drift_rate = float(beta[3]) if fit_drift else 0.0
+    drift_t = drift_rate / math.sqrt(float(cov[3, 3])) if fit_drift and cov[3, 3] > 0 else 0.0
+    p_bad = 1 / (1 + math.exp(llr))
+    nearer = abs(d_bad / se_bad) if p_bad > 0.5 else abs(d_good / se_good)
+    fit_p = float(2 * sps.t.sf(nearer, df))
+    return StepOdds(p_bad, d_good / gap if gap else 0.0, drift_rate, drift_t, math.sqrt(s2), df, fit_p)
+
+
+@dataclass(frozen=True)
+class TwoSample:
+    """`b` against `a` on boot values: relative change of b, its 95% interval, the two-sided
+    p-value of Welch's t-test, and the boots on each side."""
+
+    change: float
+    low: float
+    high: float
+    p: float
+    n_a: int
+    n_b: int
+    se: float = 0.0  # of the log change
+    df: float = 1.0
+
+    def describe(self) -> str:
+        return (f"{self.change:+.1%} (95% CI {self.low:+.1%}..{self.high:+.1%}, p={self.p:.2g}, "
+                f"{self.n_a}+{self.n_b} boots)")
+
+
+def compare_boots(a: Sequence[Boot], b: Sequence[Boot]) -> TwoSample | None:
+    """Welch's t-test on boot values (log scale): what a comparison of two kernels can claim
+    when the boot is the unit of replication. None with fewer than 2 boots on a side."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = [x.value for x in a], [x.value for x in b]
+    ma, mb = statistics.fmean(va), statistics.fmean(vb)
+    sa, sb = statistics.variance(va) / len(va), statistics.variance(vb) / len(vb)
+    se = math.sqrt(sa + sb)
+    diff = mb - ma
+    if se == 0:
+        return TwoSample(math.expm1(diff), math.expm1(diff), math.expm1(diff), 0.0 if diff else 1.0, len(va), len(vb))
+    df = (sa + sb) ** 2 / (sa**2 / (len(va) - 1) + sb**2 / (len(vb) - 1))
+    t = diff / se
+    q = float(sps.t.ppf(0.975, df))
+    p = float(2 * sps.t.sf(abs(t), df))
+    return TwoSample(math.expm1(diff), math.expm1(diff - q * se), math.expm1(diff + q * se), p, len(va), len(vb),
+                     se, df)
+
+
+def contrast(groups: Sequence[Sequence[Boot]], a: int, b: int, drift: bool = True) -> TwoSample | None:
+    """Group `b` against group `a` within the campaign's model (one mean per group, a common
+    linear drift over boot sequence when the fit shows one, |t| >= DRIFT_T): how a confirmation
+    compares two kernels booted interleaved, using every boot of the groups for the noise and
+    the drift. None when it cannot be estimated."""
+    slope = drift and sum(len(g) for g in groups) >= len(groups) + 3 and len({x.seq for g in groups for x in g}) >= 4
+    fit = fit_groups(groups, slope) if slope else None
+    if fit is not None:
+        beta, cov, _s2, _df = fit
+        if cov[-1, -1] <= 0 or abs(beta[-1]) / math.sqrt(cov[-1, -1]) < DRIFT_T:
+            fit = None
+    fit = fit or fit_groups(groups, False)
+    if fit is None:
+        return None
+    beta, cov, _s2, df = fit
+    c = np.zeros(len(beta))
+    c[[b, a]] = [1.0, -1.0]
+    diff, se = float(c @ beta), math.sqrt(float(c @ cov @ c))
+    q = float(sps.t.ppf(0.975, df))
+    p = float(2 * sps.t.sf(abs(diff / se), df)) if se else (0.0 if diff else 1.0)
+    return TwoSample(math.expm1(diff), math.expm1(diff - q * se), math.expm1(diff + q * se), p,
+                     len(groups[a]), len(groups[b]), se, df)
+
+
+def drift(good: Sequence[Boot], bad: Sequence[Boot]) -> tuple[float, float]:
+    """The references' common linear drift (log change per 100 boots) and its t statistic;
+    (0, 0) while it cannot be estimated."""
+    if len(good) < 3 or len(bad) < 3 or len({b.seq for b in (*good, *bad)}) < 4:
+        return 0.0, 0.0
+    fit = fit_groups([good, bad], True)
+    if fit is None:
+        return 0.0, 0.0
+    beta, cov, _s2, _df = fit
+    se = math.sqrt(float(cov[2, 2]))
+    return float(beta[2]), float(beta[2] / se) if se else 0.0
+
+
+def evidence(t: TwoSample, expected: float) -> float:
+    """Log Bayes factor of a measured change for "the change is `expected`" (relative) against
+    "there is no change" (Student t likelihoods with the test's own uncertainty). Positive
+    supports the expected change; it composes with a prior by adding to its log odds."""
+    if t.se <= 0:
+        return 0.0
+    observed, target = math.log1p(t.change), math.log1p(expected)
+    return float(sps.t.logpdf((observed - target) / t.se, t.df) - sps.t.logpdf(observed / t.se, t.df))

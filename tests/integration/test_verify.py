@@ -1,0 +1,65 @@
+"""`verify`: a suspect commit against its parent, measured by the engine (interleaved boots),
+on real git with the fake guests; the pure judgement on boot values."""
+
+from __future__ import annotations
+
+import random
+
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.engine import Engine
+from orchestrator.bisect.verify import judge, verify_commit
+from orchestrator.stats import Boot
+from orchestrator.store import Store
+from tests.fakes import FakeBuilder, FakeMeasurer
+from tests.integration.gitrepo import linear
+from tests.integration.test_engine_cases import make_campaign, values
+
+
+def boots(level: float, n: int, between: float, seed: int, start: int = 0) -> list[Boot]:
+    rng = random.Random(seed)
+    return [Boot(start + 2 * i, (level * (1 + rng.gauss(0, between)),) * 3) for i in range(n)]
+
+
+def verification(tmp_path, commit: str, revert_on: str = "", restores: bool = True):  # type: ignore[no-untyped-def]
+    repo = linear(tmp_path / "u", 12)
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    measurer = FakeMeasurer(values(repo, "c6", 0.15, restores), seed=3, between=0.03)
+    engine = Engine(make_campaign(repo, "c0", "c11"), "higher", GitBisect(repo.path, tmp_path / "work"),
+                    FakeBuilder(), measurer, store)
+    result = verify_commit(engine, cid, repo.names[commit], 5, repo.names[revert_on] if revert_on else "")
+    return repo, store, cid, result, measurer
+
+
+def test_verify_confirms_the_culprit_with_interleaved_boots(tmp_path):
+    repo, store, cid, result, measurer = verification(tmp_path, "c6")
+    assert result.answer.verdict == "confirmed" and result.answer.line.startswith("confirmed: commit against parent -")
+    assert result.parent == repo.names["c5"]
+    order = [repo.name_of(x) for x in measurer.booted]
+    assert order[:4] == ["c5", "c6", "c6", "c5"]  # A B B A
+    assert store.campaign(cid).result["answer"] == "confirmed" and len(store.boots(cid)) == 10
+
+
+def test_verify_does_not_see_a_neutral_commit(tmp_path):
+    _, _, _, result, _ = verification(tmp_path, "c8")
+    assert result.answer.verdict == "not seen" and "a change of -10% is ruled out" in result.answer.line
+
+
+def test_verify_measures_the_revert_on_a_tip(tmp_path):
+    _, _, _, restored, _ = verification(tmp_path / "a", "c6", revert_on="c11")
+    assert restored.revert.startswith("revert restores the metric: tip with the commit reverted against tip +")
+    _, _, _, kept, _ = verification(tmp_path / "b", "c6", revert_on="c11", restores=False)
+    assert kept.revert.startswith("revert does not restore the metric")
+
+
+def test_too_few_boots_for_the_noise_cannot_tell_and_say_how_many_would():
+    parent, commit = boots(100, 3, 0.15, 1), boots(95, 3, 0.15, 2, start=1)
+    answer = judge(parent, commit, "higher", -0.10, 0.05, 8)
+    assert answer.verdict == "cannot tell" and answer.boots_needed > 3
+    assert f"about {answer.boots_needed} boots per side would" in answer.line
+
+
+def test_a_lower_is_better_metric_is_confirmed_when_it_rises():
+    parent, commit = boots(10, 6, 0.02, 1), boots(12, 6, 0.02, 2, start=1)
+    assert judge(parent, commit, "lower", 0.10, 0.05, 8).verdict == "confirmed"
+    assert judge(commit, parent, "lower", 0.10, 0.05, 8).verdict != "confirmed"

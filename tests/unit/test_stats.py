@@ -1,0 +1,109 @@
+"""orchestrator.stats: the one statistics module."""
+
+import math
+import random
+
+import pytest
+
+from orchestrator.stats import (
+    Boot,
+    boots_needed,
+    compare_boots,
+    components,
+    contrast,
+    drift,
+    evidence,
+    median_ci,
+    noise_cov,
+    p_less,
+    reps_to_detect,
+    robust_cov,
+    step_odds,
+    summarize,
+)
+
+
+def test_exact_rank_test_p_values():
+    assert p_less([1, 2, 3], [4, 5, 6]) == pytest.approx(1 / 20)
+    assert p_less([4, 5, 6], [1, 2, 3]) == pytest.approx(1.0)
+    assert p_less([5, 5, 5], [5, 5, 5]) == 1.0
+
+
+def test_summary_cov_is_a_fraction_and_the_median_interval_covers_the_median():
+    s = summarize([1.0, 2.0, 3.0, 4.0])
+    assert (s.n, s.mean, s.min, s.max, s.median) == (4, 2.5, 1.0, 4.0, 2.5)
+    assert s.cov == pytest.approx(s.stddev / 2.5)
+    lo, hi = median_ci(list(range(1, 21)))
+    assert lo < 10.5 < hi
+
+
+def test_one_stray_run_does_not_inflate_the_noise():
+    runs = [3950.0, 3976.0, 3901.0, 4319.0, 3709.0, 3538.0, 4463.0, 9045.0]
+    assert summarize(runs).cov > 0.3 and robust_cov(runs) < 0.12 and noise_cov(runs) == robust_cov(runs)
+    assert robust_cov([100.0, 100.0]) == 0.0 and robust_cov([5.0]) == 0.0
+
+
+def test_summary_has_the_mmtests_columns_and_a_fractional_cov():
+    s = summarize([10.0, 12.0, 14.0])
+    assert (s.n, s.mean, s.stddev, s.min, s.max) == (3, 12.0, 2.0, 10.0, 14.0)
+    assert s.cov == pytest.approx(2 / 12)
+    assert summarize([5.0]).stddev == 0.0
+
+
+@pytest.mark.parametrize("cov, reps", [(0.01, 3), (0.05, 6), (0.10, 17), (0.20, 64), (0.30, 143)])
+def test_repetitions_to_detect_a_ten_percent_change_match_the_exact_noncentral_t_answer(cov, reps):
+    assert reps_to_detect(cov, 0.10) == reps
+
+
+def test_repetitions_to_detect_grow_with_noise_and_shrink_with_the_change():
+    assert reps_to_detect(0.03, 0.10) == 3
+    assert reps_to_detect(0.13, 0.10) > reps_to_detect(0.03, 0.10)
+    assert reps_to_detect(0.10, 0.05) > reps_to_detect(0.10, 0.10)
+
+
+def test_variance_components_separate_between_boot_from_within_boot_noise():
+    rng = random.Random(1)
+    groups = []
+    for level in (100.0, 85.0):
+        boots = []
+        for i in range(40):
+            b = level * (1 + rng.gauss(0, 0.08))
+            boots.append(Boot(i, tuple(b * (1 + rng.gauss(0, 0.02)) for _ in range(3))))
+        groups.append(boots)
+    c = components(groups)
+    assert c.between_cov == pytest.approx(0.08, abs=0.015) and c.within_cov == pytest.approx(0.02, abs=0.004)
+
+
+def test_boots_needed_grow_with_between_boot_noise_and_more_runs_do_not_buy_it_back():
+    assert boots_needed(0.02, 0.02, 3, -0.15, 0.01) == 2
+    many_runs = boots_needed(0.12, 0.02, 30, -0.15, 0.01)
+    assert many_runs > 4 and many_runs == boots_needed(0.12, 0.02, 3, -0.15, 0.01)
+
+
+def test_drift_of_the_host_is_fitted_and_removed_from_a_late_step():
+    """A host slowing 0.2% per boot: a good step measured late reads 10% low, yet is judged good."""
+    rng = random.Random(2)
+
+    def boot(level, seq):
+        v = level * (1 - 0.002 * seq) * (1 + rng.gauss(0, 0.02))
+        return Boot(seq, (v, v, v))
+
+    good = [boot(100, s) for s in (0, 3, 20, 23, 40, 43)]
+    bad = [boot(85, s) for s in (1, 2, 21, 22, 41, 42)]
+    late_good = [boot(100, s) for s in (50, 51, 52)]
+    rate, t = drift(good, bad)
+    assert rate == pytest.approx(-0.2, abs=0.08) and t < -3
+    odds = step_odds(good, bad, late_good)
+    assert odds is not None and odds.verdict == "good" and odds.p_wrong < 0.01
+    assert step_odds(good, bad, late_good, drift=False).p_bad > odds.p_bad
+
+
+def test_two_boot_groups_compare_on_boot_values_with_a_confidence_interval():
+    a = [Boot(2 * i, (100.0 + (-1) ** i * i,)) for i in range(5)]
+    b = [Boot(2 * i + 1, (80.0 + (-1) ** i * i,)) for i in range(5)]
+    t = compare_boots(a, b)
+    assert t is not None and t.low < t.change < t.high < 0 and t.p < 0.001
+    c = contrast([a, b], 0, 1)
+    assert c is not None and c.change == pytest.approx(t.change, abs=0.02)
+    assert evidence(c, -0.18) > 5 and evidence(c, 0.0) == pytest.approx(0.0)
+    assert compare_boots(a[:1], b) is None and math.isclose(t.n_a, 5)
