@@ -31,10 +31,15 @@ from orchestrator.store import Store, process_start
 from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
 
 
-class TokenSession(FakeSession):
+class TokenSession:
+    """A fake session whose every run carries a unique token."""
+
+    def __init__(self, inner: FakeSession) -> None:
+        self.inner, self.boot_seconds = inner, inner.boot_seconds
+
     def run(self) -> RunResult:
         time.sleep(0.004)
-        result = super().run()
+        result = self.inner.run()
         return RunResult(result.metrics, {"token": uuid.uuid4().hex})
 
 
@@ -49,12 +54,12 @@ class GuestFiles(FakeMeasurer):
                 leftover.unlink()
 
     @contextmanager
-    def boot(self, kernel: BuiltKernel) -> Iterator[FakeSession]:
+    def boot(self, kernel: BuiltKernel) -> Iterator[TokenSession]:
         me = f"{os.getpid()}@{process_start(os.getpid())}-{self.boots}"
         (self.guests / me).touch()
         try:
             with super().boot(kernel) as session:
-                yield TokenSession(session.value, session.noise, session.rng, session.metric, session.fails)
+                yield TokenSession(session)
         finally:
             (self.guests / me).unlink()
 

@@ -104,6 +104,8 @@ def kill_and_resume(url: str, work: Path, kills: int, seed: int) -> Figures:
             if proc.exitcode != -signal.SIGKILL:
                 figures.problems.append(f"campaign {cid}: controller exit {proc.exitcode}")
                 break
+        if figures.problems:  # a controller that fails by itself would never reach the kills asked for
+            break
         figures.runs_stored += len(_tokens(store, cid))
     figures.leftover_guests = len(list((work / "guests").iterdir()))
     figures.seconds = round(time.monotonic() - started, 1)
