@@ -29,6 +29,12 @@ test: setup lint
 	$(MAKE) --no-print-directory fuzz-agent FUZZTIME=5s
 	$(PY) -m pytest -q
 
+# The fuzz, property and fault-injection harness with large budgets; rewrites the figures in
+# docs/reliability.md (takes about 15 minutes; run it on a quiet host: flock /work/cpu.lock).
+.PHONY: reliability
+reliability: setup
+	GO=$(GO) $(PY) scripts/reliability.py
+
 # Go native fuzzing of the agent's request decoding from its seed corpus
 # (guest-agent/testdata/fuzz); `go test` alone replays the seeds. One worker: 2 cores.
 FUZZTIME ?= 5s

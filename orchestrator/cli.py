@@ -21,7 +21,7 @@ from orchestrator.commands import (
     status,
     verify,
 )
-from orchestrator.errors import KernelFault, UserError, VmbisectError
+from orchestrator.errors import KernelFault, UserError, VmbisectError, host_fault
 
 # Each module has add_parser(subparsers) and run(args) -> exit code.
 COMMANDS: dict[str, ModuleType] = {
@@ -69,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VmbisectError as exc:
         print(f"vmbisect: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        fault = host_fault(exc)
+        if fault is None:
+            raise
+        print(f"vmbisect: {one_line(str(fault))}", file=sys.stderr)
+        return fault.exit_code
     except KeyboardInterrupt:
         print("vmbisect: interrupted", file=sys.stderr)
         return 130

@@ -8,6 +8,8 @@ KernelFault  the kernel under test is at fault (build, boot or workload failed):
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterable
 
 
@@ -51,6 +53,18 @@ class BootFailed(KernelFault):
 
 class WorkloadFailed(KernelFault):
     pass
+
+
+# errno values that say the host, not the input or the kernel, is at fault.
+HOST_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
+
+def host_fault(exc: OSError) -> InfraError | None:
+    """An InfraError for a full, read-only or failing file system; None for other OSErrors."""
+    if exc.errno not in HOST_ERRNOS:
+        return None
+    where = f": {exc.filename}" if exc.filename else ""
+    return InfraError(f"{exc.strerror or os.strerror(exc.errno or 0)}{where}")
 
 
 def choices_error(field: str, value: object, choices: Iterable[object] | str) -> UserError:

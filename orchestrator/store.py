@@ -31,11 +31,13 @@ from sqlalchemy import (
     Text,
     create_engine,
     delete,
+    event,
     func,
     select,
     update,
 )
-from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import ArgumentError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from orchestrator import paths
@@ -171,6 +173,16 @@ class Decided:
     samples: int
 
 
+def _host_fault(context: ExceptionContext) -> None:
+    """A store that cannot be written or reached (disk full, I/O error, server gone) is the
+    host's fault: an InfraError, so the campaign pauses and resumes once it is fixed. Integrity
+    errors pass (the lock relies on them)."""
+    exc = context.original_exception
+    if isinstance(context.sqlalchemy_exception, (OperationalError, InterfaceError)):
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InfraError(f"store: {first}") from exc
+
+
 def default_url() -> str:
     return f"sqlite:///{paths.data_dir() / 'vmbisect.db'}"
 
@@ -187,6 +199,7 @@ class Store:
                                 f"{getattr(exc, 'strerror', None) or exc}") from None
         try:
             self.engine = create_engine(url)
+            event.listen(self.engine, "handle_error", _host_fault)
             Base.metadata.create_all(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
@@ -196,6 +209,9 @@ class Store:
         except SQLAlchemyError as exc:
             raise InfraError(f"store: cannot open {url.split('@')[-1]}: {exc.__class__.__name__}: "
                              f"{str(exc).splitlines()[0]}") from exc
+        except InfraError as exc:  # from _host_fault
+            raise InfraError(f"store: cannot open {url.split('@')[-1]}: "
+                             f"{str(exc).removeprefix('store: ')}") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def _session(self) -> Session:

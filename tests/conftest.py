@@ -35,10 +35,14 @@ class Tally:
 
     def __init__(self) -> None:
         self.counts: dict[str, dict[str, int]] = {}
+        self.figures: dict[str, dict[str, object]] = {}
 
     def __call__(self, prop: str, outcome: str) -> None:
         per = self.counts.setdefault(prop, {})
         per[outcome] = per.get(outcome, 0) + 1
+
+    def record(self, prop: str, figures: dict[str, object]) -> None:
+        self.figures[prop] = figures
 
 
 _TALLY = Tally()
@@ -51,9 +55,11 @@ def tally() -> Tally:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     path = os.environ.get("VMBISECT_RELIABILITY_LOG")
-    if path and _TALLY.counts:
+    if path and (_TALLY.counts or _TALLY.figures):
         import json
 
         with open(path, "a") as f:
             for prop, outcomes in sorted(_TALLY.counts.items()):
                 f.write(json.dumps({"property": prop, "outcomes": outcomes}) + "\n")
+            for prop, figures in sorted(_TALLY.figures.items()):
+                f.write(json.dumps({"property": prop, "figures": figures}) + "\n")

@@ -31,6 +31,14 @@ class AgentSilent(Exception):
     """No answer in time: the guest is hung or the port never opened."""
 
 
+def _decode(line: bytes) -> protocol.Response:
+    """A line that is not a response means the channel is unusable, as if the agent were silent."""
+    try:
+        return protocol.decode_response(line)
+    except ValueError as exc:
+        raise AgentSilent(str(exc)) from None
+
+
 class AgentClient:
     """One request at a time; responses with ids we are not waiting for are dropped."""
 
@@ -80,7 +88,7 @@ class AgentClient:
         self._send(protocol.encode_request(req_id, op, **fields))
         deadline = time.monotonic() + wait_s
         while True:
-            resp = protocol.decode_response(self._readline(deadline))
+            resp = _decode(self._readline(deadline))
             if resp.id != req_id:
                 continue
             if not resp.ok:
@@ -100,7 +108,7 @@ class AgentClient:
             try:
                 until = min(deadline, now + resend_every_s)
                 while True:
-                    resp = protocol.decode_response(self._readline(until))
+                    resp = _decode(self._readline(until))
                     if resp.id in sent and resp.ok:
                         return resp.result
             except AgentSilent:
@@ -116,7 +124,10 @@ class AgentClient:
     ) -> ExecResult:
         fields = protocol.exec_fields(argv, env, cwd, stdin, timeout_s)
         wait = (timeout_s or 24 * 3600.0) + REPLY_MARGIN_S
-        return protocol.decode_exec(self.call("exec", wait, **fields))
+        try:
+            return protocol.decode_exec(self.call("exec", wait, **fields))
+        except ValueError as exc:
+            raise AgentSilent(f"the agent's exec result is malformed: {exc}") from None
 
     def snapshot(self) -> dict[str, Any]:
         return self.call("snapshot", REPLY_MARGIN_S)

@@ -151,6 +151,8 @@ class LocalSite:
     def close_run(self, run: RunFiles, disks: list[Path]) -> None:
         for disk in disks:
             disk.unlink(missing_ok=True)
+        for directory in {disk.parent for disk in disks} - {run.directory}:
+            shutil.rmtree(directory, ignore_errors=True)  # the boot's own disk_dir under guest.disks.directory
         shutil.rmtree(run.directory, ignore_errors=True)
         shutil.rmtree(run.socket.parent, ignore_errors=True)
 
@@ -271,20 +273,35 @@ def _redacted(uri: str) -> str:
     return uri.split("?", 1)[0]
 
 
+def disk_dir(spec: VmSpec, workdir: Path) -> Path:
+    """Where a boot's disk files go: a directory of its own, inside guest.disks.directory when one
+    is given. 0711: no other user can list it or plant, swap or remove files in it; the x bit
+    lets libvirt-qemu reach the (relabelled) disks on the libvirt-group path of docs/setup.md."""
+    return spec.disks.directory / workdir.name if spec.disks.directory else workdir
+
+
 def _make_disks(spec: VmSpec, workdir: Path) -> list[Path]:
+    """The data disk files, 0600 in a fresh 0711 directory (O_EXCL | O_NOFOLLOW: never through
+    a planted file or symlink)."""
     d = spec.disks
     if d.backing == "block":
         return [Path(dev) for dev in d.devices]
-    directory = d.directory or workdir
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = disk_dir(spec, workdir)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o711)
+    os.chmod(directory, 0o711)  # mkdir's mode is masked by the umask
     disks = []
     for i in range(d.count):
         path = directory / f"{workdir.name}-disk{i}.{d.backing}"
         if d.backing == "qcow2":
             _run(["qemu-img", "create", "-q", "-f", "qcow2", str(path), f"{d.size_mib}M"])
+            os.chmod(path, 0o600)
         else:
-            with open(path, "wb") as f:
-                f.truncate(d.size_mib << 20)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                os.ftruncate(fd, d.size_mib << 20)
+            finally:
+                os.close(fd)
         disks.append(path)
     if disks and d.cache in ("none", "directsync"):
         _require_o_direct(disks[0], d.cache)

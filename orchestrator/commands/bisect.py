@@ -58,12 +58,18 @@ def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_jso
 def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
     """The host's fault (libvirt gone, disk full) pauses the campaign instead of failing it:
     state "paused" with the reason, and `vmbisect resume ID` continues where it stopped."""
-    from orchestrator.errors import InfraError
+    from orchestrator.errors import InfraError, host_fault
 
     if store.campaign(campaign_id).state == "paused":
         store.set_state(campaign_id, "running")
     try:
-        yield
+        try:
+            yield
+        except OSError as exc:  # a full disk under the builder, the image cache or a log file
+            fault = host_fault(exc)
+            if fault is None:
+                raise
+            raise fault from exc
     except InfraError as exc:
         try:
             store.set_state(campaign_id, "paused", {"reason": str(exc)})

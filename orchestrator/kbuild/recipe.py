@@ -29,7 +29,7 @@ DEFAULT_ITEMS = ("guest-base",)
 DEFAULT_CC = "gcc"
 RECIPE_FORMAT = 1
 _EXTRA = re.compile(r"^CONFIG_[A-Za-z0-9_]+=\S.*$")
-_CC = re.compile(r"^[A-Za-z0-9_.+-]+$")
+_CC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
 @dataclass(frozen=True)

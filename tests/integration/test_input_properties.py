@@ -86,7 +86,7 @@ def base_campaign(repo: Path) -> dict[str, Any]:
                       "pinning": ["0", "1"], "machine": "pc",
                       "disks": {"count": 1, "size_mib": 64, "controller": "virtio-scsi", "backing": "raw",
                                 "cache": "none", "aio": "threads", "queues": 0, "iothreads": 0, "devices": []}},
-            "accel": "tcg", "append": "quiet", "repetitions": {"min": 3, "max": 10}, "boots_per_commit": 1,
+            "accel": "tcg", "append": "quiet", "boots_per_commit": 2, "max_boots_per_commit": 8,
             "runs_per_boot": 3, "skip_policy": {"build_failure": "skip", "boot_failure": "skip"},
             "timeouts": {"build_s": 3600, "boot_s": 180, "run_s": 1800}, "first_parent": False, "alpha": 0.05}
 

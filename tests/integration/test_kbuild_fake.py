@@ -150,7 +150,7 @@ def test_a_wiped_build_directory_is_rebuilt_to_the_same_bytes(repo, builder):
 
 def test_a_build_past_its_timeout_is_build_failed_and_leaves_no_process_running(repo, builder, tmp_path):
     marker = tmp_path / "hang-started"
-    (repo / "hang.sh").write_text(f"touch {marker}\nsleep 300 &\necho $! > {tmp_path / 'sleeper'}\nwait\n")
+    (repo / "hang.sh").write_text(f"touch {marker}\nsleep 311 &\necho $! > {tmp_path / 'sleeper'}\nwait\n")
     (repo / "needs-tool").write_text("sh hang.sh\n")
     commit_all(repo, "hangs in bzImage")
     started = time.monotonic()
@@ -158,7 +158,7 @@ def test_a_build_past_its_timeout_is_build_failed_and_leaves_no_process_running(
         builder.build(repo, "main", parse_recipe(["CONFIG_PRINTK=y"]), timeout_s=3)
     assert marker.exists() and time.monotonic() - started < 30
     sleeper = Path(f"/proc/{int((tmp_path / 'sleeper').read_text())}/stat")
-    assert _gone_within(sleeper, 5.0), "the build's grandchild (sleep 300) outlived the timeout"
+    assert _gone_within(sleeper, 5.0), "the build's grandchild (sleep 311) outlived the timeout"
     assert builder.store.entries() == []
 
 
