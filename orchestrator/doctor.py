@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 MIN_FREE_GIB = 20.0
 
+# Where a tool is on a remote host; the tool name arrives as $1, never as script text.
+FIND_TOOL = 'command -v "$1"'
+
 
 @dataclass(frozen=True)
 class Check:
@@ -148,7 +151,7 @@ def remote_checks(host: Host, connect: Callable[[Host], GuestLauncher], reprobe:
             return [Check("ssh", False, str(exc), "check ssh, key and known_hosts (docs/hosts.md)")]
         checks = [Check("ssh", True, f"{host.ssh}: Linux {release}, {ncpu} CPUs"), _slot_check(host, ncpu)]
         for tool, package in REMOTE_TOOLS:
-            found = ssh.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False)
+            found = ssh.run(["sh", "-c", FIND_TOOL, "sh", tool], check=False)
             checks.append(Check(tool, found.exit_code == 0, found.text.strip() or "not found",
                                 f"on {host.name}: apt-get install {package}"))
         for label, directory in (("free disk", host.work_dir), ("free disk (disks)", host.disk_dir)):

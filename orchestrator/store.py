@@ -12,6 +12,7 @@ gone (a SIGKILLed controller); a lock held from another host is only taken over 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import socket
@@ -190,6 +191,7 @@ def default_url() -> str:
 class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
+        self.key = hashlib.sha256(url.encode()).hexdigest()[:12]
         if url.startswith("sqlite:///"):
             where = Path(url.removeprefix("sqlite:///")).parent
             try:

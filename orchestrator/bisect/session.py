@@ -17,8 +17,10 @@ from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.store import Store
 
 
-def campaign_workdir(campaign_id: int) -> Path:
-    return paths.data_dir() / "campaigns" / str(campaign_id)
+def campaign_workdir(store: Store, campaign_id: int) -> Path:
+    """vmbisect's clone and scratch files of one campaign. Ids are per store, so the store's key
+    (a hash of its URL) is part of the path: two stores' campaign 1 never share a clone."""
+    return paths.data_dir() / "campaigns" / store.key / str(campaign_id)
 
 
 def stored_spec(raw: Mapping[str, Any], campaign: Campaign) -> dict[str, Any]:
@@ -44,7 +46,7 @@ def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
     launcher = real_launcher(uri)
     accel = launcher.choose_accel(campaign.accel).accel
-    vcs = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
     builder = BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, vcs.repo)
     return Engine(campaign, choice.direction, vcs, builder,
                   MeasurerPort(launcher, campaign, choice, accel), store, on_event)

@@ -44,7 +44,7 @@ def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_jso
         if as_json:
             outcome = run_campaign(campaign, store, campaign_id, uri, json_lines())
         else:
-            gb = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+            gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
             gb.prepare()
             total = gb.count_between(gb.resolve(campaign.good, "good"), gb.resolve(campaign.bad, "bad"),
                                      campaign.first_parent)

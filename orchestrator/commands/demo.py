@@ -35,7 +35,7 @@ def run(a: argparse.Namespace) -> int:
     store = Store(a.store)
     campaign_id = store.new_campaign(campaign.name, stored_spec(yaml.safe_load(CAMPAIGN.read_text()), campaign))
     execute(campaign, store, campaign_id, a.uri, a.json)
-    gb = GitBisect(campaign.repository, campaign_workdir(campaign_id))
+    gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
     report = collect(store, campaign_id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
     out = paths.data_dir() / "reports"
     out.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,7 @@ def run(a: argparse.Namespace) -> int:
         return 0
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     campaign = stored_campaign(store, a.id)
-    gb = GitBisect(campaign.repository, campaign_workdir(a.id))
+    gb = GitBisect(campaign.repository, campaign_workdir(store, a.id))
     gb.prepare()
     report = collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
     _emit(renderers[a.format](report), a.output)
