@@ -61,8 +61,9 @@ REFERENCE_BOOTS = 2
 MIN_REFERENCE_BOOTS = 8
 # A re-examined step may have this many times max_boots_per_commit.
 REEXAMINE_BOOTS = 2
-# Rounds of doubt (re-examine, replay) before an answer that still does not hold is inconclusive.
-MAX_ROUNDS = 3
+# Rounds of doubt (re-examine, replay when a verdict changed) before the answer is given with
+# what still does not hold.
+MAX_ROUNDS = 6
 # A confidence below this is called low in every output.
 HIGH_CONFIDENCE = 0.95
 
@@ -172,6 +173,7 @@ class Engine:
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role == "step")
         unresolved = ""
         confirmation: dict[str, Any] = {}
+        asked: set[tuple[str, ...]] = set()
         for round_no in range(MAX_ROUNDS + 1):
             state = self._bisect(campaign_id, state, good, bad)
             if state.kind == "found":
@@ -180,12 +182,16 @@ class Engine:
                 doubts, why = self._ambiguous(campaign_id, state)
             if not doubts:
                 break
-            self._emit("recheck", state.culprit, message=why)
-            if round_no == MAX_ROUNDS or not self._reexamine(campaign_id, doubts, good, bad, why):
+            doubt = (why.split(":")[0], *sorted(doubts))
+            if round_no == MAX_ROUNDS or doubt in asked:  # the same doubt again: re-examined, unchanged
                 unresolved = why
                 break
-            state = self.vcs.restart(good, bad, c.first_parent, self._marks(campaign_id))
-            self.store.set_bisect_log(campaign_id, self.vcs.log())
+            asked.add(doubt)
+            self._emit("recheck", state.culprit, message=why)
+            if self._reexamine(campaign_id, doubts, good, bad, why):
+                state = self.vcs.restart(good, bad, c.first_parent, self._marks(campaign_id))
+                self.store.set_bisect_log(campaign_id, self.vcs.log())
+            # unchanged verdicts: the next round doubts what is left (the confirmation comes next)
         outcome = self._finish(campaign_id, state, check, good, bad, unresolved, confirmation)
         self._emit("done", outcome.culprit, message=f"{outcome.kind}; {confidence_words(outcome.confidence, [])}")
         return outcome
@@ -405,8 +411,9 @@ class Engine:
             return doubt, (f"the culprit {culprit[:12]}'s kernel image is identical to its parent "
                            f"{parent[:12]}'s: a commit that changes nothing cannot be the culprit"), {}
         moved = []
+        rechecked = {d.commit for d in self.store.decisions(campaign_id) if d.role == "recheck"}
         for d in judged:
-            if d.reason.startswith("same image as") or d.commit in (good, bad):
+            if d.reason.startswith("same image as") or d.commit in (good, bad) or d.commit in rechecked:
                 continue
             odds = self._odds(campaign_id, good, bad, d.commit)
             if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > 10 * self.error) \
