@@ -17,7 +17,7 @@ from orchestrator.demo import DBENCH, NETPERF, Series, ensure_series_repo
 from orchestrator.store import Store
 from tests.conftest import require
 
-pytestmark = [pytest.mark.vm, pytest.mark.slow]
+pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
 VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
 LEAN = {"runs_per_boot": 2, "boots_per_commit": 2, "max_boots_per_commit": 4, "confirm": "none"}
 

@@ -12,7 +12,7 @@ import pytest
 from orchestrator.demo import CAMPAIGN, _log, ensure_demo_repo
 from tests.conftest import require
 
-pytestmark = [pytest.mark.vm, pytest.mark.slow]
+pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
 VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
 NEUTRAL = "Documentation: bfq: mention low_latency"
 
