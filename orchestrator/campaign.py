@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from orchestrator import yamlcheck
 from orchestrator.bisect.endpoints import DIRECTIONS, Threshold
 from orchestrator.errors import UserError
 from orchestrator.vm.spec import (
@@ -40,7 +41,7 @@ ACCELS = ("auto", "kvm", "tcg")
 MAX_FILE_BYTES = 1 << 20
 MAX_DEPTH = 16
 MAX_VALUES = 10_000
-MAX_TEXT = 4096
+MAX_TEXT = yamlcheck.MAX_TEXT
 MAX_APPEND = 2047  # x86 COMMAND_LINE_SIZE is 2048 bytes with the terminating NUL
 MAX_CONFIG_ITEMS = 64
 MAX_PARAMS = 64
@@ -169,15 +170,15 @@ def check_tree(data: Any) -> None:
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, child in items:
             if isinstance(key, (dict, list)):
-                raise UserError(f"{path}: a key must be text, got {_kind(key)}")
+                raise UserError(f"{path}: a key must be text, got {yamlcheck.kind(key)}")
             where = str(key) if path == "campaign" else f"{path}.{key}"
             stack.append((child, depth + 1, inner, where))
 
 
 def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None) -> Campaign:
     check_tree(data)
-    top = _mapping(data, "campaign")
-    _known(top, "", [f.name for f in fields(Campaign) if f.name != "source"])
+    top = yamlcheck.mapping(data, "campaign")
+    yamlcheck.known(top, "", [f.name for f in fields(Campaign) if f.name != "source"])
     for required in ("name", "repository", "good", "bad", "workload", "metric"):
         if required not in top:
             raise UserError(f"{required}: missing (required)")
@@ -191,7 +192,7 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
         kernel=_kernel(top.get("kernel", {})),
         guest=_guest(top.get("guest", {})),
         accel=_choice(top.get("accel", "auto"), "accel", ACCELS),
-        append=_str(top.get("append", ""), "append", MAX_APPEND),
+        append=yamlcheck.text(top.get("append", ""), "append", MAX_APPEND),
         boots_per_commit=_int(top.get("boots_per_commit", 2), "boots_per_commit", 2, MAX_BOOTS),
         max_boots_per_commit=_int(top.get("max_boots_per_commit", 8), "max_boots_per_commit", 2, MAX_BOOTS),
         runs_per_boot=_int(top.get("runs_per_boot", 3), "runs_per_boot", 1, MAX_RUNS_PER_BOOT),
@@ -208,61 +209,8 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
     return campaign
 
 
-def _kind(value: Any) -> str:
-    """What a YAML value is, in the file's terms: nothing, true/false, a number, text, a list, a mapping."""
-    if value is None:
-        return "nothing (null or an empty value)"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return f"the number {_shown(value)}"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return type(value).__name__
-
-
-def _mapping(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise UserError(f"{path}: expected a mapping of keys to values, got {_kind(value)}")
-    return value
-
-
-def _list(value: Any, path: str, what: str, limit: int) -> list[Any]:
-    if not isinstance(value, list):
-        raise UserError(f"{path}: expected a list of {what}, got {_kind(value)}")
-    if len(value) > limit:
-        raise UserError(f"{path}: at most {limit} entries, got {len(value)}")
-    return value
-
-
-def _known(data: Mapping[str, Any], path: str, allowed: list[str]) -> None:
-    for key in data:
-        if key not in allowed:
-            where = f"{path}.{key}" if path else str(key)
-            raise UserError(f"{where}: unknown key; valid keys: {', '.join(allowed)}")
-
-
-def _str(value: Any, path: str, limit: int = MAX_TEXT) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise UserError(f"{path}: expected text, got {_kind(value)}")
-    text = str(value)
-    if len(text) > limit:
-        raise UserError(f"{path}: at most {limit} characters, got {len(text)}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise UserError(f"{path}: contains a control character (NUL, newline, tab, escape...)")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UserError(f"{path}: contains a lone surrogate (\\ud800-\\udfff), not text") from None
-    return text
-
-
 def _repository(value: Any, base: Path) -> Path:
-    text = _str(value, "repository")
+    text = yamlcheck.text(value, "repository")
     if not text:
         raise UserError("repository: empty; give the path of a git repository")
     try:
@@ -275,7 +223,7 @@ def _repository(value: Any, base: Path) -> Path:
 
 
 def _revision(value: Any, path: str) -> str:
-    text = _str(value, path)
+    text = yamlcheck.text(value, path)
     if not _REVISION.fullmatch(text) or ".." in text:
         raise UserError(f"{path}: {text!r} is not a revision; give a tag, branch or commit hash "
                         "(letters, digits and . _ / ~ ^ @ {{ }} + -, not starting with '-', no '..')")
@@ -283,45 +231,38 @@ def _revision(value: Any, path: str) -> str:
 
 
 def _name(value: Any) -> str:
-    text = _str(value, "name")
+    text = yamlcheck.text(value, "name")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", text):
         raise UserError(f"name: {text!r} must be 1-64 letters, digits, '.', '_' or '-'")
     return text
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, int) and value.bit_length() > 128:
-        return "a number of more than 38 digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _int(value: Any, path: str, minimum: int, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{path}: expected a whole number, got {_shown(value)}")
+        raise UserError(f"{path}: expected a whole number, got {yamlcheck.shown(value)}")
     if value < minimum:
         raise UserError(f"{path}: must be at least {minimum}, got {value}")
     if value > maximum:
-        raise UserError(f"{path}: must be at most {maximum}, got {_shown(value)}")
+        raise UserError(f"{path}: must be at most {maximum}, got {yamlcheck.shown(value)}")
     return value
 
 
 def _float(value: Any, path: str, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{path}: expected a number, got {_shown(value)}")
+        raise UserError(f"{path}: expected a number, got {yamlcheck.shown(value)}")
     if not low <= value <= high:
-        raise UserError(f"{path}: must be between {low:g} and {high:g}, got {_shown(value)}")
+        raise UserError(f"{path}: must be between {low:g} and {high:g}, got {yamlcheck.shown(value)}")
     return float(value)
 
 
 def _bool(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise UserError(f"{path}: expected true or false, got {_shown(value)}")
+        raise UserError(f"{path}: expected true or false, got {yamlcheck.shown(value)}")
     return value
 
 
 def _choice(value: Any, path: str, choices: tuple[str, ...] | list[str]) -> str:
-    text = _str(value, path)
+    text = yamlcheck.text(value, path)
     if text not in choices:
         raise UserError(f"{path}: invalid value {text!r}; valid choices: {', '.join(choices)}")
     return text
@@ -330,38 +271,38 @@ def _choice(value: Any, path: str, choices: tuple[str, ...] | list[str]) -> str:
 def _workload(value: Any) -> Workload:
     if isinstance(value, str):
         return Workload(value)
-    data = _mapping(value, "workload")
-    _known(data, "workload", ["name", "params"])
+    data = yamlcheck.mapping(value, "workload")
+    yamlcheck.known(data, "workload", ["name", "params"])
     if "name" not in data:
         raise UserError("workload.name: missing (required)")
-    raw = _mapping(data.get("params", {}), "workload.params")
+    raw = yamlcheck.mapping(data.get("params", {}), "workload.params")
     if len(raw) > MAX_PARAMS:
         raise UserError(f"workload.params: at most {MAX_PARAMS} parameters, got {len(raw)}")
-    params = {_str(key, "workload.params", 64): _param(param, f"workload.params.{key}") for key, param in raw.items()}
-    return Workload(_str(data["name"], "workload.name", 64), params)
+    params = {yamlcheck.text(key, "workload.params", 64): _param(param, f"workload.params.{key}") for key, param in raw.items()}
+    return Workload(yamlcheck.text(data["name"], "workload.name", 64), params)
 
 
 def _param(value: Any, path: str) -> Any:
     """One setting: text, true/false or a finite number (a list would be a sweep, not a bisection)."""
     if isinstance(value, (bool, str)):
-        return value if isinstance(value, bool) else _str(value, path, 256)
+        return value if isinstance(value, bool) else yamlcheck.text(value, path, 256)
     if isinstance(value, (int, float)):
         _float(value, path, -1e15, 1e15)
         return value
-    raise UserError(f"{path}: expected one value (number, text, true/false), got {_kind(value)}")
+    raise UserError(f"{path}: expected one value (number, text, true/false), got {yamlcheck.kind(value)}")
 
 
 def parse_threshold(value: Any, path: str) -> Threshold:
     """`-10%` (relative to good), `-0.1` (the same as a fraction) or `{absolute: 12000}`."""
     if isinstance(value, Mapping):
-        _known(value, path, ["absolute", "relative"])
+        yamlcheck.known(value, path, ["absolute", "relative"])
         if len(value) != 1:
             raise UserError(f"{path}: give exactly one of absolute, relative")
         kind, raw = next(iter(value.items()))
         if kind == "absolute":
             return Threshold("absolute", _float(raw, f"{path}.absolute", -1e300, 1e300))
         return parse_threshold(raw, f"{path}.relative")
-    text = _str(value, path, 64).strip()
+    text = yamlcheck.text(value, path, 64).strip()
     m = re.fullmatch(r"([+-]?\d+(?:\.\d+)?)\s*%", text)
     try:
         fraction = float(m.group(1)) / 100 if m else float(text)
@@ -373,8 +314,8 @@ def parse_threshold(value: Any, path: str) -> Threshold:
 
 
 def _metric(value: Any) -> Metric:
-    data = _mapping(value, "metric")
-    _known(data, "metric", ["name", "direction", "threshold"])
+    data = yamlcheck.mapping(value, "metric")
+    yamlcheck.known(data, "metric", ["name", "direction", "threshold"])
     for required in ("name", "threshold"):
         if required not in data:
             raise UserError(f"metric.{required}: missing (required)")
@@ -382,7 +323,7 @@ def _metric(value: Any) -> Metric:
     threshold = parse_threshold(data["threshold"], "metric.threshold")
     if direction:
         check_threshold_sign(threshold, direction)
-    return Metric(_str(data["name"], "metric.name", 128), threshold, direction)
+    return Metric(yamlcheck.text(data["name"], "metric.name", 128), threshold, direction)
 
 
 def check_threshold_sign(threshold: Threshold, direction: str) -> None:
@@ -395,32 +336,32 @@ def check_threshold_sign(threshold: Threshold, direction: str) -> None:
 
 
 def _kernel(value: Any) -> KernelRecipe:
-    data = _mapping(value, "kernel")
-    _known(data, "kernel", ["config", "cc"])
+    data = yamlcheck.mapping(value, "kernel")
+    yamlcheck.known(data, "kernel", ["config", "cc"])
     config = data.get("config", ["guest-base"])
     if isinstance(config, str):
         config = [config]
     if not isinstance(config, list) or not config:
         raise UserError("kernel.config: expected a list of a base and fragments, e.g. [tinyconfig, guest-base]")
-    _list(config, "kernel.config", "recipe items", MAX_CONFIG_ITEMS)
-    return KernelRecipe(tuple(_str(c, "kernel.config") for c in config), _str(data.get("cc", ""), "kernel.cc", 64))
+    yamlcheck.items(config, "kernel.config", "recipe items", MAX_CONFIG_ITEMS)
+    return KernelRecipe(tuple(yamlcheck.text(c, "kernel.config") for c in config), yamlcheck.text(data.get("cc", ""), "kernel.cc", 64))
 
 
 def _guest(value: Any) -> VmSpec:
-    data = _mapping(value, "guest")
-    _known(data, "guest", ["vcpus", "memory_mib", "topology", "pinning", "machine", "disks"])
+    data = yamlcheck.mapping(value, "guest")
+    yamlcheck.known(data, "guest", ["vcpus", "memory_mib", "topology", "pinning", "machine", "disks"])
     topology = None
     if "topology" in data:
-        t = _mapping(data["topology"], "guest.topology")
-        _known(t, "guest.topology", ["sockets", "cores", "threads"])
+        t = yamlcheck.mapping(data["topology"], "guest.topology")
+        yamlcheck.known(t, "guest.topology", ["sockets", "cores", "threads"])
         topology = Topology(*(_int(t.get(k, 1), f"guest.topology.{k}", 1, MAX_VCPUS)
                               for k in ("sockets", "cores", "threads")))
-    pinning = _list(data.get("pinning", []), "guest.pinning", "host CPU sets, one per vCPU", MAX_VCPUS)
+    pinning = yamlcheck.items(data.get("pinning", []), "guest.pinning", "host CPU sets, one per vCPU", MAX_VCPUS)
     spec = VmSpec(
         vcpus=_int(data.get("vcpus", 2), "guest.vcpus", 1, MAX_VCPUS),
         memory_mib=_int(data.get("memory_mib", 1024), "guest.memory_mib", 128, MAX_MEMORY_MIB),
         topology=topology,
-        pinning=tuple(_str(p, "guest.pinning", 256) for p in pinning),
+        pinning=tuple(yamlcheck.text(p, "guest.pinning", 256) for p in pinning),
         machine=_choice(data.get("machine", "pc"), "guest.machine", MACHINES),
         disks=_disks(data.get("disks", {})),
     )
@@ -442,19 +383,19 @@ _SPEC_PATHS = {
 
 
 def _disks(value: Any) -> DiskSpec:
-    d = _mapping(value, "guest.disks")
+    d = yamlcheck.mapping(value, "guest.disks")
     keys = [f.name for f in fields(DiskSpec)]
-    _known(d, "guest.disks", keys)
+    yamlcheck.known(d, "guest.disks", keys)
     p = "guest.disks"
     directory = d.get("directory")
-    devices = _list(d.get("devices", []), f"{p}.devices", "host block devices, one per disk", MAX_DISKS)
+    devices = yamlcheck.items(d.get("devices", []), f"{p}.devices", "host block devices, one per disk", MAX_DISKS)
     return DiskSpec(
         count=_int(d.get("count", 0), f"{p}.count", 0, MAX_DISKS),
         size_mib=_int(d.get("size_mib", 1024), f"{p}.size_mib", 1, MAX_DISK_MIB),
         controller=_choice(d.get("controller", "virtio-scsi"), f"{p}.controller", list(CONTROLLERS)),
         backing=_choice(d.get("backing", "raw"), f"{p}.backing", BACKINGS),
-        directory=Path(_str(directory, f"{p}.directory")) if directory is not None else None,
-        devices=tuple(_str(x, f"{p}.devices") for x in devices),
+        directory=Path(yamlcheck.text(directory, f"{p}.directory")) if directory is not None else None,
+        devices=tuple(yamlcheck.text(x, f"{p}.devices") for x in devices),
         cache=_choice(d.get("cache", "none"), f"{p}.cache", CACHE_MODES),
         aio=_choice(d.get("aio", "threads"), f"{p}.aio", AIO_MODES),
         queues=_int(d.get("queues", 0), f"{p}.queues", 0, MAX_QUEUES),
@@ -463,8 +404,8 @@ def _disks(value: Any) -> DiskSpec:
 
 
 def _skip(value: Any) -> SkipPolicy:
-    data = _mapping(value, "skip_policy")
-    _known(data, "skip_policy", ["build_failure", "boot_failure"])
+    data = yamlcheck.mapping(value, "skip_policy")
+    yamlcheck.known(data, "skip_policy", ["build_failure", "boot_failure"])
     return SkipPolicy(
         _choice(data.get("build_failure", "skip"), "skip_policy.build_failure", BUILD_FAILURE_POLICIES),
         _choice(data.get("boot_failure", "skip"), "skip_policy.boot_failure", BOOT_FAILURE_POLICIES),
@@ -472,7 +413,7 @@ def _skip(value: Any) -> SkipPolicy:
 
 
 def _timeouts(value: Any) -> Timeouts:
-    data = _mapping(value, "timeouts")
-    _known(data, "timeouts", ["build_s", "boot_s", "run_s"])
+    data = yamlcheck.mapping(value, "timeouts")
+    yamlcheck.known(data, "timeouts", ["build_s", "boot_s", "run_s"])
     return Timeouts(*(_float(data.get(k, getattr(Timeouts, k)), f"timeouts.{k}", 1, 7 * 86400)
                       for k in ("build_s", "boot_s", "run_s")))

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import yaml
 
+from orchestrator import yamlcheck
 from orchestrator.errors import UserError
 
 LOCAL_URI = "qemu:///system"
@@ -106,8 +107,8 @@ def load_lab(path: Path) -> Lab:
 
 
 def parse_lab(data: Any, base: Path = Path("."), source: Path | None = None) -> Lab:
-    top = _mapping(data, "lab")
-    _known(top, "", ["hosts"])
+    top = yamlcheck.mapping(data, "lab")
+    yamlcheck.known(top, "", ["hosts"])
     raw_hosts = top.get("hosts")
     if not isinstance(raw_hosts, list) or not raw_hosts:
         raise UserError("hosts: expected a list of one or more hosts")
@@ -137,11 +138,11 @@ def derived_uri(target: SshTarget) -> str:
 
 
 def _host(value: Any, path: str, base: Path) -> Host:
-    data = _mapping(value, path)
-    _known(data, path, list(HOST_KEYS))
+    data = yamlcheck.mapping(value, path)
+    yamlcheck.known(data, path, list(HOST_KEYS))
     if "name" not in data:
         raise UserError(f"{path}.name: missing (required)")
-    name = _str(data["name"], f"{path}.name")
+    name = yamlcheck.text(data["name"], f"{path}.name")
     if not _NAME.fullmatch(name):
         raise UserError(f"{path}.name: {name!r} must be 1-32 letters, digits, '.', '_' or '-'")
     ssh = _ssh(data, path, base) if "ssh" in data else None
@@ -149,7 +150,7 @@ def _host(value: Any, path: str, base: Path) -> Host:
         for only_remote in ("key", "known_hosts"):
             if only_remote in data:
                 raise UserError(f"{path}.{only_remote}: only for a host reached over ssh; add {path}.ssh")
-    uri = _str(data["uri"], f"{path}.uri") if "uri" in data else (derived_uri(ssh) if ssh else LOCAL_URI)
+    uri = yamlcheck.text(data["uri"], f"{path}.uri") if "uri" in data else (derived_uri(ssh) if ssh else LOCAL_URI)
     default_work = str(DEFAULT_WORK_DIR) if ssh is not None else None
     raw_work = data.get("work_dir", default_work)
     work_dir = _abs_dir(raw_work, f"{path}.work_dir", base, ssh is not None) if raw_work is not None else None
@@ -158,7 +159,7 @@ def _host(value: Any, path: str, base: Path) -> Host:
 
 
 def _ssh(data: Mapping[str, Any], path: str, base: Path) -> SshTarget:
-    text = _str(data["ssh"], f"{path}.ssh")
+    text = yamlcheck.text(data["ssh"], f"{path}.ssh")
     m = _TARGET.fullmatch(text)
     if m is None:
         raise UserError(f"{path}.ssh: expected user@host[:port], got {text!r}")
@@ -180,8 +181,8 @@ def _slots(value: Any, path: str) -> tuple[Slot, ...]:
     slots = []
     owner: dict[int, int] = {}
     for i, raw in enumerate(value):
-        data = _mapping(raw, f"{path}[{i}]")
-        _known(data, f"{path}[{i}]", list(SLOT_KEYS))
+        data = yamlcheck.mapping(raw, f"{path}[{i}]")
+        yamlcheck.known(data, f"{path}[{i}]", list(SLOT_KEYS))
         cpus = _cpus(data["cpus"], f"{path}[{i}].cpus") if "cpus" in data else ()
         if not cpus and len(value) > 1:
             raise UserError(f"{path}[{i}].cpus: missing; with more than one slot every slot needs its own "
@@ -225,31 +226,12 @@ def _cpus(value: Any, path: str) -> tuple[int, ...]:
 
 
 def _local_path(value: Any, path: str, base: Path) -> Path:
-    p = Path(_str(value, path)).expanduser()
+    p = Path(yamlcheck.text(value, path)).expanduser()
     return p if p.is_absolute() else (base / p).resolve()
 
 
 def _abs_dir(value: Any, path: str, base: Path, remote: bool) -> Path:
-    p = Path(_str(value, path))
+    p = Path(yamlcheck.text(value, path))
     if remote and not p.is_absolute():
         raise UserError(f"{path}: a directory on a remote host must be absolute, got {str(p)!r}")
     return p if remote else _local_path(value, path, base)
-
-
-def _mapping(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise UserError(f"{path}: expected a mapping of keys to values, got {type(value).__name__}")
-    return value
-
-
-def _known(data: Mapping[str, Any], path: str, allowed: list[str]) -> None:
-    for key in data:
-        if key not in allowed:
-            where = f"{path}.{key}" if path else str(key)
-            raise UserError(f"{where}: unknown key; valid keys: {', '.join(allowed)}")
-
-
-def _str(value: Any, path: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise UserError(f"{path}: expected text, got {type(value).__name__}")
-    return str(value)
