@@ -30,14 +30,16 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
     create_engine,
     delete,
     event,
     func,
+    inspect,
     select,
     update,
 )
-from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine import Engine, ExceptionContext
 from sqlalchemy.exc import ArgumentError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
@@ -50,6 +52,23 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
+class Short(TypeDecorator[str]):
+    """VARCHAR(n) that refuses a longer value on every database: PostgreSQL refuses it, SQLite
+    would store it, so a value too long for its column fails the SQLite tests too."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, length: int) -> None:
+        super().__init__(length)
+        self.length = length
+
+    def process_bind_param(self, value: str | None, dialect: Any) -> str | None:
+        if value is not None and len(value) > self.length:
+            raise ValueError(f"store: {value[:40]!r}... is {len(value)} characters, its column holds {self.length}")
+        return value
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -57,9 +76,9 @@ class Base(DeclarativeBase):
 class CampaignRow(Base):
     __tablename__ = "campaigns"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(Short(64))
     spec: Mapped[str] = mapped_column(Text)
-    state: Mapped[str] = mapped_column(String(16), default="running")
+    state: Mapped[str] = mapped_column(Short(16), default="running")
     bisect_log: Mapped[str] = mapped_column(Text, default="")
     result: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created: Mapped[dt.datetime] = mapped_column(default=_now)
@@ -70,10 +89,10 @@ class BuildRow(Base):
     __tablename__ = "builds"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
-    commit: Mapped[str] = mapped_column(String(40), index=True)
-    status: Mapped[str] = mapped_column(String(16))
+    commit: Mapped[str] = mapped_column(Short(64), index=True)
+    status: Mapped[str] = mapped_column(Short(16))
     image: Mapped[str] = mapped_column(Text, default="")
-    sha256: Mapped[str] = mapped_column(String(64), default="")
+    sha256: Mapped[str] = mapped_column(Short(64), default="")
     cache_hit: Mapped[bool] = mapped_column(default=False)
     duration_s: Mapped[float] = mapped_column(Float, default=0.0)
     error: Mapped[str] = mapped_column(Text, default="")
@@ -84,8 +103,8 @@ class BootRow(Base):
     __tablename__ = "boots"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
-    commit: Mapped[str] = mapped_column(String(40), index=True)
-    status: Mapped[str] = mapped_column(String(16), default="booting")
+    commit: Mapped[str] = mapped_column(Short(64), index=True)
+    status: Mapped[str] = mapped_column(Short(16), default="booting")
     boot_seconds: Mapped[float] = mapped_column(Float, default=0.0)
     error: Mapped[str] = mapped_column(Text, default="")
     created: Mapped[dt.datetime] = mapped_column(default=_now)
@@ -96,7 +115,7 @@ class RunRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
     boot_id: Mapped[int] = mapped_column(ForeignKey("boots.id"))
-    commit: Mapped[str] = mapped_column(String(40), index=True)
+    commit: Mapped[str] = mapped_column(Short(64), index=True)
     raw: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 
@@ -106,8 +125,8 @@ class SampleRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"), index=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
-    commit: Mapped[str] = mapped_column(String(40), index=True)
-    metric: Mapped[str] = mapped_column(String(128))
+    commit: Mapped[str] = mapped_column(Short(64), index=True)
+    metric: Mapped[str] = mapped_column(Short(128))
     value: Mapped[float] = mapped_column(Float)
 
 
@@ -115,9 +134,9 @@ class DecisionRow(Base):
     __tablename__ = "decisions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
-    commit: Mapped[str] = mapped_column(String(40))
-    role: Mapped[str] = mapped_column(String(16))
-    verdict: Mapped[str] = mapped_column(String(16))
+    commit: Mapped[str] = mapped_column(Short(64))
+    role: Mapped[str] = mapped_column(Short(16))
+    verdict: Mapped[str] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
     confidence: Mapped[float] = mapped_column(Float, default=0.0)
     samples: Mapped[int] = mapped_column(Integer, default=0)
@@ -127,9 +146,9 @@ class DecisionRow(Base):
 class LockRow(Base):
     __tablename__ = "campaign_locks"
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), primary_key=True)
-    host: Mapped[str] = mapped_column(String(255))
+    host: Mapped[str] = mapped_column(Short(255))
     pid: Mapped[int] = mapped_column(Integer)
-    pid_started: Mapped[str] = mapped_column(String(32))
+    pid_started: Mapped[str] = mapped_column(Short(32))
     acquired: Mapped[dt.datetime] = mapped_column(default=_now)
 
 
@@ -188,6 +207,23 @@ def default_url() -> str:
     return f"sqlite:///{paths.data_dir() / 'vmbisect.db'}"
 
 
+def _widen(engine: Engine) -> None:
+    """Columns a newer vmbisect made wider (or unbounded) are widened in a store an older one
+    created; SQLite does not bound VARCHAR, so only PostgreSQL needs it."""
+    if engine.dialect.name != "postgresql":
+        return
+    found = inspect(engine)
+    with engine.begin() as conn:
+        for table in Base.metadata.sorted_tables:
+            have = {c["name"]: c["type"] for c in found.get_columns(table.name)}
+            for column in table.columns:
+                was = getattr(have.get(column.name), "length", None)
+                want = getattr(column.type, "length", None)
+                if was is not None and (want is None or want > was):
+                    kind = "text" if want is None else f"varchar({want})"
+                    conn.exec_driver_sql(f'ALTER TABLE {table.name} ALTER COLUMN "{column.name}" TYPE {kind}')
+
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
@@ -203,6 +239,7 @@ class Store:
             self.engine = create_engine(url)
             event.listen(self.engine, "handle_error", _host_fault)
             Base.metadata.create_all(self.engine)
+            _widen(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from exc

@@ -56,3 +56,24 @@ def test_runs_samples_decisions_and_log_round_trip_through_postgresql(postgres_u
     assert again.decisions(cid)[0].reason == "median at 97% of the gap"
     assert again.campaign(cid).bisect_log == "git bisect start\n"
     assert len(next(again.runs(cid)).raw["raw"]) == 10000
+
+
+def test_long_verdicts_and_sha256_commit_ids_fit_postgresql(postgres_url):
+    store = Store(postgres_url)
+    cid = store.new_campaign("pg-long", {"good": "v1"})
+    commit = "c" * 64  # a repository in git's sha256 object format
+    store.add_decision(cid, Decided(commit, "revert", "revert does not restore the metric", "why", 0.0, 0))
+    assert store.decisions(cid)[0].verdict == "revert does not restore the metric"
+
+
+def test_a_store_an_older_vmbisect_made_is_widened_when_opened(postgres_url):
+    Store(postgres_url)
+    from sqlalchemy import create_engine
+    with create_engine(postgres_url).begin() as conn:  # the columns as the previous release made them
+        conn.exec_driver_sql("DELETE FROM decisions")
+        conn.exec_driver_sql('ALTER TABLE decisions ALTER COLUMN "verdict" TYPE varchar(16)')
+        conn.exec_driver_sql('ALTER TABLE decisions ALTER COLUMN "commit" TYPE varchar(40)')
+    store = Store(postgres_url)
+    cid = store.new_campaign("pg-old", {"good": "v1"})
+    store.add_decision(cid, Decided("d" * 64, "revert", "revert restores the metric", "why", 0.0, 0))
+    assert store.decisions(cid)[0].commit == "d" * 64

@@ -1,6 +1,7 @@
 """The store against SQLite files (PostgreSQL is covered by tests/integration/test_store_postgres.py)."""
 
 import pytest
+from sqlalchemy.exc import StatementError
 
 from orchestrator.errors import InfraError, UserError
 from orchestrator.store import Decided, Store
@@ -52,3 +53,10 @@ def test_unknown_campaign_is_a_user_error(store):
 def test_unreachable_database_is_an_infra_error():
     with pytest.raises(InfraError, match="store: cannot open"):
         Store("postgresql+psycopg2://nobody@127.0.0.1:1/none")
+
+
+def test_a_value_longer_than_its_column_is_refused_on_sqlite_as_postgresql_would(store):
+    cid = store.new_campaign("long", {})
+    with pytest.raises(StatementError, match="holds 16"):
+        store.add_decision(cid, Decided("a" * 40, "r" * 17, "bad", "why", 1.0, 1))
+    assert store.decisions(cid) == []
