@@ -35,6 +35,10 @@ DEFAULT_MODULES: tuple[str, ...] = (
     "sym53c8xx",
     "ext4",
     "xfs",
+    # I/O schedulers `sched:` settings switch to: a distribution kernel builds them as modules,
+    # and there is no modprobe in the guest to load one when sysfs asks for it
+    "bfq",
+    "kyber_iosched",
 )
 
 MODULE_LIST_PATH = "/etc/vmbisect/modules"
