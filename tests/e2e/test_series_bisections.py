@@ -2,7 +2,9 @@
 (examples/netperf, examples/dbench: comment-only commits around one real change) bisected for
 real, with kernels built from the default recipe, each naming its culprit and confirming it
 against its parent. The campaigns are the shipped ones, leaner where it only costs time: two
-runs per boot, at most four boots per step, no revert (the demo's test covers the revert)."""
+runs per boot, no revert (the demo's test covers the revert); the boots a step may take stay
+the shipped campaign's (netperf in a TCG guest varies a lot between boots: with at most four,
+the endpoint check refused the campaign on a busy host, rightly)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from tests.conftest import require
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
 VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
-LEAN = {"runs_per_boot": 2, "boots_per_commit": 2, "max_boots_per_commit": 4, "confirm": "none"}
+LEAN = {"runs_per_boot": 2, "boots_per_commit": 2, "confirm": "none"}
 
 
 @pytest.mark.parametrize("series", [NETPERF, DBENCH], ids=lambda s: s.name)
