@@ -27,10 +27,10 @@ demo: setup
 test: setup lint
 	cd guest-agent && $(GO) test ./...
 	$(MAKE) --no-print-directory fuzz-agent FUZZTIME=5s
-	$(PY) -m pytest -q -m "not long"
+	$(PY) -m pytest -q -m "not long" --durations=15
 
-# Real bisections and verifications beyond the demo's (the netperf and dbench series, verify on the
-# demo): tens of minutes each under TCG, more than CI's budget leaves beside make test.
+# Real verifications beyond the bisections make test runs (verify on the demo): tens of minutes
+# under TCG, more than CI's budget leaves beside make test.
 test-long: setup
 	$(PY) -m pytest -q -m long
 

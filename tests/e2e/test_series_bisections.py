@@ -19,7 +19,7 @@ from orchestrator.demo import DBENCH, NETPERF, Series, ensure_series_repo
 from orchestrator.store import Store
 from tests.conftest import require
 
-pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
 VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
 LEAN = {"runs_per_boot": 2, "boots_per_commit": 2, "confirm": "none"}
 
