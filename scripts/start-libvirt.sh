@@ -19,8 +19,9 @@ getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
 getent passwd libvirt-qemu >/dev/null ||
   useradd -r -g libvirt-qemu -G kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 mkdir -p /var/run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu
-pgrep -x virtlogd >/dev/null || virtlogd -d
-pgrep -x libvirtd >/dev/null || libvirtd -d
+# -r: a daemon just killed may linger as a zombie until init reaps it; it does not count
+pgrep -x -r D,R,S,T virtlogd >/dev/null || virtlogd -d
+pgrep -x -r D,R,S,T libvirtd >/dev/null || libvirtd -d
 for _ in $(seq 1 50); do
   virsh -c qemu:///system version >/dev/null 2>&1 && { say "libvirtd started"; exit 0; }
   sleep 0.2
