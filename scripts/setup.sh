@@ -70,26 +70,14 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# libvirt needs a qemu user it can resolve and its run/log directories; without an init
-# system we start virtlogd and libvirtd ourselves.
+# libvirt's daemons without an init system: scripts/start-libvirt.sh (the libvirtd-restart
+# tests start libvirtd again the same way).
 start_libvirt() {
   if virsh -c qemu:///system version >/dev/null 2>&1; then
     return 0
   fi
   need_root
-  getent group kvm >/dev/null || groupadd -r kvm
-  getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
-  getent passwd libvirt-qemu >/dev/null ||
-    useradd -r -g libvirt-qemu -G kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
-  mkdir -p /var/run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu
-  pgrep -x virtlogd >/dev/null || virtlogd -d
-  pgrep -x libvirtd >/dev/null || libvirtd -d
-  for _ in $(seq 1 50); do
-    virsh -c qemu:///system version >/dev/null 2>&1 && { say "libvirtd started"; return 0; }
-    sleep 0.2
-  done
-  say "libvirtd did not answer on qemu:///system; see /var/log/libvirt/libvirtd.log"
-  exit 1
+  bash "$here/scripts/start-libvirt.sh"
 }
 
 build_agent() {

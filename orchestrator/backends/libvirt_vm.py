@@ -4,6 +4,14 @@ Every domain is started with VIR_DOMAIN_START_AUTODESTROY, so libvirtd destroys 
 connection closes (the controller exited or was killed); `cleanup_leftovers` removes any domain
 whose owner process is gone, as a second net, and the files such a controller left behind.
 
+A lost libvirt connection is the host's fault: a libvirt call on the guest then raises
+InfraError (HostFailed on a lab host), and so does an agent that went silent at the same time,
+never a boot or workload failure of the kernel. libvirtd stopped with SIGTERM destroys its
+clients' autodestroy guests on its way down (libvirt 9.0); killed or crashed, it leaves QEMU
+and the agent's socket running. On the way out the guest is destroyed through a new connection;
+when libvirtd does not answer within RECONNECT_S, the domain is left to the next controller's
+`cleanup_leftovers` (its owner is dead by then) or `vmbisect cleanup`.
+
 Where a boot's files live and how its agent is reached is a Site: `LocalSite` (this machine,
 the agent's unix socket) here, `RemoteSite` (a lab host over SSH, the agent over libvirt's
 channel stream) in orchestrator/hosts/remote.py. The provider itself does not know which.
@@ -36,6 +44,7 @@ from orchestrator.vm.spec import VmSpec
 
 NAME_PREFIX = "vmbisect-"
 DEFAULT_URI = "qemu:///system"
+RECONNECT_S = 15.0  # how long a guest's `finally` waits for libvirtd to answer again
 
 
 def domain_name(pid: int | None = None) -> str:
@@ -64,6 +73,75 @@ def _quiet_libvirt_errors() -> None:
     libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
 
 
+def libvirt_fault(conn: Any, message: str, host: str | None = None) -> InfraError:
+    """A libvirt call on a guest failed: the host's fault (HostFailed naming a lab `host`),
+    saying so when the connection is gone (libvirtd restarted or stopped)."""
+    if _alive(conn):
+        message = f"libvirt: {message}"
+    else:
+        message = f"libvirt connection lost (libvirtd restarted or stopped?): {message}"
+    return HostFailed(host, message) if host is not None else InfraError(message)
+
+
+def _message(exc: libvirt.libvirtError) -> str:
+    return exc.get_error_message() or str(exc)
+
+
+class HostDomain:
+    """A guest's libvirt domain whose failures are the host's: a libvirtError from any method
+    becomes `fault(message)` (InfraError, or HostFailed on a lab host)."""
+
+    def __init__(self, dom: Any, fault: Callable[[str], InfraError]) -> None:
+        self._dom, self._fault = dom, fault
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._dom, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            except libvirt.libvirtError as exc:
+                raise self._fault(f"{name}: {_message(exc)}") from exc
+
+        return call
+
+    def isActive(self) -> bool:  # noqa: N802 (libvirt's name)
+        """False once the guest stopped (a transient domain that stopped no longer exists)."""
+        try:
+            return bool(self._dom.isActive())
+        except libvirt.libvirtError as exc:
+            if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
+                return False
+            raise self._fault(f"isActive: {_message(exc)}") from exc
+
+
+class GuestAgent:
+    """A guest's AgentClient. libvirtd stopping destroys its clients' guests (they are started
+    with VIR_DOMAIN_START_AUTODESTROY): a silence that comes with a lost libvirt connection is
+    the host's fault, raised as `lost(message)`; any other AgentSilent passes through."""
+
+    def __init__(self, client: AgentClient, lost: Callable[[str], InfraError | None]) -> None:
+        self._client, self._lost = client, lost
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            except AgentSilent as exc:
+                fault = self._lost(f"guest agent went silent ({name}): {exc}")
+                if fault is not None:
+                    raise fault from exc
+                raise
+
+        return call
+
+
 @dataclass
 class Guest:
     """A running guest with its agent. Use through LibvirtProvider.boot()."""
@@ -73,7 +151,7 @@ class Guest:
     hello: dict[str, Any]
     boot_seconds: float
     console_log: Path
-    agent: AgentClient
+    agent: "GuestAgent"
     domain: Any
     host: str = "local"
     read_console: Callable[[], str] | None = None
@@ -166,6 +244,7 @@ class LibvirtProvider:
                  site: Site | None = None) -> None:
         _quiet_libvirt_errors()
         self.uri = uri
+        self.remote = site is not None
         self.site: Site = site or LocalSite(run_root, log_root)
         try:
             self.conn = libvirt.open(uri)
@@ -176,7 +255,42 @@ class LibvirtProvider:
             raise InfraError(f"cannot connect to libvirt at {uri}: {exc.get_error_message()} (run: make setup)") from exc
 
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.conn.close()
+        except libvirt.libvirtError:  # the connection was already lost
+            pass
+
+    def _fault(self, message: str) -> InfraError:
+        return libvirt_fault(self.conn, message, self.site.name if self.remote else None)
+
+    def _lost(self, message: str) -> InfraError | None:
+        """`_fault(message)` when libvirt's connection is gone, else None."""
+        return None if _alive(self.conn) else self._fault(message)
+
+    def _end(self, name: str, dom: Any) -> None:
+        """Destroy a boot's domain; through a new connection when ours was lost. Not on a lab
+        host: there the connection drops with the SSH link, its libvirtd autodestroys the guest,
+        and the pool marks the host down (tests/integration/test_remote_host.py)."""
+        if _alive(self.conn):
+            _destroy(dom)
+            return
+        if self.remote:
+            return
+        deadline = time.monotonic() + RECONNECT_S
+        while True:
+            try:
+                conn = libvirt.open(self.uri)
+                break
+            except libvirt.libvirtError:
+                if time.monotonic() >= deadline:
+                    return  # left to the next controller's cleanup_leftovers or `vmbisect cleanup`
+                time.sleep(0.5)
+        try:
+            _destroy(conn.lookupByName(name))
+        except libvirt.libvirtError:  # already gone (it powered off)
+            pass
+        finally:
+            conn.close()
 
     def cleanup_leftovers(self, everything: bool = False) -> list[str]:
         """Destroy vmbisect domains whose controller is gone (or all of them), then remove the
@@ -248,15 +362,16 @@ class LibvirtProvider:
             def console() -> str:
                 return self.site.read_console(run)
 
-            hello = _await_hello(client, dom, console, started + timeout_s, timeout_s)
-            yield Guest(name, accel, hello, time.monotonic() - started, run.local_console, client, dom,
-                        self.site.name, console)
+            host_dom = HostDomain(dom, self._fault)
+            hello = _await_hello(client, host_dom, console, started + timeout_s, timeout_s)
+            yield Guest(name, accel, hello, time.monotonic() - started, run.local_console,
+                        GuestAgent(client, self._lost), host_dom, self.site.name, console)
             _shutdown(client, dom)
         finally:
             if client is not None:
                 client.close()
             if dom is not None:
-                _destroy(dom)
+                self._end(name, dom)
             self.site.close_run(run, disks if spec.disks.backing != "block" else [])
 
     def _create(self, xml: str) -> Any:
@@ -353,10 +468,20 @@ def _await_hello(client: AgentClient, dom: Any, console: Callable[[], str], dead
         if fault:
             hint = fault_hint(fault)
             raise BootFailed(f"guest kernel failed to boot: {fault}" + (f"; {hint}" if hint else ""), tail(text))
-        if not _active(dom):
+        if not dom.isActive():  # a lost libvirt connection raises InfraError here, not BootFailed
             raise BootFailed("guest stopped before its agent answered", tail(text))
         if time.monotonic() >= deadline:
             raise BootFailed(f"no answer from the guest agent within {timeout_s:g} s", tail(text))
+
+
+def _alive(conn: Any) -> bool:
+    """Whether libvirt answers on `conn`. A round trip: isAlive alone calls a connection whose
+    daemon went away alive until some call has failed on it."""
+    try:
+        conn.getLibVersion()
+        return bool(conn.isAlive())
+    except libvirt.libvirtError:
+        return False
 
 
 def _active(dom: Any) -> bool:

@@ -2,6 +2,7 @@
 
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -37,12 +38,34 @@ def test_exec_of_many_megabytes_arrives_intact(agent):
     assert result.exit_code == 0 and len(result.stdout) == 24 << 20
 
 
-def test_exec_timeout_kills_the_process_group(agent):
+def live_members(pgid: int) -> list[int]:
+    """Processes of process group `pgid` that still run (zombies awaiting their reaper are dead)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # exited while we looked
+            continue
+        fields = stat.rpartition(")")[2].split()  # after "pid (comm)": state ppid pgrp ...
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def test_exec_timeout_kills_the_process_group(agent, tmp_path):
+    # The command's shell leads the process group the agent made for it (Setpgid) and writes its
+    # pid: only that group is looked at, not every `sleep` of the machine (other test runs share it).
+    pidfile = tmp_path / "pgid"
     start = time.monotonic()
-    result = agent.exec(["sh", "-c", "sleep 300 & sleep 300"], timeout_s=1)
+    result = agent.exec(["sh", "-c", 'echo $$ > "$1"; sleep 300 & sleep 300', "sh", str(pidfile)], timeout_s=1)
     assert result.timed_out and time.monotonic() - start < 10
-    leftovers = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True).stdout
-    assert leftovers == ""
+    pgid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5  # SIGKILL is sent; the kernel may take a moment to end them
+    while live_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert live_members(pgid) == []
 
 
 def test_put_then_get_round_trips_binary(agent, tmp_path):

@@ -1,0 +1,100 @@
+"""A bisection step whose real guest hangs or never answers.
+
+The real engine, git and SQLite store; the step commit is measured in a real libvirt guest of
+the distribution kernel through the real MeasurerPort (image builder, agent, fio). The
+endpoints' and the other steps' builds and guests are the fakes of tests/fakes.py, so each test
+boots one guest and the bisection still runs to its end."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from orchestrator.bisect.adapters import MeasurerPort, choose_workload
+from orchestrator.ports import BuiltKernel
+from tests.fakes import FakeBuilder, FakeMeasurer
+from tests.integration.gitrepo import linear
+from tests.integration.test_engine_cases import bisect, make_campaign, regression_at
+from tests.integration.vmhost import our_domains
+
+pytestmark = pytest.mark.vm
+
+
+class RealGuestAtFirstStep:
+    """The first commit booted that is neither endpoint is measured in a real guest of the
+    distribution kernel (every later boot of it too); every other commit by `fake`."""
+
+    def __init__(self, real: MeasurerPort, fake: FakeMeasurer, endpoints: set[str], distro: Any) -> None:
+        self.real, self.fake, self.endpoints, self.distro = real, fake, endpoints, distro
+        self.target: str | None = None
+        self.real_boots = 0
+        self.real_seconds = 0.0  # from asking for the real guest until it was gone
+
+    @contextmanager
+    def boot(self, kernel: BuiltKernel) -> Iterator[Any]:
+        if kernel.commit in self.endpoints or self.target not in (None, kernel.commit):
+            with self.fake.boot(kernel) as session:
+                yield session
+            return
+        self.target = kernel.commit
+        self.real_boots += 1
+        start = time.monotonic()
+        try:
+            with self.real.boot(replace(kernel, path=self.distro.image, modules_release=self.distro.release)) as s:
+                yield s
+        finally:
+            self.real_seconds += time.monotonic() - start
+
+
+def one_real_step(tmp_path: Path, launcher: Any, distro: Any, **campaign: Any) -> tuple[Any, Any, int, Any, Any]:
+    repo = linear(tmp_path / "u", 8)
+    c = make_campaign(repo, "c0", "c7", workload={"name": "fio", "params": campaign.pop("params", {})},
+                      guest={"vcpus": 1, "memory_mib": 512, "disks": {"count": 1, "size_mib": 64}},
+                      accel="tcg", **campaign)
+    real = MeasurerPort(launcher, c, choose_workload(c), "tcg")
+    measurer = RealGuestAtFirstStep(real, FakeMeasurer(regression_at(repo, "c5")),
+                                    {repo.names["c0"], repo.names["c7"]}, distro)
+    outcome, store, cid = bisect(tmp_path, repo, c, FakeBuilder(), measurer)
+    return outcome, store, cid, repo, measurer
+
+
+def step_of(store: Any, cid: int, commit: str) -> Any:
+    (decided,) = [d for d in store.decisions(cid) if d.commit == commit and d.role == "step"]
+    return decided
+
+
+def test_a_workload_that_hangs_in_a_real_guest_ends_at_run_s_and_the_step_is_skipped(tmp_path, launcher, distro):
+    # fio told to run 600 s against a run_s of 20 s stands for a hung tool: neither the agent nor
+    # the controller can tell them apart (the CLI's preflight refuses such a campaign; the engine
+    # is built directly here).
+    outcome, store, cid, repo, measurer = one_real_step(
+        tmp_path, launcher, distro, params={"runtime": 600, "ramp_time": 0}, timeouts={"run_s": 20, "boot_s": 180})
+    skipped = step_of(store, cid, measurer.target)
+    assert skipped.verdict == "skip" and skipped.reason.startswith("workload failed: fio timed out"), skipped.reason
+    assert measurer.real_boots == 1 and measurer.real_seconds < 20 + 180 + 60  # at run_s, not fio's 600 s
+    (boot,) = [b for b in store.boots(cid) if b.commit == measurer.target]
+    assert boot.status == "ok"  # the guest came up; the run in it failed, and none was stored
+    assert not [r for r in store.runs(cid) if r.commit == measurer.target]
+    assert outcome.culprit == repo.names["c5"]
+    assert our_domains(launcher) == []
+
+
+def test_a_guest_that_never_answers_ends_at_boot_s_with_the_console_tail_and_the_step_is_skipped(
+        tmp_path, launcher, distro):
+    # rdinit=/bin/sh: the kernel boots and runs a shell as PID 1, which waits on the console
+    # forever; no panic to notice, so only the boot timeout ends it.
+    outcome, store, cid, repo, measurer = one_real_step(
+        tmp_path, launcher, distro, append="rdinit=/bin/sh", timeouts={"run_s": 600, "boot_s": 20})
+    skipped = step_of(store, cid, measurer.target)
+    assert skipped.verdict == "skip", skipped.reason
+    assert skipped.reason.startswith("boot failed: no answer from the guest agent within 20 s"), skipped.reason
+    (boot,) = [b for b in store.boots(cid) if b.commit == measurer.target]
+    assert boot.status == "failed" and "Run /bin/sh as init process" in boot.error
+    assert measurer.real_boots == 1 and 20 <= measurer.real_seconds < 40
+    assert outcome.culprit == repo.names["c5"]
+    assert our_domains(launcher) == []
