@@ -43,7 +43,7 @@ def distro_kernel() -> host.DistroKernel:
 def restartable() -> Iterator[None]:
     """libvirtd may be restarted here; whatever the test does, it answers again afterwards, and
     the guests of controllers the test killed on a failure are removed."""
-    reason = libvirtd.why_not_restartable(ours=set())
+    reason = libvirtd.why_not_restartable()
     require(reason is None, str(reason))
     try:
         yield
