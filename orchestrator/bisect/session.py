@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -11,7 +10,7 @@ from orchestrator.backends.factory import real_launcher
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.adapters import BuilderPort, MeasurerPort, choose_workload
 from orchestrator.bisect.engine import Engine, Event, Outcome
-from orchestrator.campaign import Campaign, parse_campaign
+from orchestrator.campaign import Campaign
 from orchestrator.kbuild.builder import default_builder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.store import Store
@@ -24,18 +23,10 @@ def campaign_workdir(store: Store, campaign_id: int) -> Path:
 
 
 def stored_spec(raw: Mapping[str, Any], campaign: Campaign) -> dict[str, Any]:
-    """The campaign file's mapping with the repository made absolute, for resume."""
-    return {**raw, "repository": str(campaign.repository)}
+    """What the store keeps of a bisection's campaign file (orchestrator/specs.py BisectSpec)."""
+    from orchestrator.specs import BisectSpec
 
-
-def stored_campaign(store: Store, campaign_id: int) -> Campaign:
-    """The campaign as stored (a verification's own arguments, under `verify`, left aside)."""
-    spec = json.loads(store.campaign(campaign_id).spec)
-    return parse_campaign({k: v for k, v in spec.items() if k != "verify"})
-
-
-def is_verification(store: Store, campaign_id: int) -> bool:
-    return "verify" in json.loads(store.campaign(campaign_id).spec or "{}")
+    return BisectSpec.of(raw, campaign).to_dict()
 
 
 def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,

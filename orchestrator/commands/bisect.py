@@ -140,13 +140,13 @@ def _is_dir(path: Path) -> bool:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.bisect.session import stored_spec
     from orchestrator.campaign import parse_campaign, read_campaign_file
+    from orchestrator.specs import BisectSpec, record
     from orchestrator.store import Store
 
     raw = read_campaign_file(a.campaign)
     campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
     preflight(campaign)
     store = Store(a.store)
-    campaign_id = store.new_campaign(campaign.name, stored_spec(raw, campaign))
+    campaign_id = record(store, campaign.name, BisectSpec.of(raw, campaign))
     return execute(campaign, store, campaign_id, a.uri, a.json)

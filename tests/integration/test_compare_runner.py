@@ -10,7 +10,8 @@ import pytest
 
 from orchestrator.cli import _parser
 from orchestrator.compare.collect import comparison
-from orchestrator.compare.plan import ComparePlan, plan_from_args
+from orchestrator.commands.compare import spec_from_args
+from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.runner import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
 from orchestrator.store import Store
@@ -18,12 +19,13 @@ from tests.compare_fakes import FakeKernels, FakeLauncher, FakeWorkload
 
 
 def _plan(*args: str) -> ComparePlan:
-    return plan_from_args(_parser().parse_args(["compare", "--workload", "fio", "--disks", "2", *args]))
+    return plan_from_spec(spec_from_args(_parser().parse_args(["compare", "--workload", "fio", "--disks", "2",
+                                                               *args])))
 
 
 def _store(tmp_path: Path) -> tuple[Store, int]:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    return store, store.new_campaign("compare-fio", {"kind": "compare"})
+    return store, store.new_campaign("compare-fio", {}, "compare")
 
 
 def test_settings_variants_share_one_guest_per_boot_and_alternate_abba(tmp_path: Path) -> None:
@@ -155,15 +157,28 @@ def test_every_kernel_is_built_before_the_first_run_so_a_broken_one_measures_not
     assert launcher.booted == [] and list(store.runs(cid)) == []
 
 
-def test_stored_options_rebuild_the_same_plan_for_resume_and_report(tmp_path: Path) -> None:
-    from orchestrator.commands.compare import KIND, stored_args
-    from orchestrator.compare.plan import args_to_json
+def test_a_stored_comparison_comes_back_as_its_spec_and_the_same_plan(tmp_path: Path) -> None:
+    from orchestrator.specs import CompareSpec, record, stored
 
     a = _parser().parse_args(["compare", "--workload", "fio", "--disks", "2", "--disk-dir", str(tmp_path),
                               "--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq",
                               "--sweep", "numjobs=1,4", "--report", str(tmp_path / "r.md")])
+    spec = spec_from_args(a)
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    cid = store.new_campaign("compare-fio", {"kind": KIND, "args": args_to_json(a)})
-    again = stored_args(store, cid)
-    assert again is not None and plan_from_args(again) == plan_from_args(a) and again.report == a.report
-    assert stored_args(store, store.new_campaign("bisect", {"name": "x"})) is None
+    cid = record(store, "compare-fio", spec)
+    row = store.campaign(cid)
+    again = stored(row)
+    assert row.kind == "compare" and isinstance(again, CompareSpec)
+    assert again == spec and plan_from_spec(again) == plan_from_spec(spec)
+    assert again.reports == (tmp_path / "r.md",) and again.guest.disk_dir == tmp_path
+
+
+def test_a_comparison_stored_as_argparse_options_before_the_kind_column_gives_the_same_plan(tmp_path: Path) -> None:
+    from orchestrator.specs import CompareSpec
+
+    a = _parser().parse_args(["compare", "--workload", "fio", "--disks", "2", "--kernel", "/k", "--memory", "512",
+                              "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "3"])
+    options = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}  # as it was stored
+    legacy = CompareSpec.from_dict({"kind": "compare", "args": options})
+    assert legacy == spec_from_args(a) and legacy.guest.memory_mib == 512
+    assert plan_from_spec(legacy) == plan_from_spec(spec_from_args(a))
