@@ -6,13 +6,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from orchestrator import paths
-from orchestrator.backends.factory import real_launcher
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.adapters import BuilderPort, MeasurerPort, choose_workload
-from orchestrator.bisect.engine import Engine, Event, Outcome
+from orchestrator.bisect.adapters import choose_workload
+from orchestrator.bisect.engine import Engine, Outcome
 from orchestrator.campaign import Campaign
-from orchestrator.kbuild.builder import default_builder
-from orchestrator.kbuild.recipe import parse_recipe
+from orchestrator.hosts.lab import local_lab
+from orchestrator.ports import Event
 from orchestrator.store import Store
 
 
@@ -32,15 +31,14 @@ def stored_spec(raw: Mapping[str, Any], campaign: Campaign) -> dict[str, Any]:
 def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
                on_event: Callable[[Event], None]) -> Engine:
     """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
-    builds the reverts made in that clone), libvirt guests and the campaign's workload."""
+    builds the reverts made in that clone), guests of this machine running the campaign's
+    workload (orchestrator/wiring.py)."""
+    from orchestrator import wiring
+
     choice = choose_workload(campaign)
-    recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
-    launcher = real_launcher(uri)
-    accel = launcher.choose_accel(campaign.accel).accel
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
-    builder = BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, vcs.repo)
-    return Engine(campaign, choice.direction, vcs, builder,
-                  MeasurerPort(launcher, campaign, choice, accel), store, on_event)
+    kernels, measurer = wiring.bisection(campaign, choice, vcs.repo, wiring.open_pool(local_lab(uri)))
+    return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
 
 
 def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,

@@ -106,24 +106,21 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
 
 
 def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
-    from orchestrator.backends.factory import real_launcher
+    from orchestrator import wiring
     from orchestrator.compare.collect import comparison
-    from orchestrator.compare.kernels import RealKernels
     from orchestrator.compare.runner import run_plan
-    from orchestrator.kbuild.builder import default_builder
-    from orchestrator.kbuild.recipe import parse_recipe
+    from orchestrator.hosts.lab import local_lab
 
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
         print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
               file=sys.stderr)
-        launcher = real_launcher(uri)
-        accel = launcher.choose_accel(plan.accel).accel
-        builder = None
-        if any(v.commit for v in plan.variants):
-            builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
-        kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
-        run_plan(plan, store, campaign_id, kernels, launcher, accel,
-                 progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
+        pool = wiring.open_pool(local_lab(uri))
+        try:
+            kernels, measurer = wiring.comparison(plan, pool)
+            run_plan(plan, store, campaign_id, kernels, measurer,
+                     on_event=lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
+        finally:
+            pool.close()
     result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
     store.set_state(campaign_id, "done", {"kind": CompareSpec.KIND, "verdict": list(result.verdict)})
     return result

@@ -26,8 +26,7 @@ def lab_from_args(a: argparse.Namespace) -> Lab:
     return lab
 
 
-def open_pool(lab: Lab):  # -> GuestPool; imported late: libvirt and paramiko load only when booting
-    from orchestrator.backends.factory import host_launcher
-    from orchestrator.hosts.pool import GuestPool
+def open_pool(lab: Lab):  # -> GuestPool (orchestrator/wiring.py, where the real parts are wired)
+    from orchestrator import wiring
 
-    return GuestPool(lab, host_launcher)
+    return wiring.open_pool(lab)

@@ -59,8 +59,8 @@ def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.hosts.pool import KernelArtifact
     from orchestrator.hosts.push import file_sha256
+    from orchestrator.ports import KernelArtifact
     from orchestrator.workloads import kneeds, runner
 
     plan, spec = plan_from_args(a)

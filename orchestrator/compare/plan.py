@@ -13,7 +13,7 @@ from orchestrator.compare.table import Point
 from orchestrator.compare.variant import Variant, boot_groups, parse_variants
 from orchestrator.errors import UserError, choices_error
 from orchestrator.specs import CompareSpec
-from orchestrator.vm.spec import VmSpec
+from orchestrator.vm.spec import ACCELS, VmSpec
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 from orchestrator.workloads.params import ParamValue
 
@@ -108,6 +108,8 @@ def plan_from_spec(a: CompareSpec) -> ComparePlan:
     workloads = load_all()
     workload, points, swept = sweep_points(workloads, a.workload, list(a.params), list(a.sweeps))
     spec = a.guest.vm_spec()
+    if a.guest.accel not in ("auto", *ACCELS):
+        raise choices_error("accel", a.guest.accel, ("auto", *ACCELS))
     if spec.disks.count < workload.needs_disks:
         raise UserError(f"disks: {workload.name} needs at least {workload.needs_disks} data disk(s); add --disks N")
     if any(v.sched or any("{disk}" in p for p, _v in v.sysfs) for v in variants) and spec.disks.count == 0:

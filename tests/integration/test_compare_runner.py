@@ -15,7 +15,7 @@ from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.runner import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
 from orchestrator.store import Store
-from tests.compare_fakes import FakeKernels, FakeLauncher, FakeWorkload
+from tests.fakes import FakeGuest, FakeKernels, FakeMeasurer
 
 
 def _plan(*args: str) -> ComparePlan:
@@ -32,10 +32,10 @@ def test_settings_variants_share_one_guest_per_boot_and_alternate_abba(tmp_path:
     plan = _plan("--kernel", "/k/bzImage", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq",
                  "--reps", "4")
     store, cid = _store(tmp_path)
-    launcher, work = FakeLauncher(), FakeWorkload()
-    run_plan(plan, store, cid, FakeKernels(), launcher, "tcg", run_fn=work)
-    assert launcher.booted == [Path("/k/bzImage")] * 2
-    assert [s for s, _p in work.calls] == ["none", "bfq", "bfq", "none"] * 2
+    measurer = FakeMeasurer()
+    run_plan(plan, store, cid, FakeKernels(), measurer)
+    assert [k.image for k in measurer.kernels] == [Path("/k/bzImage")] * 2
+    assert [s for s, _p, _n in measurer.calls] == ["none", "bfq", "bfq", "none"] * 2
     assert [(r.raw["variant"], r.raw["rep"]) for r in store.runs(cid)][:4] == [
         ("none", 0), ("bfq", 0), ("bfq", 1), ("none", 1)]
 
@@ -43,9 +43,9 @@ def test_settings_variants_share_one_guest_per_boot_and_alternate_abba(tmp_path:
 def test_both_disks_get_the_scheduler_and_a_halving_is_reported_significant(tmp_path: Path) -> None:
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "5")
     store, cid = _store(tmp_path)
-    launcher = FakeLauncher()
-    run_plan(plan, store, cid, FakeKernels(), launcher, "tcg", run_fn=FakeWorkload())
-    assert launcher.guests[0].sysfs["/sys/block/sdb/queue/scheduler"] in ("none", "bfq")
+    measurer = FakeMeasurer()
+    run_plan(plan, store, cid, FakeKernels(), measurer)
+    assert measurer.guests[0].sysfs["/sys/block/sdb/queue/scheduler"] in ("none", "bfq")
     c = comparison(plan, [r.raw for r in store.runs(cid)])
     iops = next(r for r in c.rows if r.metric == "iops")
     assert iops.cells[1].significant and iops.cells[1].diff_pct == pytest.approx(-50, abs=3)
@@ -56,28 +56,35 @@ def test_a_setting_one_variant_lacks_goes_back_to_its_boot_value(tmp_path: Path)
     plan = _plan("--kernel", "/k", "--variant", "base=nice:0", "--variant", "knob=sysfs:kernel/knob=1",
                  "--reps", "2", "--boots", "1")
     store, cid = _store(tmp_path)
-    launcher = FakeLauncher()
-    run_plan(plan, store, cid, FakeKernels(), launcher, "tcg", run_fn=FakeWorkload())
-    writes = [(c[5], c[4]) for c in launcher.guests[0].commands if c[:2] == ["sh", "-c"]]
+    measurer = FakeMeasurer()
+    run_plan(plan, store, cid, FakeKernels(), measurer)
+    writes = [(c[5], c[4]) for c in measurer.guests[0].commands if c[:2] == ["sh", "-c"]]
     assert writes == [("/sys/kernel/knob", "0"), ("/sys/kernel/knob", "1"), ("/sys/kernel/knob", "0")]
 
 
-def test_nice_runs_the_workload_under_nice(tmp_path: Path) -> None:
+def test_nice_runs_each_variant_s_workload_under_its_nice(tmp_path: Path) -> None:
     plan = _plan("--kernel", "/k", "--variant", "a=nice:0", "--variant", "b=nice:10", "--reps", "1")
     store, cid = _store(tmp_path)
-    launcher = FakeLauncher()
-    run_plan(plan, store, cid, FakeKernels(), launcher, "tcg", run_fn=FakeWorkload())
-    fio = [c for c in launcher.guests[0].commands if "fio" in c]
-    assert fio == [["nice", "-n", "0", "fio", "job"], ["nice", "-n", "10", "fio", "job"]]
+    measurer = FakeMeasurer()
+    run_plan(plan, store, cid, FakeKernels(), measurer)
+    assert [n for _s, _p, n in measurer.calls] == [0, 10]
+
+
+def test_a_niced_guest_prefixes_every_command_with_nice() -> None:
+    from orchestrator.sessions import NicedGuest
+
+    guest = FakeGuest(["sda"])
+    NicedGuest(guest, 10).exec(["fio", "job"])
+    assert guest.commands == [["nice", "-n", "10", "fio", "job"]] and NicedGuest(guest, 10).hello == guest.hello
 
 
 def test_different_kernels_boot_in_turn_one_run_per_boot(tmp_path: Path) -> None:
     plan = _plan("--variant", "old=kernel:/k/old", "--variant", "new=kernel:/k/new", "--reps", "3",
                  "--sweep", "numjobs=1,2")
     store, cid = _store(tmp_path)
-    launcher = FakeLauncher()
-    run_plan(plan, store, cid, FakeKernels(), launcher, "tcg", run_fn=FakeWorkload())
-    assert [p.name for p in launcher.booted] == ["old", "new", "new", "old", "old", "new"]
+    measurer = FakeMeasurer()
+    run_plan(plan, store, cid, FakeKernels(), measurer)
+    assert [k.image.name for k in measurer.kernels] == ["old", "new", "new", "old", "old", "new"]
     assert stored_counts(store, cid) == {("old", 0): 3, ("old", 1): 3, ("new", 0): 3, ("new", 1): 3}
 
 
@@ -86,11 +93,11 @@ def test_a_killed_controller_resumes_without_losing_or_repeating_runs(tmp_path: 
                  "--sweep", "numjobs=1,4")
     store, cid = _store(tmp_path)
     with pytest.raises(KeyboardInterrupt):
-        run_plan(plan, store, cid, FakeKernels(), FakeLauncher(), "tcg", run_fn=FakeWorkload(crash_after=5))
+        run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(crash_after=5))
     kept = [(r.raw["variant"], r.raw["point"], r.raw["rep"]) for r in store.runs(cid)]
     assert len(kept) == 5
-    work = FakeWorkload(seed=1)
-    run_plan(plan, store, cid, FakeKernels(), FakeLauncher(), "tcg", run_fn=work)
+    work = FakeMeasurer(seed=1)
+    run_plan(plan, store, cid, FakeKernels(), work)
     assert len(work.calls) == 12 - 5
     after = [(r.raw["variant"], r.raw["point"], r.raw["rep"]) for r in store.runs(cid)]
     assert after[:5] == kept and len(set(after)) == len(after) == 12
@@ -102,14 +109,14 @@ def test_a_scheduler_the_guest_kernel_lacks_is_an_error_listing_its_choices(tmp_
     store, cid = _store(tmp_path)
     with pytest.raises(UserError, match=r"variant dl: cannot set /sys/block/sda/queue/scheduler to 'cfq'; "
                        r"valid choices: mq-deadline, kyber, bfq, none"):
-        run_plan(plan, store, cid, FakeKernels(), FakeLauncher(), "tcg", run_fn=FakeWorkload())
+        run_plan(plan, store, cid, FakeKernels(), FakeMeasurer())
 
 
 def test_a_sysfs_path_missing_in_the_guest_names_the_variant(tmp_path: Path) -> None:
     plan = _plan("--kernel", "/k", "--variant", "a=nice:0", "--variant", "b=sysfs:kernel/nope=1", "--reps", "1")
     store, cid = _store(tmp_path)
     with pytest.raises(UserError, match="variant a: cannot read /sys/kernel/nope"):
-        run_plan(plan, store, cid, FakeKernels(), FakeLauncher(), "tcg", run_fn=FakeWorkload())
+        run_plan(plan, store, cid, FakeKernels(), FakeMeasurer())
 
 
 @pytest.mark.parametrize("args, message", [
@@ -151,10 +158,10 @@ def test_every_kernel_is_built_before_the_first_run_so_a_broken_one_measures_not
 
     plan = _plan("--variant", "old=kernel:/k/old", "--variant", "new=kernel:/k/new", "--reps", "2")
     store, cid = _store(tmp_path)
-    launcher = FakeLauncher()
+    measurer = FakeMeasurer()
     with pytest.raises(BuildFailed):
-        run_plan(plan, store, cid, BrokenSecond(), launcher, "tcg", run_fn=FakeWorkload())
-    assert launcher.booted == [] and list(store.runs(cid)) == []
+        run_plan(plan, store, cid, BrokenSecond(), measurer)
+    assert measurer.booted == [] and list(store.runs(cid)) == []
 
 
 def test_a_stored_comparison_comes_back_as_its_spec_and_the_same_plan(tmp_path: Path) -> None:

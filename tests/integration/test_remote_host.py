@@ -21,7 +21,8 @@ from orchestrator.backends.factory import host_launcher
 from orchestrator.backends.libvirt_vm import owner_pid
 from orchestrator.cli import main
 from orchestrator.hosts.errors import HostFailed
-from orchestrator.hosts.pool import GuestPool, KernelArtifact
+from orchestrator.hosts.pool import GuestPool
+from orchestrator.ports import KernelArtifact
 from orchestrator.hosts.push import file_sha256
 from orchestrator.vm.spec import VmSpec
 
@@ -99,7 +100,8 @@ import sys, time
 from pathlib import Path
 from orchestrator.backends.factory import host_launcher
 from orchestrator.hosts.lab import load_lab
-from orchestrator.hosts.pool import GuestPool, KernelArtifact
+from orchestrator.hosts.pool import GuestPool
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec, DiskSpec
 pool = GuestPool(load_lab(Path(sys.argv[1])), host_launcher)
 kernel = KernelArtifact(Path(sys.argv[2]), "unused", sys.argv[3])

@@ -11,7 +11,8 @@ import pytest
 from orchestrator.errors import BootFailed, InfraError, UserError
 from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.lab import parse_lab
-from orchestrator.hosts.pool import GuestPool, KernelArtifact, fit_spec
+from orchestrator.hosts.pool import GuestPool, fit_spec
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import DiskSpec, VmSpec
 
 LAB = parse_lab({"hosts": [

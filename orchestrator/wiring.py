@@ -1,0 +1,61 @@
+"""The one place the real measurement layer is wired for a user: the lab's hosts as a guest
+pool (this machine alone, at the libvirt URI given, without a lab file), the one kernel source
+and a measurer over the pool, for each scheduler. Tests build their own (tests/fakes.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orchestrator.bisect.adapters import WorkloadChoice
+from orchestrator.campaign import Campaign
+from orchestrator.compare.kernels import VariantKernels
+from orchestrator.compare.plan import ComparePlan
+from orchestrator.hosts.lab import Lab
+from orchestrator.kbuild.recipe import parse_recipe
+from orchestrator.kernels import Kernels
+
+if TYPE_CHECKING:
+    from orchestrator.hosts.pool import GuestPool
+    from orchestrator.sessions import PoolMeasurer
+
+
+def open_pool(lab: Lab) -> "GuestPool":
+    """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot."""
+    from orchestrator.backends.factory import host_launcher
+    from orchestrator.hosts.pool import GuestPool
+
+    return GuestPool(lab, host_launcher)
+
+
+def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool") -> tuple[Kernels,
+                                                                                                   "PoolMeasurer"]:
+    """The engine's kernels (commits of the campaign's repository, reverts made in `clone`)
+    and guests running the campaign's workload."""
+    from orchestrator.kbuild.builder import default_builder
+    from orchestrator.sessions import PoolMeasurer
+
+    recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
+    kernels = Kernels(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, clone)
+    measurer = PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
+                            choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
+                            campaign.timeouts.boot_s, campaign.timeouts.run_s)
+    return kernels, measurer
+
+
+def comparison(plan: ComparePlan, pool: "GuestPool") -> tuple[VariantKernels, "PoolMeasurer"]:
+    """Each variant's kernel (built only when a variant names a commit) and guests of the
+    comparison's shape running its workload, the sweep point's parameters given per run."""
+    from orchestrator.kbuild.builder import default_builder
+    from orchestrator.sessions import PoolMeasurer
+
+    builder = recipe = None
+    if any(v.commit for v in plan.variants):
+        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+        recipe = parse_recipe(list(plan.recipe))
+    kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
+    needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
+    measurer = PoolMeasurer(pool, plan.spec, plan.workload, plan.points[0].params, needs, plan.accel,
+                            boot_timeout_s=plan.timeout_s)
+    return kernels, measurer
