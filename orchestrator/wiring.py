@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from orchestrator.bisect.adapters import WorkloadChoice
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
+from orchestrator.bisect.engine import Engine, Outcome
+from orchestrator.bisect.session import campaign_workdir
 from orchestrator.campaign import Campaign
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
-from orchestrator.hosts.lab import Lab
+from orchestrator.hosts.lab import Lab, local_lab
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kernels import Kernels
+from orchestrator.ports import Event
+from orchestrator.store import Store
 
 if TYPE_CHECKING:
     from orchestrator.hosts.pool import GuestPool
@@ -59,3 +64,19 @@ def comparison(plan: ComparePlan, pool: "GuestPool") -> tuple[VariantKernels, "P
     measurer = PoolMeasurer(pool, plan.spec, plan.workload, plan.points[0].params, needs, plan.accel,
                             boot_timeout_s=plan.timeout_s)
     return kernels, measurer
+
+
+def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+               on_event: Callable[[Event], None]) -> Engine:
+    """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
+    builds the reverts made in that clone), guests of this machine running the campaign's
+    workload."""
+    choice = choose_workload(campaign)
+    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
+    kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(local_lab(uri)))
+    return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
+
+
+def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+                 on_event: Callable[[Event], None]) -> Outcome:
+    return engine_for(campaign, store, campaign_id, uri, on_event).run(campaign_id)

@@ -26,11 +26,11 @@ def add_parser(sub: Any) -> None:
 
 def execute(store: Any, campaign_id: int, uri: str, take_over: bool = False) -> int:
     """Run (or resume) a stored verification under the campaign's lock, as a bisection runs."""
-    from orchestrator.bisect.session import engine_for
     from orchestrator.bisect.verify import verify_commit
     from orchestrator.commands.bisect import paused_on_infra_error
     from orchestrator.progress import json_lines
     from orchestrator.specs import VerifySpec, stored
+    from orchestrator.wiring import engine_for
 
     spec = stored(store.campaign(campaign_id))
     assert isinstance(spec, VerifySpec)
