@@ -45,13 +45,15 @@ class PoolMeasurer:
     """Guests of `spec` running `workload`: with `params` unless a run names its own, the
     kernel command line `append` unless a boot names its own, on lab host `host` (None: any
     free slot), `accel` chosen per host. `needs`: kernel options the workload needs (checked
-    once per image before its first boot)."""
+    once per image before its first boot). `one_host`: every guest after the first on the
+    first one's host, so no two of its samples come from hosts of different speed."""
 
     def __init__(self, pool: GuestPool, spec: VmSpec, workload: WorkloadDef, params: Mapping[str, Any],
                  needs: Mapping[str, str], accel: str = "auto", append: str = "", boot_timeout_s: float = 120.0,
-                 run_s: float | None = None, host: str | None = None) -> None:
+                 run_s: float | None = None, host: str | None = None, one_host: bool = False) -> None:
         self.pool, self.spec, self.workload, self.params, self.needs = pool, spec, workload, params, needs
         self.accel, self.append, self.boot_timeout_s, self.run_s, self.host = accel, append, boot_timeout_s, run_s, host
+        self.one_host = one_host
         self._checked: set[str] = set()
 
     def check(self, kernel: KernelArtifact) -> None:
@@ -65,5 +67,7 @@ class PoolMeasurer:
         self.check(kernel)
         with self.pool.guest(self.spec, kernel, self.host, self.accel, self.append if append is None else append,
                              self.boot_timeout_s) as guest:
+            if self.one_host:
+                self.host = guest.host
             runner.prepare(guest, self.workload)
             yield PoolSession(guest, self.workload, self.params, self.run_s)

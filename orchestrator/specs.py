@@ -108,6 +108,8 @@ class CompareSpec:
     reports: tuple[Path, ...] = ()
     timeout_s: float = 120.0
     guest: GuestOptions = GuestOptions()
+    lab: Path | None = None  # the lab file (absolute); None: this machine
+    host: str | None = None  # the lab host every run is on; None: the first free one, then that one
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -137,8 +139,9 @@ class CompareSpec:
         for name in ("variants", "params", "sweeps", "metrics", "config"):
             values[name] = tuple(values.get(name) or ())
         values["reports"] = tuple(Path(p) for p in values.get("reports") or ())
-        if values.get("repo") is not None:
-            values["repo"] = Path(values["repo"])
+        for name in ("repo", "lab"):
+            if values.get(name) is not None:
+                values[name] = Path(values[name])
         values["guest"] = GuestOptions.from_dict(values.get("guest") or {})
         return cls(**values)
 

@@ -49,9 +49,11 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "Gu
     return kernels, measurer
 
 
-def comparison(plan: ComparePlan, pool: "GuestPool") -> tuple[VariantKernels, "PoolMeasurer"]:
+def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) -> tuple[VariantKernels,
+                                                                                      "PoolMeasurer"]:
     """Each variant's kernel (built only when a variant names a commit) and guests of the
-    comparison's shape running its workload, the sweep point's parameters given per run."""
+    comparison's shape running its workload, the sweep point's parameters given per run, every
+    guest on one host: `host`, or the one the first guest got."""
     from orchestrator.kbuild.builder import default_builder
     from orchestrator.sessions import PoolMeasurer
 
@@ -62,7 +64,7 @@ def comparison(plan: ComparePlan, pool: "GuestPool") -> tuple[VariantKernels, "P
     kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
     needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
     measurer = PoolMeasurer(pool, plan.spec, plan.workload, plan.points[0].params, needs, plan.accel,
-                            boot_timeout_s=plan.timeout_s)
+                            boot_timeout_s=plan.timeout_s, host=host, one_host=True)
     return kernels, measurer
 
 

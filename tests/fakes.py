@@ -96,7 +96,7 @@ class FakeSession:
         self.measurer, self.guest, self.value, self.fails = measurer, guest, value, fails
         self.other_metric = other_metric
         self.boot_seconds = 0.01
-        self.host = "local"
+        self.host = measurer.host
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         m = self.measurer
@@ -122,7 +122,8 @@ class FakeMeasurer:
     `factor` times the value (a host disturbance that lasted while it was measured). In guests
     of the commits of `workload_fails` the workload fails with the given message; in
     `metric_missing` ones it reports another metric. `crash_after`: the controller is killed
-    (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...).
+    (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...) and
+    run on lab host `host`.
     `booted` lists each boot's commit (or image path), `kernels` its artifact, `guests` its
     guest, `calls` each run's (scheduler of sda, params, nice)."""
 
@@ -131,12 +132,12 @@ class FakeMeasurer:
                  metric: str = "iops", between: float = 0.0, drift: float = 0.0,
                  misread: Mapping[str, tuple[int, float]] | None = None,
                  workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset(),
-                 crash_after: int | None = None, disks: int = 2) -> None:
+                 crash_after: int | None = None, disks: int = 2, host: str = "local") -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
         self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
-        self.crash_after = crash_after
+        self.crash_after, self.host = crash_after, host
         self.disks = [f"sd{chr(ord('a') + i)}" for i in range(disks)]
         self.boots = 0
         self.booted: list[str] = []

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import count, fraction, output_file, seconds
 from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
+from orchestrator.commands.labopts import add_lab_options, lab_from
 from orchestrator.commands.vmopts import add_vm_options, guest_options
 from orchestrator.errors import UserError, choices_error
 from orchestrator.specs import CompareSpec
@@ -52,6 +53,7 @@ def add_parser(sub: Any) -> None:
                    help="write a report; .md, .html or .json by the suffix (repeatable)")
     p.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
     add_vm_options(p)
+    add_lab_options(p)
     add_store_option(p)
 
 
@@ -109,14 +111,16 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
     from orchestrator import wiring
     from orchestrator.compare.collect import comparison
     from orchestrator.compare.runner import run_plan
-    from orchestrator.hosts.lab import local_lab
 
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
         print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
               file=sys.stderr)
-        pool = wiring.open_pool(local_lab(uri))
+        pool = wiring.open_pool(lab_from(plan.lab, plan.host, uri))
+        # a resumed comparison goes on on the host that measured its first runs
+        measured = [r.raw.get("host") for r in store.runs(campaign_id)]
+        host = (measured[0] if measured else None) or plan.host
         try:
-            kernels, measurer = wiring.comparison(plan, pool)
+            kernels, measurer = wiring.comparison(plan, pool, host)
             run_plan(plan, store, campaign_id, kernels, measurer,
                      on_event=lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
         finally:
@@ -143,7 +147,7 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
         metrics=tuple(a.metric), reps=a.reps, boots=a.boots, kernel=a.kernel,
         initrd_modules_from=a.initrd_modules_from, append=a.append, repo=a.repo, config=tuple(a.config),
         alpha=a.alpha, title=a.title, all_metrics=a.all_metrics, reports=tuple(a.report), timeout_s=a.timeout,
-        guest=guest_options(a))
+        guest=guest_options(a), lab=a.lab.absolute() if a.lab is not None else None, host=a.host)
 
 
 def run(a: argparse.Namespace) -> int:
@@ -154,6 +158,7 @@ def run(a: argparse.Namespace) -> int:
     _check_reports(a.report)
     spec = spec_from_args(a)
     plan = plan_from_spec(spec)
+    lab_from(plan.lab, plan.host, a.uri)
     check_kernels(plan)
     store = Store(a.store)
     campaign_id = record(store, f"compare-{a.workload}"[:64], spec)

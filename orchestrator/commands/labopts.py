@@ -16,13 +16,19 @@ def add_lab_options(p: argparse.ArgumentParser) -> None:
 
 def lab_from_args(a: argparse.Namespace) -> Lab:
     """The lab file's hosts, or this machine alone (at --uri) without one. --host is checked here."""
-    if a.lab is None:
-        if a.host is not None:
+    return lab_from(a.lab, a.host, a.uri)
+
+
+def lab_from(path: Path | None, host: str | None, uri: str) -> Lab:
+    """The hosts of lab file `path`, or this machine alone (at `uri`) without one; `host`, when
+    given, must be one of them."""
+    if path is None:
+        if host is not None:
             raise UserError("host: needs --lab FILE naming the hosts")
-        return local_lab(a.uri)
-    lab = load_lab(a.lab)
-    if a.host is not None:
-        lab.host(a.host)
+        return local_lab(uri)
+    lab = load_lab(path)
+    if host is not None:
+        lab.host(host)
     return lab
 
 

@@ -43,6 +43,8 @@ class ComparePlan:
     timeout_s: float
     all_metrics: bool
     accel: str
+    lab: Path | None = None  # the lab file; None: this machine
+    host: str | None = None  # the lab host asked for
 
 
 def _sweep_dims(workloads: Mapping[str, WorkloadDef], name: str, params: list[str],
@@ -126,4 +128,4 @@ def plan_from_spec(a: CompareSpec) -> ComparePlan:
         raise UserError(f"boots: at most --reps ({reps}) boots per variant, got {boots}")
     title = a.title or f"{a.workload}: " + " vs ".join(v.name for v in variants)
     return ComparePlan(title, variants, groups, workload, a.workload, points, swept, spec, reps, boots, primary,
-                       a.alpha, a.repo, tuple(a.config), a.timeout_s, a.all_metrics, a.guest.accel)
+                       a.alpha, a.repo, tuple(a.config), a.timeout_s, a.all_metrics, a.guest.accel, a.lab, a.host)

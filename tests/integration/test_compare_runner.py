@@ -189,3 +189,14 @@ def test_a_comparison_stored_as_argparse_options_before_the_kind_column_gives_th
     legacy = CompareSpec.from_dict({"kind": "compare", "args": options})
     assert legacy == spec_from_args(a) and legacy.guest.memory_mib == 512
     assert plan_from_spec(legacy) == plan_from_spec(spec_from_args(a))
+
+
+def test_every_run_keeps_the_host_that_measured_it_and_the_report_names_a_lab_host(tmp_path: Path) -> None:
+    plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "2")
+    store, cid = _store(tmp_path)
+    run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(host="big1"))
+    assert {r.raw["host"] for r in store.runs(cid)} == {"big1"}
+    assert "measured on lab host big1" in comparison(plan, [r.raw for r in store.runs(cid)]).notes
+    local, lcid = _store(tmp_path / "local")
+    run_plan(plan, local, lcid, FakeKernels(), FakeMeasurer())
+    assert not any("lab host" in n for n in comparison(plan, [r.raw for r in local.runs(lcid)]).notes)

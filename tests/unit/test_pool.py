@@ -38,7 +38,7 @@ class FakeLauncher:
         if self.fail_with is not None:
             raise self.fail_with
         self.booted.append(spec)
-        yield SimpleNamespace(host=self.host.name, spec=spec)
+        yield SimpleNamespace(host=self.host.name, spec=spec, boot_seconds=0.0)
 
     def close(self):
         self.closed = True
@@ -133,3 +133,19 @@ def test_a_guest_cannot_carry_its_own_pinning_or_local_disk_dir_into_a_slot():
     with pytest.raises(UserError, match="^disk-dir: /tmp is a directory of this machine; for host b set disk_dir"):
         fit_spec(VmSpec(disks=DiskSpec(count=1, directory=Path("/tmp"))), b, b.slots[0])
     assert fit_spec(VmSpec(vcpus=4), a, a.slots[1]).pinning == ("2,3",) * 4
+
+
+def test_a_measurer_for_one_host_keeps_every_guest_on_the_host_its_first_got():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, launchers = pool_with()
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, one_host=True)
+    held = [pool.acquire(host="a"), pool.acquire(host="a")]  # host a busy: the first guest goes to b
+    with measurer.boot(KERNEL) as session:
+        assert session.host == "b"
+    for lease in held:
+        pool.release(lease)
+    with measurer.boot(KERNEL) as session:  # a is free now, yet the guest stays on b
+        assert session.host == "b"
+    assert len(launchers["b"].booted) == 2 and "a" not in launchers
