@@ -5,6 +5,7 @@ through it (orchestrator/ports.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
@@ -37,8 +38,9 @@ class PoolSession:
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         target = self.guest if nice is None else NicedGuest(self.guest, nice)
-        return runner.run(target, self.workload, self.params if params is None else params, self.guest.accel,
-                          self.run_s)
+        result = runner.run(target, self.workload, self.params if params is None else params, self.guest.accel,
+                            self.run_s)
+        return dataclasses.replace(result, lab_host=self.host)
 
 
 class PoolMeasurer:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BisectSpec:
-    """A bisection: the campaign file's mapping with the repository made absolute."""
+    """A bisection: the campaign file's mapping with the repository (and lab file) made absolute."""
 
     KIND: ClassVar[str] = "bisect"
     file: Mapping[str, Any]
@@ -36,7 +36,10 @@ class BisectSpec:
     @classmethod
     def of(cls, raw: Mapping[str, Any], campaign: Campaign) -> "BisectSpec":
         """The spec of a campaign file `raw` already parsed as `campaign` (relative to its file)."""
-        return cls({**raw, "repository": str(campaign.repository)}, campaign)
+        absolute = {"repository": str(campaign.repository)}
+        if campaign.lab is not None:
+            absolute["lab"] = str(campaign.lab)
+        return cls({**raw, **absolute}, campaign)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.file)

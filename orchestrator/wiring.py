@@ -15,7 +15,7 @@ from orchestrator.bisect.session import campaign_workdir
 from orchestrator.campaign import Campaign
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
-from orchestrator.hosts.lab import Lab, local_lab
+from orchestrator.hosts.lab import Lab, lab_from
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kernels import Kernels
 from orchestrator.ports import Event
@@ -34,10 +34,11 @@ def open_pool(lab: Lab) -> "GuestPool":
     return GuestPool(lab, host_launcher)
 
 
-def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool") -> tuple[Kernels,
-                                                                                                   "PoolMeasurer"]:
+def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool",
+              host: str | None = None) -> tuple[Kernels, "PoolMeasurer"]:
     """The engine's kernels (commits of the campaign's repository, reverts made in `clone`)
-    and guests running the campaign's workload."""
+    and guests running the campaign's workload, every one on one host: `host`, or the one the
+    first guest got (the engine compares every step with references of the same host)."""
     from orchestrator.kbuild.builder import default_builder
     from orchestrator.sessions import PoolMeasurer
 
@@ -45,7 +46,7 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "Gu
     kernels = Kernels(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, clone)
     measurer = PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
                             choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
-                            campaign.timeouts.boot_s, campaign.timeouts.run_s)
+                            campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True)
     return kernels, measurer
 
 
@@ -71,11 +72,14 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
 def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
                on_event: Callable[[Event], None]) -> Engine:
     """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
-    builds the reverts made in that clone), guests of this machine running the campaign's
-    workload."""
+    builds the reverts made in that clone), guests running the campaign's workload on one host
+    of its lab (this machine without one); a resumed campaign goes on on the host of its runs."""
     choice = choose_workload(campaign)
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
-    kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(local_lab(uri)))
+    measured = [r.raw.get("lab_host") for r in store.runs(campaign_id)]
+    host = (measured[0] if measured else None) or campaign.host
+    kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(lab_from(campaign.lab, campaign.host, uri)),
+                                  host)
     return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
 
 

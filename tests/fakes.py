@@ -111,7 +111,7 @@ class FakeSession:
         value *= 1 + 0.1 * (int(params.get("numjobs", 1)) - 1)
         name = "other" if self.other_metric else m.metric
         return RunResult("fake", params, {name: Metric(name, value, "IO/s", "higher")}, {"fake": "true"},
-                         ({}, {}), ({}, {}), 5.0)
+                         ({}, {}), ({}, {}), 5.0, lab_host=self.host)
 
 
 class FakeMeasurer:

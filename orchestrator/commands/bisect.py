@@ -103,12 +103,16 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     """Everything about a campaign that can be checked without building or booting, checked
     before it is recorded: workload, parameters, metric and its direction, the threshold's sign,
     the disks the workload needs, run_s against the workload's own time, the kernel recipe, the
-    repository and both revisions (read from the user's repository, nothing cloned)."""
+    repository and both revisions (read from the user's repository, nothing cloned), the lab
+    file and its host."""
     from orchestrator.backends.git_bisect import git
     from orchestrator.bisect.adapters import choose_workload
     from orchestrator.campaign import check_threshold_sign
+    from orchestrator.hosts.lab import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
+    if campaign.lab is not None:
+        lab_from(campaign.lab, campaign.host)  # the file's hosts, and `host:` one of them
     choice = choose_workload(campaign)
     check_threshold_sign(campaign.metric.threshold, choice.direction)
     needs = choice.workload.needs_disks

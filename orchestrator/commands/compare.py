@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import count, fraction, output_file, seconds
 from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
-from orchestrator.commands.labopts import add_lab_options, lab_from
+from orchestrator.commands.labopts import add_lab_options
 from orchestrator.commands.vmopts import add_vm_options, guest_options
 from orchestrator.errors import UserError, choices_error
 from orchestrator.specs import CompareSpec
@@ -111,13 +111,14 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
     from orchestrator import wiring
     from orchestrator.compare.collect import comparison
     from orchestrator.compare.runner import run_plan
+    from orchestrator.hosts.lab import lab_from
 
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
         print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
               file=sys.stderr)
         pool = wiring.open_pool(lab_from(plan.lab, plan.host, uri))
         # a resumed comparison goes on on the host that measured its first runs
-        measured = [r.raw.get("host") for r in store.runs(campaign_id)]
+        measured = [r.raw["result"].get("lab_host") for r in store.runs(campaign_id)]
         host = (measured[0] if measured else None) or plan.host
         try:
             kernels, measurer = wiring.comparison(plan, pool, host)
@@ -152,6 +153,7 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.hosts.lab import lab_from
     from orchestrator.specs import record
     from orchestrator.store import Store
 

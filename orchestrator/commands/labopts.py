@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.errors import UserError
-from orchestrator.hosts.lab import Lab, load_lab, local_lab
+from orchestrator.hosts.lab import Lab, lab_from
 
 
 def add_lab_options(p: argparse.ArgumentParser) -> None:
@@ -17,19 +16,6 @@ def add_lab_options(p: argparse.ArgumentParser) -> None:
 def lab_from_args(a: argparse.Namespace) -> Lab:
     """The lab file's hosts, or this machine alone (at --uri) without one. --host is checked here."""
     return lab_from(a.lab, a.host, a.uri)
-
-
-def lab_from(path: Path | None, host: str | None, uri: str) -> Lab:
-    """The hosts of lab file `path`, or this machine alone (at `uri`) without one; `host`, when
-    given, must be one of them."""
-    if path is None:
-        if host is not None:
-            raise UserError("host: needs --lab FILE naming the hosts")
-        return local_lab(uri)
-    lab = load_lab(path)
-    if host is not None:
-        lab.host(host)
-    return lab
 
 
 def open_pool(lab: Lab):  # -> GuestPool (orchestrator/wiring.py, where the real parts are wired)

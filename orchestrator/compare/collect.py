@@ -41,7 +41,7 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
     variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.source(), *v.settings()]))
                 for v in plan.variants]
     notes = sorted({n for raw in kept for n in raw["result"].get("notes", [])})
-    hosts = sorted({raw["host"] for raw in kept if raw.get("host") not in (None, "local")})
+    hosts = sorted({h for raw in kept if (h := raw["result"].get("lab_host")) not in (None, "", "local")})
     if hosts:
         notes.append(f"measured on lab host {', '.join(hosts)}")
     return table.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],

@@ -66,7 +66,7 @@ class GuestSettings:
 
 def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,
              on_event: Callable[[Event], None] = lambda _e: None) -> None:
-    """Every run the schedule still lacks, stored one by one with the host that measured it."""
+    """Every run the schedule still lacks, stored one by one (its result names the lab host)."""
     started = time.monotonic()
     names = [[v.name for v in g] for g in plan.groups]
     by_name = {v.name: v for v in plan.variants}
@@ -99,8 +99,7 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
                     result = session.run(point.params, variant.nice)
                     store.add_run(campaign_id, boot_id, variant.name, result.values(),
                                   {"variant": variant.name, "point": point.point.label, "point_index": slot.point,
-                                   "rep": slot.rep, "kernel": kernel.description, "host": session.host,
-                                   "result": result.to_json()})
+                                   "rep": slot.rep, "kernel": kernel.description, "result": result.to_json()})
                     done += 1
                     emit("measure", variant.name, boot_no,
                          f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"

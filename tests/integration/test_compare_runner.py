@@ -195,7 +195,7 @@ def test_every_run_keeps_the_host_that_measured_it_and_the_report_names_a_lab_ho
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "2")
     store, cid = _store(tmp_path)
     run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(host="big1"))
-    assert {r.raw["host"] for r in store.runs(cid)} == {"big1"}
+    assert {r.raw["result"]["lab_host"] for r in store.runs(cid)} == {"big1"}
     assert "measured on lab host big1" in comparison(plan, [r.raw for r in store.runs(cid)]).notes
     local, lcid = _store(tmp_path / "local")
     run_plan(plan, local, lcid, FakeKernels(), FakeMeasurer())

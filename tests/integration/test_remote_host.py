@@ -22,8 +22,8 @@ from orchestrator.backends.libvirt_vm import owner_pid
 from orchestrator.cli import main
 from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.pool import GuestPool
-from orchestrator.ports import KernelArtifact
 from orchestrator.hosts.push import file_sha256
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec
 
 pytestmark = pytest.mark.vm
@@ -129,3 +129,22 @@ def test_files_a_killed_controller_left_on_the_host_are_removed_at_the_next_star
     finally:
         fresh.close()
     assert f"sshhost:{run_dir}" in removed and not run_dir.exists()
+
+
+def test_compare_on_the_ssh_host_keeps_every_run_there_and_says_so(launcher, distro, live_ssh_server, lab_file,
+                                                                   tmp_path, capsys):
+    from orchestrator.store import Store
+
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    argv = ["compare", "--lab", str(lab_file), "--kernel", str(distro.image), "--initrd-modules-from",
+            distro.release, "--accel", "tcg", "--disks", "1", "--disk-size", "64", "--workload", "fio",
+            "--param", "runtime=2", "--param", "ramp_time=0", "--variant", "none=sched:none",
+            "--variant", "dl=sched:mq-deadline", "--reps", "2", "--boots", "1", "--store", store]
+    assert main(argv) == 0, capsys.readouterr().err
+    runs = list(Store(store).runs(1))
+    assert [r.raw["variant"] for r in runs] == ["none", "dl", "dl", "none"]
+    assert {r.raw["result"]["lab_host"] for r in runs} == {"sshhost"} and Store(store).campaign(1).kind == "compare"
+    assert all(r.raw["result"]["metrics"]["read_iops"]["value"] > 0 for r in runs)
+    assert main(["report", "1", "--format", "md", "--store", store]) == 0
+    assert "measured on lab host sshhost" in capsys.readouterr().out
+    assert local_domains(os.getpid()) == []

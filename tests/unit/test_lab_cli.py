@@ -63,3 +63,17 @@ def test_compare_refuses_a_bad_lab_or_host_in_one_line_and_records_nothing(lab, 
     assert main([*compare, "--host", "big1"]) == 2
     assert capsys.readouterr().err == "vmbisect: host: needs --lab FILE naming the hosts\n"
     assert Store(store).campaigns() == []
+
+
+def test_a_campaign_whose_lab_names_no_such_host_is_refused_before_it_is_recorded(lab, tmp_path, capsys):
+    from orchestrator.store import Store
+
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    campaign = tmp_path / "c.yaml"
+    campaign.write_text(yaml.safe_dump({
+        "name": "on-big2", "repository": str(tmp_path), "good": "v1", "bad": "v2", "workload": "fio",
+        "metric": {"name": "read_iops", "threshold": "-10%"}, "guest": {"disks": {"count": 1}},
+        "lab": lab(), "host": "big2"}))
+    assert main(["bisect", str(campaign), "--store", store]) == 2
+    assert capsys.readouterr().err == "vmbisect: host: invalid value 'big2'; valid choices: big1\n"
+    assert Store(store).campaigns() == []

@@ -54,3 +54,13 @@ def test_a_stored_spec_that_does_not_fit_its_kind_is_refused_naming_the_field(ki
 ])
 def test_the_kind_of_a_campaign_stored_before_the_kind_column(spec, kind):
     assert legacy_kind(spec) == kind
+
+
+def test_a_bisection_spec_keeps_the_lab_file_absolute_for_a_resume_from_elsewhere(tmp_path):
+    from orchestrator.campaign import parse_campaign
+
+    raw = {**CAMPAIGN, "repository": "linux", "lab": "lab.yaml", "host": "big1"}
+    spec = BisectSpec.of(raw, parse_campaign(raw, base=tmp_path))
+    again = load("bisect", spec.to_dict())
+    assert again.to_dict()["lab"] == str(tmp_path / "lab.yaml") and again.campaign.lab == tmp_path / "lab.yaml"
+    assert again.campaign.repository == tmp_path / "linux" and again.campaign.host == "big1"
