@@ -118,8 +118,8 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
               file=sys.stderr)
         pool = wiring.open_pool(lab_from(plan.lab, plan.host, uri))
         # a resumed comparison goes on on the host that measured its first runs
-        measured = [r.raw["result"].get("lab_host") for r in store.runs(campaign_id)]
-        host = (measured[0] if measured else None) or plan.host
+        first = store.first_run(campaign_id)
+        host = (first.raw["result"].get("lab_host") if first else None) or plan.host
         try:
             kernels, measurer = wiring.comparison(plan, pool, host)
             run_plan(plan, store, campaign_id, kernels, measurer,

@@ -200,3 +200,25 @@ def test_every_run_keeps_the_host_that_measured_it_and_the_report_names_a_lab_ho
     local, lcid = _store(tmp_path / "local")
     run_plan(plan, local, lcid, FakeKernels(), FakeMeasurer())
     assert not any("lab host" in n for n in comparison(plan, [r.raw for r in local.runs(lcid)]).notes)
+
+
+def test_a_resumed_comparison_goes_on_on_the_host_of_its_first_runs(tmp_path: Path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from orchestrator import wiring
+    from orchestrator.commands.compare import execute
+
+    plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "3")
+    store, cid = _store(tmp_path)
+    asked: list[str | None] = []
+
+    def comparison(_plan, _pool, host=None):  # type: ignore[no-untyped-def]
+        asked.append(host)
+        return FakeKernels(), FakeMeasurer(host=host or "big1", crash_after=None if asked[1:] else 2)
+
+    monkeypatch.setattr(wiring, "open_pool", lambda lab: SimpleNamespace(close=lambda: None))
+    monkeypatch.setattr(wiring, "comparison", comparison)
+    with pytest.raises(KeyboardInterrupt):
+        execute(plan, store, cid, "qemu:///system")
+    execute(plan, store, cid, "qemu:///system")
+    assert asked == [None, "big1"] and len(list(store.runs(cid))) == 6
