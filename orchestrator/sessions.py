@@ -6,10 +6,11 @@ through it (orchestrator/ports.py)."""
 from __future__ import annotations
 
 import dataclasses
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Mapping
 
 from orchestrator.backends.libvirt_vm import Guest
+from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.ports import KernelArtifact, RunResult
 from orchestrator.vm.spec import VmSpec
@@ -66,10 +67,23 @@ class PoolMeasurer:
 
     @contextmanager
     def boot(self, kernel: KernelArtifact, append: str | None = None) -> Iterator[PoolSession]:
+        """A guest on a free slot. A host that fails while the guest boots is marked down by
+        the pool and the boot goes to another host, as long as this measurer is not yet tied
+        to one (no `host`, and no guest of it ran yet): nothing was measured there."""
         self.check(kernel)
-        with self.pool.guest(self.spec, kernel, self.host, self.accel, self.append if append is None else append,
-                             self.boot_timeout_s) as guest:
-            if self.one_host:
-                self.host = guest.host
-            runner.prepare(guest, self.workload)
-            yield PoolSession(guest, self.workload, self.params, self.run_s)
+        while True:
+            stack = ExitStack()
+            try:
+                guest = stack.enter_context(self.pool.guest(
+                    self.spec, kernel, self.host, self.accel, self.append if append is None else append,
+                    self.boot_timeout_s))
+            except HostFailed:
+                if self.host is not None:
+                    raise
+                continue  # that host is down now: the next slot is on another, or no host is up
+            with stack:
+                if self.one_host:
+                    self.host = guest.host
+                runner.prepare(guest, self.workload)
+                yield PoolSession(guest, self.workload, self.params, self.run_s)
+            return

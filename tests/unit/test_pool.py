@@ -149,3 +149,37 @@ def test_a_measurer_for_one_host_keeps_every_guest_on_the_host_its_first_got():
     with measurer.boot(KERNEL) as session:  # a is free now, yet the guest stays on b
         assert session.host == "b"
     assert len(launchers["b"].booted) == 2 and "a" not in launchers
+
+
+def test_a_host_failing_before_the_first_guest_sends_the_boot_to_another_host():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, launchers = pool_with({"a": InfraError("cannot connect to libvirt at qemu+ssh://a/system")})
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, one_host=True)
+    with measurer.boot(KERNEL) as session:
+        assert session.host == "b"
+    assert [(s.name, s.up) for s in pool.status()] == [("a", False), ("b", True)]
+
+
+def test_a_host_failing_once_a_measurer_is_tied_to_it_is_not_hidden():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, _ = pool_with({"a": InfraError("cannot connect to libvirt at qemu+ssh://a/system")})
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, host="a", one_host=True)
+    with pytest.raises(HostFailed, match="^host a: "):
+        with measurer.boot(KERNEL):
+            pass
+    assert [s.up for s in pool.status()] == [False, True]
+
+
+def test_every_host_failing_ends_in_no_host_is_up_naming_each_reason():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, _ = pool_with({"a": InfraError("libvirt gone"), "b": InfraError("ssh refused")})
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, one_host=True)
+    with pytest.raises(InfraError, match="^no host is up: a: libvirt gone; b: ssh refused$"):
+        with measurer.boot(KERNEL):
+            pass
