@@ -78,6 +78,12 @@ class GuestSession(Protocol):
 
 
 class Measurer(Protocol):
+    host: str | None  # the host every guest goes to; None until the first guest picks one
+
+    def move_on(self) -> bool:
+        """After HostFailed of the host the measurer is tied to: forget it, so the next guest
+        boots on any host that is up (True), unless that host was asked for (False)."""
+
     def check(self, kernel: KernelArtifact) -> None:
         """WorkloadFailed when the kernel's known .config lacks what the workload needs."""
 

@@ -56,8 +56,14 @@ class PoolMeasurer:
                  run_s: float | None = None, host: str | None = None, one_host: bool = False) -> None:
         self.pool, self.spec, self.workload, self.params, self.needs = pool, spec, workload, params, needs
         self.accel, self.append, self.boot_timeout_s, self.run_s, self.host = accel, append, boot_timeout_s, run_s, host
-        self.one_host = one_host
+        self.one_host, self.asked = one_host, host
         self._checked: set[str] = set()
+
+    def move_on(self) -> bool:
+        if self.asked is not None:
+            return False
+        self.host = None
+        return True
 
     def check(self, kernel: KernelArtifact) -> None:
         if kernel.sha256 not in self._checked:

@@ -436,9 +436,10 @@ class Store:
         with self._session() as s:
             return int(s.scalar(select(func.count(SampleRow.id)).where(SampleRow.campaign_id == campaign_id)) or 0)
 
-    def first_run(self, campaign_id: int) -> RunRow | None:
+    def last_run(self, campaign_id: int) -> RunRow | None:
         with self._session() as s:
-            return s.scalars(select(RunRow).where(RunRow.campaign_id == campaign_id).order_by(RunRow.id).limit(1)).first()
+            return s.scalars(select(RunRow).where(RunRow.campaign_id == campaign_id)
+                             .order_by(RunRow.id.desc()).limit(1)).first()
 
     def runs(self, campaign_id: int) -> Iterator[RunRow]:
         with self._session() as s:

@@ -76,8 +76,8 @@ def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     of its lab (this machine without one); a resumed campaign goes on on the host of its runs."""
     choice = choose_workload(campaign)
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
-    first = store.first_run(campaign_id)
-    host = (first.raw.get("lab_host") if first else None) or campaign.host
+    last = store.last_run(campaign_id)
+    host = (last.raw.get("lab_host") if last else None) or campaign.host
     kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(lab_from(campaign.lab, campaign.host, uri)),
                                   host)
     return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, WorkloadFailed
+from orchestrator.hosts.errors import HostFailed
 from orchestrator.ports import Build, KernelArtifact
 from orchestrator.workloads.result import Metric, RunResult
 
@@ -102,6 +104,9 @@ class FakeSession:
         m = self.measurer
         if m.crash_after is not None and len(m.calls) >= m.crash_after:
             raise KeyboardInterrupt("controller killed")
+        if self.host in m.host_fails_after and m.runs_on[self.host] >= m.host_fails_after[self.host]:
+            raise HostFailed(self.host, "ssh: connection lost")
+        m.runs_on[self.host] += 1
         if self.fails:
             raise WorkloadFailed(self.fails)
         sched = self.guest.sysfs.get("/sys/block/sda/queue/scheduler", "mq-deadline")
@@ -123,7 +128,9 @@ class FakeMeasurer:
     of the commits of `workload_fails` the workload fails with the given message; in
     `metric_missing` ones it reports another metric. `crash_after`: the controller is killed
     (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...) and
-    run on lab host `host`.
+    run on lab host `host`; `host_fails_after[h] = n`: host h fails (HostFailed) at its n-th
+    run; `move_on` then sends the next guest to the first of `spare_hosts` (unless the host
+    was `asked` for), and with none left there is no host up.
     `booted` lists each boot's commit (or image path), `kernels` its artifact, `guests` its
     guest, `calls` each run's (scheduler of sda, params, nice)."""
 
@@ -132,12 +139,16 @@ class FakeMeasurer:
                  metric: str = "iops", between: float = 0.0, drift: float = 0.0,
                  misread: Mapping[str, tuple[int, float]] | None = None,
                  workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset(),
-                 crash_after: int | None = None, disks: int = 2, host: str = "local") -> None:
+                 crash_after: int | None = None, disks: int = 2, host: str | None = "local",
+                 host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
+                 asked: bool = False) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
         self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
         self.crash_after, self.host = crash_after, host
+        self.host_fails_after, self.spare_hosts, self.asked = dict(host_fails_after or {}), list(spare_hosts), asked
+        self.runs_on: Counter[str] = Counter()
         self.disks = [f"sd{chr(ord('a') + i)}" for i in range(disks)]
         self.boots = 0
         self.booted: list[str] = []
@@ -150,11 +161,21 @@ class FakeMeasurer:
     def check(self, kernel: KernelArtifact) -> None:
         self.checked.append(kernel)
 
+    def move_on(self) -> bool:
+        if self.asked:
+            return False
+        self.host = None
+        return True
+
     @contextmanager
     def boot(self, kernel: KernelArtifact, append: str | None = None) -> Iterator[FakeSession]:
         self.boots += 1
         if self.infra_after is not None and self.boots > self.infra_after:
             raise InfraError("libvirt could not start the guest: fake host failure")
+        if self.host is None:
+            if not self.spare_hosts:
+                raise InfraError("no host is up")
+            self.host = self.spare_hosts.pop(0)
         commit = kernel.commit or str(kernel.image)
         if commit in self.boot_broken:
             raise BootFailed("guest kernel failed to boot: Kernel panic - not syncing: fake", "console tail")

@@ -109,7 +109,7 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
 
 def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
     from orchestrator import wiring
-    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.collect import comparison, run_host
     from orchestrator.compare.runner import run_plan
     from orchestrator.hosts.lab import lab_from
 
@@ -117,9 +117,9 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
         print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
               file=sys.stderr)
         pool = wiring.open_pool(lab_from(plan.lab, plan.host, uri))
-        # a resumed comparison goes on on the host that measured its first runs
-        first = store.first_run(campaign_id)
-        host = (first.raw["result"].get("lab_host") if first else None) or plan.host
+        # a resumed comparison goes on on the host that measured its last run
+        last = store.last_run(campaign_id)
+        host = run_host(last.raw) if last else plan.host
         try:
             kernels, measurer = wiring.comparison(plan, pool, host)
             run_plan(plan, store, campaign_id, kernels, measurer,

@@ -15,10 +15,12 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from orchestrator.compare import settings
+from orchestrator.compare.collect import run_host
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import KernelFault, UserError, WorkloadFailed
+from orchestrator.hosts.errors import HostFailed
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
@@ -29,9 +31,10 @@ class KernelSource(Protocol):
     def kernel(self, variant: Variant) -> KernelArtifact: ...
 
 
-def stored_counts(store: Store, campaign_id: int) -> Counter[tuple[str, int]]:
-    """Runs already kept per (variant, point index)."""
-    return Counter((r.raw["variant"], int(r.raw["point_index"])) for r in store.runs(campaign_id))
+def stored_counts(store: Store, campaign_id: int, host: str) -> Counter[tuple[str, int]]:
+    """Runs already kept per (variant, point index) that `host` measured."""
+    return Counter((r.raw["variant"], int(r.raw["point_index"])) for r in store.runs(campaign_id)
+                   if run_host(r.raw) == host)
 
 
 class GuestSettings:
@@ -66,12 +69,29 @@ class GuestSettings:
 
 def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,
              on_event: Callable[[Event], None] = lambda _e: None) -> None:
-    """Every run the schedule still lacks, stored one by one (its result names the lab host)."""
+    """Every run the schedule still lacks on the measurer's host, stored one by one (each
+    result names its host). When that host fails (HostFailed) and the measurer may move on,
+    the comparison starts over on another host: the failed host's runs stay stored but are
+    never compared with another host's (compare/collect.py keeps the last host's)."""
     started = time.monotonic()
+    while True:
+        try:
+            _run_schedule(plan, store, campaign_id, kernels, measurer, on_event, started)
+            return
+        except HostFailed as exc:
+            if not measurer.move_on():
+                raise
+            on_event(Event("requeue", exc.host, message=f"{exc}; the comparison starts over on another host "
+                           f"(the runs {exc.host} measured are kept, not compared)",
+                           elapsed_s=time.monotonic() - started))
+
+
+def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,
+                  on_event: Callable[[Event], None], started: float) -> None:
     names = [[v.name for v in g] for g in plan.groups]
     by_name = {v.name: v for v in plan.variants}
-    todo = remaining(schedule(names, len(plan.points), plan.reps, plan.boots), dict(stored_counts(store,
-                                                                                                   campaign_id)))
+    have = stored_counts(store, campaign_id, measurer.host) if measurer.host is not None else Counter()
+    todo = remaining(schedule(names, len(plan.points), plan.reps, plan.boots), dict(have))
     total = sum(len(b.slots) for b in todo)
     done = 0
 
@@ -106,5 +126,8 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
                          f" rep {slot.rep + 1}: " + ", ".join(
                              f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))
         except KernelFault as exc:
+            store.end_boot(boot_id, "failed", error=str(exc))
+            raise
+        except HostFailed as exc:
             store.end_boot(boot_id, "failed", error=str(exc))
             raise

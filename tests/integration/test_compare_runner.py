@@ -85,7 +85,7 @@ def test_different_kernels_boot_in_turn_one_run_per_boot(tmp_path: Path) -> None
     measurer = FakeMeasurer()
     run_plan(plan, store, cid, FakeKernels(), measurer)
     assert [k.image.name for k in measurer.kernels] == ["old", "new", "new", "old", "old", "new"]
-    assert stored_counts(store, cid) == {("old", 0): 3, ("old", 1): 3, ("new", 0): 3, ("new", 1): 3}
+    assert stored_counts(store, cid, "local") == {("old", 0): 3, ("old", 1): 3, ("new", 0): 3, ("new", 1): 3}
 
 
 def test_a_killed_controller_resumes_without_losing_or_repeating_runs(tmp_path: Path) -> None:
@@ -202,7 +202,7 @@ def test_every_run_keeps_the_host_that_measured_it_and_the_report_names_a_lab_ho
     assert not any("lab host" in n for n in comparison(plan, [r.raw for r in local.runs(lcid)]).notes)
 
 
-def test_a_resumed_comparison_goes_on_on_the_host_of_its_first_runs(tmp_path: Path, monkeypatch) -> None:
+def test_a_resumed_comparison_goes_on_on_the_host_of_its_last_run(tmp_path: Path, monkeypatch) -> None:
     from types import SimpleNamespace
 
     from orchestrator import wiring
@@ -222,3 +222,36 @@ def test_a_resumed_comparison_goes_on_on_the_host_of_its_first_runs(tmp_path: Pa
         execute(plan, store, cid, "qemu:///system")
     execute(plan, store, cid, "qemu:///system")
     assert asked == [None, "big1"] and len(list(store.runs(cid))) == 6
+
+
+def test_a_host_lost_mid_comparison_is_replaced_and_its_runs_are_kept_but_never_compared(tmp_path: Path) -> None:
+    from orchestrator.ports import Event
+
+    plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "4",
+                 "--sweep", "numjobs=1,4")
+    store, cid = _store(tmp_path)
+    events: list[Event] = []
+    measurer = FakeMeasurer(host="big1", host_fails_after={"big1": 5}, spare_hosts=["big2"])
+    run_plan(plan, store, cid, FakeKernels(), measurer, events.append)
+    hosts = [r.raw["result"]["lab_host"] for r in store.runs(cid)]
+    assert hosts == ["big1"] * 5 + ["big2"] * 16, "big2 measured the whole schedule; big1's 5 runs are kept"
+    assert stored_counts(store, cid, "big2") == {("none", 0): 4, ("none", 1): 4, ("bfq", 0): 4, ("bfq", 1): 4}
+    c = comparison(plan, [r.raw for r in store.runs(cid)])
+    assert sum(len(v) for per_point in c.samples.values() for m in per_point.values() for v in m.values()) == 16
+    assert "measured on lab host big2" in c.notes
+    assert "5 run(s) measured on host big1 before it failed are kept but not compared" in c.notes
+    assert [e.commit for e in events if e.phase == "requeue"] == ["big1"]
+
+
+def test_a_lost_host_that_was_asked_for_stops_the_comparison_and_with_no_host_left_it_stops_too(
+        tmp_path: Path) -> None:
+    from orchestrator.errors import InfraError
+    from orchestrator.hosts.errors import HostFailed
+
+    plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "2")
+    store, cid = _store(tmp_path)
+    with pytest.raises(HostFailed, match="^host big1: ssh: connection lost$"):
+        run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(host="big1", host_fails_after={"big1": 1},
+                                                               spare_hosts=["big2"], asked=True))
+    with pytest.raises(InfraError, match="^no host is up$"):
+        run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(host="big1", host_fails_after={"big1": 1}))

@@ -85,11 +85,11 @@ def test_a_store_from_before_the_kind_column_gets_it_with_each_campaign_kind_der
     assert Store(url).campaign(again.new_campaign("n", {}, "verify")).kind == "verify"  # opened again: kept
 
 
-def test_the_first_run_of_a_campaign_is_the_one_stored_first(store):
+def test_the_last_run_of_a_campaign_is_the_one_stored_last(store):
     cid = store.new_campaign("c", {})
-    assert store.first_run(cid) is None
+    assert store.last_run(cid) is None
     boot = store.start_boot(cid, "a" * 40)
     store.add_run(cid, boot, "a" * 40, {"iops": 1.0}, {"lab_host": "big1"})
     store.add_run(cid, boot, "a" * 40, {"iops": 2.0}, {"lab_host": "big2"})
-    first = store.first_run(cid)
-    assert first is not None and first.raw == {"lab_host": "big1"}
+    last = store.last_run(cid)
+    assert last is not None and last.raw == {"lab_host": "big2"}
