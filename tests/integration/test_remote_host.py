@@ -148,3 +148,44 @@ def test_compare_on_the_ssh_host_keeps_every_run_there_and_says_so(launcher, dis
     assert main(["report", "1", "--format", "md", "--store", store]) == 0
     assert "measured on lab host sshhost" in capsys.readouterr().out
     assert local_domains(os.getpid()) == []
+
+
+def test_compare_whose_ssh_host_is_cut_mid_run_finishes_on_the_other_host(launcher, distro, live_ssh_server,
+                                                                          tmp_path, capsys):
+    import yaml
+
+    from orchestrator.store import Store
+
+    lab = tmp_path / "two.yaml"
+    lab.write_text(yaml.safe_dump({"hosts": [live_ssh_server.lab_dict(slots=[{"cpus": "0-1"}]),
+                                             {"name": "local", "slots": [{"cpus": "0-1"}]}]}))
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+
+    def cut_after_the_first_run_there() -> None:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                if any(r.raw["result"]["lab_host"] == "sshhost" for r in Store(store).runs(1)):
+                    live_ssh_server.cut()
+                    return
+            except Exception:  # the store is not created yet
+                pass
+            time.sleep(0.3)
+
+    cutter = threading.Thread(target=cut_after_the_first_run_there, daemon=True)
+    cutter.start()
+    argv = ["compare", "--lab", str(lab), "--kernel", str(distro.image), "--initrd-modules-from", distro.release,
+            "--accel", "tcg", "--disks", "1", "--disk-size", "64", "--workload", "fio", "--param", "runtime=2",
+            "--param", "ramp_time=0", "--variant", "none=sched:none", "--variant", "dl=sched:mq-deadline",
+            "--reps", "3", "--boots", "1", "--store", store]
+    assert main(argv) == 0, capsys.readouterr().err
+    cutter.join(5)
+    out = capsys.readouterr()
+    hosts = [r.raw["result"]["lab_host"] for r in Store(store).runs(1)]
+    cut_at = hosts.index("local")
+    assert cut_at >= 1 and set(hosts[:cut_at]) == {"sshhost"} and hosts[cut_at:] == ["local"] * 6
+    assert "starts over on another host" in out.err
+    assert main(["report", "1", "--format", "md", "--store", store]) == 0
+    assert f"{cut_at} run(s) measured on host sshhost before it failed are kept but not compared" in (
+        capsys.readouterr().out)
+    assert wait_until(lambda: local_domains(os.getpid()) == [], 30)
