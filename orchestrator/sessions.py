@@ -49,18 +49,20 @@ class PoolMeasurer:
     kernel command line `append` unless a boot names its own, on lab host `host` (None: any
     free slot), `accel` chosen per host. `needs`: kernel options the workload needs (checked
     once per image before its first boot). `one_host`: every guest after the first on the
-    first one's host, so no two of its samples come from hosts of different speed."""
+    first one's host, so no two of its samples come from hosts of different speed. `pinned`:
+    the user asked for `host` (default: whenever one is given), so it never moves on."""
 
     def __init__(self, pool: GuestPool, spec: VmSpec, workload: WorkloadDef, params: Mapping[str, Any],
                  needs: Mapping[str, str], accel: str = "auto", append: str = "", boot_timeout_s: float = 120.0,
-                 run_s: float | None = None, host: str | None = None, one_host: bool = False) -> None:
+                 run_s: float | None = None, host: str | None = None, one_host: bool = False,
+                 pinned: bool | None = None) -> None:
         self.pool, self.spec, self.workload, self.params, self.needs = pool, spec, workload, params, needs
         self.accel, self.append, self.boot_timeout_s, self.run_s, self.host = accel, append, boot_timeout_s, run_s, host
-        self.one_host, self.asked = one_host, host
+        self.one_host, self.pinned = one_host, host is not None if pinned is None else pinned
         self._checked: set[str] = set()
 
     def move_on(self) -> bool:
-        if self.asked is not None:
+        if self.pinned:
             return False
         self.host = None
         return True

@@ -46,7 +46,8 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "Gu
     kernels = Kernels(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, clone)
     measurer = PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
                             choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
-                            campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True)
+                            campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True,
+                            pinned=campaign.host is not None)
     return kernels, measurer
 
 
@@ -54,7 +55,8 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
                                                                                       "PoolMeasurer"]:
     """Each variant's kernel (built only when a variant names a commit) and guests of the
     comparison's shape running its workload, the sweep point's parameters given per run, every
-    guest on one host: `host`, or the one the first guest got."""
+    guest on one host: `host` (the one asked for, or where a resumed comparison measured
+    last), or the one the first guest got; it moves on from a failed host unless asked for."""
     from orchestrator.kbuild.builder import default_builder
     from orchestrator.sessions import PoolMeasurer
 
@@ -65,7 +67,7 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
     kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
     needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
     measurer = PoolMeasurer(pool, plan.spec, plan.workload, plan.points[0].params, needs, plan.accel,
-                            boot_timeout_s=plan.timeout_s, host=host, one_host=True)
+                            boot_timeout_s=plan.timeout_s, host=host, one_host=True, pinned=plan.host is not None)
     return kernels, measurer
 
 

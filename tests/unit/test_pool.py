@@ -183,3 +183,14 @@ def test_every_host_failing_ends_in_no_host_is_up_naming_each_reason():
     with pytest.raises(InfraError, match="^no host is up: a: libvirt gone; b: ssh refused$"):
         with measurer.boot(KERNEL):
             pass
+
+
+def test_a_measurer_moves_on_from_its_host_only_when_nobody_asked_for_that_host():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, _ = pool_with()
+    fio = load_all()["fio"]
+    assert not PoolMeasurer(pool, VmSpec(), fio, {}, {}, host="b").move_on()  # --host b
+    resumed = PoolMeasurer(pool, VmSpec(), fio, {}, {}, host="b", pinned=False)  # where it measured last
+    assert resumed.move_on() and resumed.host is None
