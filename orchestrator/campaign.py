@@ -17,7 +17,6 @@ from typing import Any, Mapping
 import yaml
 
 from orchestrator import yamlcheck
-from orchestrator.bisect.endpoints import DIRECTIONS, Threshold
 from orchestrator.errors import UserError
 from orchestrator.vm.spec import (
     AIO_MODES,
@@ -37,6 +36,7 @@ from orchestrator.vm.spec import (
 )
 
 ACCELS = ("auto", "kvm", "tcg")
+DIRECTIONS = ("higher", "lower")
 # Bounds of the file itself (docs/campaign.md, "Limits").
 MAX_FILE_BYTES = 1 << 20
 MAX_DEPTH = 16
@@ -53,6 +53,18 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]{0,254}")
 BUILD_FAILURE_POLICIES = ("skip",)
 BOOT_FAILURE_POLICIES = ("skip", "bad")
 CONFIRMS = ("revert", "none")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """`relative`: change of bad against good, e.g. -0.10 for "10% lower"; `absolute`: a bound
+    the metric crosses when it regresses (below it for higher-is-better, above for lower)."""
+
+    kind: str
+    value: float
+
+    def describe(self) -> str:
+        return f"{self.value:+.1%}" if self.kind == "relative" else f"bound {self.value:g}"
 
 
 @dataclass(frozen=True)
