@@ -151,7 +151,7 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
         while len(have) < need:
             with measurer.boot(builder.build(commit)) as session:
                 for _ in range(min(3, need - len(have))):
-                    have.append(session.run().metrics["iops"])
+                    have.append(session.run().values()["iops"])
         return have
 
     vcs = FakeLinearVcs(shas)

@@ -17,7 +17,6 @@ from typing import Any, Mapping
 import yaml
 
 from orchestrator import yamlcheck
-from orchestrator.bisect.endpoints import DIRECTIONS, Threshold
 from orchestrator.errors import UserError
 from orchestrator.vm.spec import (
     AIO_MODES,
@@ -37,6 +36,7 @@ from orchestrator.vm.spec import (
 )
 
 ACCELS = ("auto", "kvm", "tcg")
+DIRECTIONS = ("higher", "lower")
 # Bounds of the file itself (docs/campaign.md, "Limits").
 MAX_FILE_BYTES = 1 << 20
 MAX_DEPTH = 16
@@ -53,6 +53,18 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]{0,254}")
 BUILD_FAILURE_POLICIES = ("skip",)
 BOOT_FAILURE_POLICIES = ("skip", "bad")
 CONFIRMS = ("revert", "none")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """`relative`: change of bad against good, e.g. -0.10 for "10% lower"; `absolute`: a bound
+    the metric crosses when it regresses (below it for higher-is-better, above for lower)."""
+
+    kind: str
+    value: float
+
+    def describe(self) -> str:
+        return f"{self.value:+.1%}" if self.kind == "relative" else f"bound {self.value:g}"
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,8 @@ class Campaign:
     timeouts: Timeouts = Timeouts()
     first_parent: bool = False
     alpha: float = 0.05
+    lab: Path | None = None  # lab file (docs/hosts.md); None: this machine
+    host: str | None = None  # the lab host every guest runs on; None: the first free one, then that one
     source: Path | None = None
 
 
@@ -201,8 +215,12 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
         timeouts=_timeouts(top.get("timeouts", {})),
         first_parent=_bool(top.get("first_parent", False), "first_parent"),
         alpha=_float(top.get("alpha", 0.05), "alpha", 1e-6, 0.5),
+        lab=_path(top["lab"], "lab", base) if top.get("lab") is not None else None,
+        host=yamlcheck.text(top["host"], "host") if top.get("host") is not None else None,
         source=source,
     )
+    if campaign.host is not None and campaign.lab is None:
+        raise UserError("host: needs lab: naming the lab file of the hosts")
     if campaign.max_boots_per_commit < campaign.boots_per_commit:
         raise UserError(f"max_boots_per_commit: must be at least boots_per_commit ({campaign.boots_per_commit}), "
                         f"got {campaign.max_boots_per_commit}")
@@ -210,16 +228,21 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
 
 
 def _repository(value: Any, base: Path) -> Path:
-    text = yamlcheck.text(value, "repository")
+    return _path(value, "repository", base, "the path of a git repository")
+
+
+def _path(value: Any, field: str, base: Path, what: str = "a file") -> Path:
+    """A path of the file (`~` expanded, relative to the campaign file's directory)."""
+    text = yamlcheck.text(value, field)
     if not text:
-        raise UserError("repository: empty; give the path of a git repository")
+        raise UserError(f"{field}: empty; give {what}")
     try:
-        repo = Path(text).expanduser()
-        return repo if repo.is_absolute() else (base / repo).resolve()
+        path = Path(text).expanduser()
+        return path if path.is_absolute() else (base / path).resolve()
     except RuntimeError:
-        raise UserError(f"repository: cannot expand {text.split('/')[0]!r}: no such user") from None
+        raise UserError(f"{field}: cannot expand {text.split('/')[0]!r}: no such user") from None
     except OSError as exc:
-        raise UserError(f"repository: {text[:80]!r}: {exc.strerror}") from None
+        raise UserError(f"{field}: {text[:80]!r}: {exc.strerror}") from None
 
 
 def _revision(value: Any, path: str) -> str:

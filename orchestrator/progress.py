@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from orchestrator.bisect.engine import Event
+from orchestrator.ports import Event
 
 
 def json_lines(stream: TextIO = sys.stdout) -> Callable[[Event], None]:

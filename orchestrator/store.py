@@ -77,6 +77,7 @@ class CampaignRow(Base):
     __tablename__ = "campaigns"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(Short(64))
+    kind: Mapped[str] = mapped_column(Short(16), default="bisect")  # orchestrator/specs.py: what `spec` is
     spec: Mapped[str] = mapped_column(Text)
     state: Mapped[str] = mapped_column(Short(16), default="running")
     bisect_log: Mapped[str] = mapped_column(Text, default="")
@@ -224,6 +225,39 @@ def _widen(engine: Engine) -> None:
                     conn.exec_driver_sql(f'ALTER TABLE {table.name} ALTER COLUMN "{column.name}" TYPE {kind}')
 
 
+def legacy_kind(spec: str) -> str:
+    """The kind of a campaign a store from before the `kind` column holds, from its spec: a
+    comparison said so in it, a verification carried its own arguments under `verify`; anything
+    else was a bisection. Used once per row, when the column is added."""
+    try:
+        data = json.loads(spec or "{}")
+    except ValueError:
+        return "bisect"
+    if not isinstance(data, dict):
+        return "bisect"
+    if data.get("kind") == "compare":
+        return "compare"
+    return "verify" if "verify" in data else "bisect"
+
+
+def _add_kind(engine: Engine) -> None:
+    """A store from before the `kind` column gets it, each row's kind derived once from its spec.
+    Two controllers opening the same old store at once: one adds it, the other finds it added."""
+    if "kind" in {c["name"] for c in inspect(engine).get_columns("campaigns")}:
+        return
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE campaigns ADD COLUMN kind VARCHAR(16) NOT NULL DEFAULT 'bisect'")
+            rows = conn.exec_driver_sql("SELECT id, spec FROM campaigns").fetchall()
+            for campaign_id, spec in rows:
+                kind = legacy_kind(spec)
+                if kind != "bisect":
+                    conn.execute(update(CampaignRow).where(CampaignRow.id == campaign_id).values(kind=kind))
+    except (SQLAlchemyError, InfraError):
+        if "kind" not in {c["name"] for c in inspect(engine).get_columns("campaigns")}:
+            raise
+
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
@@ -240,6 +274,7 @@ class Store:
             event.listen(self.engine, "handle_error", _host_fault)
             Base.metadata.create_all(self.engine)
             _widen(self.engine)
+            _add_kind(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from exc
@@ -256,9 +291,10 @@ class Store:
     def _session(self) -> Session:
         return self._sessions()
 
-    def new_campaign(self, name: str, spec: Mapping[str, Any]) -> int:
+    def new_campaign(self, name: str, spec: Mapping[str, Any], kind: str = "bisect") -> int:
+        """A campaign of `kind` whose typed spec (orchestrator/specs.py) wrote `spec`."""
         with self._session() as s, s.begin():
-            row = CampaignRow(name=name, spec=json.dumps(spec, default=str))
+            row = CampaignRow(name=name, kind=kind, spec=json.dumps(spec, default=str))
             s.add(row)
         return row.id
 
@@ -399,6 +435,11 @@ class Store:
     def sample_count(self, campaign_id: int) -> int:
         with self._session() as s:
             return int(s.scalar(select(func.count(SampleRow.id)).where(SampleRow.campaign_id == campaign_id)) or 0)
+
+    def last_run(self, campaign_id: int) -> RunRow | None:
+        with self._session() as s:
+            return s.scalars(select(RunRow).where(RunRow.campaign_id == campaign_id)
+                             .order_by(RunRow.id.desc()).limit(1)).first()
 
     def runs(self, campaign_id: int) -> Iterator[RunRow]:
         with self._session() as s:

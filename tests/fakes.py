@@ -1,15 +1,29 @@
-"""Fakes of the engine's build and VM ports: tests only, never what a user gets."""
+"""The one set of fakes of the measurement layer's ports (orchestrator/ports.py), for the bisect
+engine and the compare runner alike: tests only, never what a user gets."""
 
 from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from orchestrator.agent.protocol import ExecResult
+from orchestrator.compare.variant import Variant
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, WorkloadFailed
-from orchestrator.ports import BuiltKernel, RunResult
+from orchestrator.hosts.errors import HostFailed
+from orchestrator.ports import Build, KernelArtifact
+from orchestrator.workloads.result import Metric, RunResult
+
+SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")
+# Relative throughput by the first disk's I/O scheduler (the guest boots with mq-deadline).
+SCHEDULER_SPEED = {"none": 1.5, "mq-deadline": 1.0, "bfq": 0.75, "kyber": 1.375}
+
+
+def fake_kernel(commit: str, sha256: str) -> KernelArtifact:
+    return KernelArtifact(Path(f"/fake/{commit}"), sha256, description=f"commit {commit}", commit=commit)
 
 
 class FakeBuilder:
@@ -22,63 +36,159 @@ class FakeBuilder:
         self.groups = same_image if isinstance(same_image, list) else [same_image]
         self.built: list[str] = []
 
-    def build(self, commit: str) -> BuiltKernel:
+    def build(self, commit: str) -> Build:
         self.built.append(commit)
         if commit in self.broken:
             raise BuildFailed("drivers/scsi/sd.c:12:3: error: expected ';' before '}' token")
         key = next((f"same-{i}" for i, g in enumerate(self.groups) if commit in g), commit)
-        return BuiltKernel(commit, Path(f"/fake/{commit}"), hashlib.sha256(key.encode()).hexdigest())
+        return Build(fake_kernel(commit, hashlib.sha256(key.encode()).hexdigest()))
+
+
+class FakeKernels:
+    """A comparison's variants' kernels: the file a variant names, or /built/<commit>."""
+
+    def kernel(self, variant: Variant) -> KernelArtifact:
+        image = Path(variant.kernel or f"/built/{variant.commit}")
+        return KernelArtifact(image, hashlib.sha256(str(image).encode()).hexdigest(), variant.modules,
+                              description=variant.source(), commit=variant.commit or "")
+
+
+class FakeAgent:
+    def __init__(self, sysfs: dict[str, str]) -> None:
+        self.sysfs = sysfs
+
+    def get(self, path: str) -> bytes:
+        if path not in self.sysfs:
+            raise WorkloadFailed(f"agent get failed: open {path}: no such file or directory")
+        value = self.sysfs[path]
+        if path.endswith("/scheduler"):
+            return (" ".join(f"[{s}]" if s == value else s for s in SCHEDULERS) + "\n").encode()
+        return (value + "\n").encode()
+
+
+class FakeGuest:
+    """A booted guest with a pretend sysfs: its disks' schedulers and one knob; `commands`
+    lists what was executed in it."""
+
+    def __init__(self, disks: list[str]) -> None:
+        self.hello = {"block_devices": [{"name": d} for d in disks]}
+        self.boot_seconds = 0.01
+        self.sysfs = {f"/sys/block/{d}/queue/scheduler": "mq-deadline" for d in disks}
+        self.sysfs["/sys/kernel/knob"] = "0"
+        self.agent = FakeAgent(self.sysfs)
+        self.domain = None
+        self.commands: list[list[str]] = []
+
+    def exec(self, argv: list[str], **_kwargs: Any) -> ExecResult:
+        self.commands.append(argv)
+        if argv[:2] == ["sh", "-c"]:
+            value, path = argv[4], argv[5]
+            if path.endswith("/scheduler") and value not in SCHEDULERS:
+                return ExecResult(1, "", False, b"", b"sh: write error: Invalid argument\n", 0.0)
+            self.sysfs[path] = value
+        return ExecResult(0, "", False, b"", b"", 0.0)
 
 
 class FakeSession:
-    def __init__(self, value: float, within: float, rng: random.Random, metric: str, fails: str = "",
-                 other_metric: bool = False) -> None:
-        self.boot_seconds = 0.01
-        self.value, self.within, self.rng, self.metric, self.fails = value, within, rng, metric, fails
-        self.other_metric = other_metric
+    """One guest: each run reads `value` with gaussian noise of CoV `within`, scaled by the
+    first disk's I/O scheduler and, when the run names it, by numjobs (+10% a job beyond one)."""
 
-    def run(self) -> RunResult:
+    def __init__(self, measurer: "FakeMeasurer", guest: FakeGuest, value: float, fails: str = "",
+                 other_metric: bool = False) -> None:
+        self.measurer, self.guest, self.value, self.fails = measurer, guest, value, fails
+        self.other_metric = other_metric
+        self.boot_seconds = 0.01
+        self.host = measurer.host
+
+    def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
+        m = self.measurer
+        if m.crash_after is not None and len(m.calls) >= m.crash_after:
+            raise KeyboardInterrupt("controller killed")
+        if self.host in m.host_fails_after and m.runs_on[self.host] >= m.host_fails_after[self.host]:
+            raise HostFailed(self.host, "ssh: connection lost")
+        m.runs_on[self.host] += 1
         if self.fails:
             raise WorkloadFailed(self.fails)
-        value = self.rng.gauss(self.value, self.value * self.within)
-        return RunResult({"other": value} if self.other_metric else {self.metric: value}, {"fake": True})
+        sched = self.guest.sysfs.get("/sys/block/sda/queue/scheduler", "mq-deadline")
+        params = dict(params or {})
+        m.calls.append((sched, params, nice))
+        value = m.rng.gauss(self.value, self.value * m.noise) * SCHEDULER_SPEED[sched]
+        value *= 1 + 0.1 * (int(params.get("numjobs", 1)) - 1)
+        name = "other" if self.other_metric else m.metric
+        return RunResult("fake", params, {name: Metric(name, value, "IO/s", "higher")}, {"fake": "true"},
+                         ({}, {}), ({}, {}), 5.0, lab_host=self.host)
 
 
 class FakeMeasurer:
-    """The metric of a guest booted with `commit`'s kernel, the nested way real guests behave:
-    `value_of(commit)` x a per-boot offset (gaussian, CoV `between`) x a host drift (`drift` per
-    boot, linear over the campaign), each run adding gaussian noise of CoV `noise` (within the
-    boot). `misread[commit] = (n, factor)`: the first n boots of that commit read `factor`
-    times the value (a host disturbance that lasted while it was measured). In guests of the
-    commits of `workload_fails` the workload fails with the given message; in `metric_missing`
-    ones it reports another metric."""
+    """The metric of a guest booted with a kernel, the nested way real guests behave:
+    `value_of(kernel.commit)` x a per-boot offset (gaussian, CoV `between`) x a host drift
+    (`drift` per boot, linear over the campaign), each run adding gaussian noise of CoV `noise`
+    (within the boot). `misread[commit] = (n, factor)`: the first n boots of that commit read
+    `factor` times the value (a host disturbance that lasted while it was measured). In guests
+    of the commits of `workload_fails` the workload fails with the given message; in
+    `metric_missing` ones it reports another metric. `crash_after`: the controller is killed
+    (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...) and
+    run on lab host `host`; `host_fails_after[h] = n`: host h fails (HostFailed) at its n-th
+    run; `move_on` then sends the next guest to the first of `spare_hosts` (unless the host
+    was `asked` for), and with none left there is no host up.
+    `booted` lists each boot's commit (or image path), `kernels` its artifact, `guests` its
+    guest, `calls` each run's (scheduler of sda, params, nice)."""
 
-    def __init__(self, value_of: Callable[[str], float], noise: float = 0.03, seed: int = 0,
-                 boot_broken: set[str] = frozenset(), infra_after: int | None = None, metric: str = "iops",
-                 between: float = 0.0, drift: float = 0.0,
+    def __init__(self, value_of: Callable[[str], float] = lambda _commit: 8000.0, noise: float = 0.03,
+                 seed: int = 0, boot_broken: set[str] = frozenset(), infra_after: int | None = None,
+                 metric: str = "iops", between: float = 0.0, drift: float = 0.0,
                  misread: Mapping[str, tuple[int, float]] | None = None,
-                 workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset()) -> None:
+                 workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset(),
+                 crash_after: int | None = None, disks: int = 2, host: str | None = "local",
+                 host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
+                 asked: bool = False) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
         self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
+        self.crash_after, self.host = crash_after, host
+        self.host_fails_after, self.spare_hosts, self.asked = dict(host_fails_after or {}), list(spare_hosts), asked
+        self.runs_on: Counter[str] = Counter()
+        self.disks = [f"sd{chr(ord('a') + i)}" for i in range(disks)]
         self.boots = 0
         self.booted: list[str] = []
+        self.kernels: list[KernelArtifact] = []
+        self.appends: list[str | None] = []
+        self.guests: list[FakeGuest] = []
+        self.calls: list[tuple[str, dict[str, Any], int | None]] = []
+        self.checked: list[KernelArtifact] = []
+
+    def check(self, kernel: KernelArtifact) -> None:
+        self.checked.append(kernel)
+
+    def move_on(self) -> bool:
+        if self.asked:
+            return False
+        self.host = None
+        return True
 
     @contextmanager
-    def boot(self, kernel: BuiltKernel) -> Iterator[FakeSession]:
+    def boot(self, kernel: KernelArtifact, append: str | None = None) -> Iterator[FakeSession]:
         self.boots += 1
         if self.infra_after is not None and self.boots > self.infra_after:
             raise InfraError("libvirt could not start the guest: fake host failure")
-        if kernel.commit in self.boot_broken:
+        if self.host is None:
+            if not self.spare_hosts:
+                raise InfraError("no host is up")
+            self.host = self.spare_hosts.pop(0)
+        commit = kernel.commit or str(kernel.image)
+        if commit in self.boot_broken:
             raise BootFailed("guest kernel failed to boot: Kernel panic - not syncing: fake", "console tail")
-        self.booted.append(kernel.commit)
-        value = self.value_of(kernel.commit) * (1 + self.rng.gauss(0.0, self.between)) * (1 + self.drift * self.boots)
-        count, factor = self.misread.get(kernel.commit, (0, 1.0))
-        if self.booted.count(kernel.commit) <= count:
+        self.booted.append(commit)
+        self.kernels.append(kernel)
+        self.appends.append(append)
+        value = self.value_of(commit) * (1 + self.rng.gauss(0.0, self.between)) * (1 + self.drift * self.boots)
+        count, factor = self.misread.get(commit, (0, 1.0))
+        if self.booted.count(commit) <= count:
             value *= factor
-        yield FakeSession(value, self.noise, self.rng, self.metric, self.workload_fails.get(kernel.commit, ""),
-                          kernel.commit in self.metric_missing)
+        guest = FakeGuest(self.disks)
+        self.guests.append(guest)
+        yield FakeSession(self, guest, value, self.workload_fails.get(commit, ""), commit in self.metric_missing)
 
 
 class FakeLinearVcs:

@@ -14,6 +14,7 @@ written to WORKDIR/culprit at the end.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -21,12 +22,12 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
 from orchestrator.campaign import parse_campaign
-from orchestrator.ports import BuiltKernel, RunResult
+from orchestrator.ports import KernelArtifact, RunResult
 from orchestrator.store import Store, process_start
 from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
 
@@ -35,18 +36,18 @@ class TokenSession:
     """A fake session whose every run carries a unique token."""
 
     def __init__(self, inner: FakeSession) -> None:
-        self.inner, self.boot_seconds = inner, inner.boot_seconds
+        self.inner, self.boot_seconds, self.host, self.guest = inner, inner.boot_seconds, inner.host, inner.guest
 
-    def run(self) -> RunResult:
+    def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         time.sleep(0.004)
-        result = self.inner.run()
-        return RunResult(result.metrics, {"token": uuid.uuid4().hex})
+        result = self.inner.run(params, nice)
+        return dataclasses.replace(result, raw={"token": uuid.uuid4().hex})
 
 
 class GuestFiles(FakeMeasurer):
     def __init__(self, guests: Path, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.guests = guests
+        self.guest_files = guests
         guests.mkdir(parents=True, exist_ok=True)
         for leftover in guests.iterdir():
             pid, _, started = leftover.name.partition("@")
@@ -54,14 +55,14 @@ class GuestFiles(FakeMeasurer):
                 leftover.unlink()
 
     @contextmanager
-    def boot(self, kernel: BuiltKernel) -> Iterator[TokenSession]:
+    def boot(self, kernel: KernelArtifact, append: str | None = None) -> Iterator[TokenSession]:
         me = f"{os.getpid()}@{process_start(os.getpid())}-{self.boots}"
-        (self.guests / me).touch()
+        (self.guest_files / me).touch()
         try:
-            with super().boot(kernel) as session:
+            with super().boot(kernel, append) as session:
                 yield TokenSession(session)
         finally:
-            (self.guests / me).unlink()
+            (self.guest_files / me).unlink()
 
 
 def main(url: str, repo: str, culprit: str, campaign_id: int, workdir: str, guests: str) -> None:

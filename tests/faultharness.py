@@ -57,7 +57,7 @@ def _spawn(url: str, repo: Path, culprit: str, cid: int, work: Path) -> BaseProc
 
 
 def _tokens(store: Store, cid: int) -> list[str]:
-    return [r.raw["token"] for r in store.runs(cid)]
+    return [r.raw["raw"]["token"] for r in store.runs(cid)]
 
 
 def kill_and_resume(url: str, work: Path, kills: int, seed: int) -> Figures:

@@ -15,7 +15,7 @@ from orchestrator.accel import AccelChoice, choose_accel
 from orchestrator.backends import host
 from orchestrator.backends.libvirt_vm import DEFAULT_URI, Guest, LibvirtProvider
 from orchestrator.errors import BootFailed, InfraError, UserError, choices_error
-from orchestrator.image import DEFAULT_MODULES
+from orchestrator.image import DEFAULT_MODULES, modfiles
 from orchestrator.image.builder import GuestImageBuilder
 from orchestrator.vm.spec import ACCELS, VmSpec
 
@@ -46,7 +46,11 @@ class GuestLauncher:
                                        compression=images.compression)
         if not (images.modules_root / modules_release).is_dir():
             raise UserError(f"initrd-modules-from: no {images.modules_root / modules_release} on this machine")
-        return images.build(kernel_release=modules_release, modules=DEFAULT_MODULES).path
+        wanted = DEFAULT_MODULES
+        if modules_root is not None:  # a kernel vmbisect built: the drivers its recipe made modules
+            index = modfiles.load_index(images.modules_root, modules_release)
+            wanted = tuple(m for m in DEFAULT_MODULES if index.offers(m))
+        return images.build(kernel_release=modules_release, modules=wanted).path
 
     def close(self) -> None:
         self.provider.close()

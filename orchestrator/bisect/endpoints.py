@@ -11,21 +11,10 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
+from orchestrator.campaign import DIRECTIONS, Threshold
 from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
 
-DIRECTIONS = ("higher", "lower")
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """`relative`: change of bad against good, e.g. -0.10 for "10% lower"; `absolute`: a bound
-    the metric crosses when it regresses (below it for higher-is-better, above for lower)."""
-
-    kind: str
-    value: float
-
-    def describe(self) -> str:
-        return f"{self.value:+.1%}" if self.kind == "relative" else f"bound {self.value:g}"
+__all__ = ["DIRECTIONS", "EndpointCheck", "Threshold", "check_endpoints", "level"]
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from orchestrator.errors import (
     UserError,
     WorkloadFailed,
 )
-from orchestrator.ports import BuiltKernel, KernelBuilder, Measurer
+from orchestrator.ports import Event, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import (
     Boot,
     StepOdds,
@@ -66,19 +66,6 @@ REEXAMINE_BOOTS = 2
 MAX_ROUNDS = 6
 # A confidence below this is called low in every output.
 HIGH_CONFIDENCE = 0.95
-
-
-@dataclass(frozen=True)
-class Event:
-    """Progress: `phase` is build, boot, measure, decide, endpoints, recheck, confirm or done."""
-
-    phase: str
-    commit: str = ""
-    step: int = 0
-    steps_left: int = 0
-    samples: int = 0
-    message: str = ""
-    elapsed_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -142,7 +129,7 @@ class Engine:
         self.on_event = on_event
         self.error = error
         self._start = time.monotonic()
-        self._kernels: dict[str, BuiltKernel] = {}
+        self._kernels: dict[str, KernelArtifact] = {}
         self._step = 0
         self._last_ref_first = ""
         self._boot_cache: dict[str, list[Boot]] | None = None
@@ -226,19 +213,19 @@ class Engine:
             self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name)
         return self._boot_cache
 
-    def _kernel(self, campaign_id: int, commit: str) -> BuiltKernel:
+    def _kernel(self, campaign_id: int, commit: str) -> KernelArtifact:
         if commit not in self._kernels:
             self._emit("build", commit)
             started = time.monotonic()
             try:
-                kernel = self.builder.build(commit)
+                built = self.builder.build(commit)
             except BuildFailed as exc:
                 self.store.add_build(campaign_id, commit, "failed", error=str(exc)[:2000],
                                      duration_s=time.monotonic() - started)
                 raise
-            self.store.add_build(campaign_id, commit, "ok", image=str(kernel.path), sha256=kernel.sha256,
-                                 cache_hit=kernel.cache_hit, duration_s=kernel.duration_s)
-            self._kernels[commit] = kernel
+            self.store.add_build(campaign_id, commit, "ok", image=str(built.kernel.image), sha256=built.kernel.sha256,
+                                 cache_hit=built.cache_hit, duration_s=built.duration_s)
+            self._kernels[commit] = built.kernel
         return self._kernels[commit]
 
     def _boot_once(self, campaign_id: int, commit: str) -> None:
@@ -257,7 +244,7 @@ class Engine:
                     if self.c.metric.name not in result.metrics:
                         raise WorkloadFailed(f"metric {self.c.metric.name!r} missing from the results; "
                                              f"got {', '.join(sorted(result.metrics))}")
-                    self.store.add_run(campaign_id, boot_id, commit, result.metrics, result.raw)
+                    self.store.add_run(campaign_id, boot_id, commit, result.values(), result.to_json())
                     self._boot_cache = None
         except BootFailed as exc:
             self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}"[:4000])

@@ -1,19 +1,13 @@
-"""Start or resume a campaign with the real parts (the CLI's entry to the engine)."""
+"""Where a bisection keeps its files, and what the store keeps of its campaign file (the
+engine itself is wired with the real parts in orchestrator/wiring.py)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from orchestrator import paths
-from orchestrator.backends.factory import real_launcher
-from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.adapters import BuilderPort, MeasurerPort, choose_workload
-from orchestrator.bisect.engine import Engine, Event, Outcome
-from orchestrator.campaign import Campaign, parse_campaign
-from orchestrator.kbuild.builder import default_builder
-from orchestrator.kbuild.recipe import parse_recipe
+from orchestrator.campaign import Campaign
 from orchestrator.store import Store
 
 
@@ -24,34 +18,7 @@ def campaign_workdir(store: Store, campaign_id: int) -> Path:
 
 
 def stored_spec(raw: Mapping[str, Any], campaign: Campaign) -> dict[str, Any]:
-    """The campaign file's mapping with the repository made absolute, for resume."""
-    return {**raw, "repository": str(campaign.repository)}
+    """What the store keeps of a bisection's campaign file (orchestrator/specs.py BisectSpec)."""
+    from orchestrator.specs import BisectSpec
 
-
-def stored_campaign(store: Store, campaign_id: int) -> Campaign:
-    """The campaign as stored (a verification's own arguments, under `verify`, left aside)."""
-    spec = json.loads(store.campaign(campaign_id).spec)
-    return parse_campaign({k: v for k, v in spec.items() if k != "verify"})
-
-
-def is_verification(store: Store, campaign_id: int) -> bool:
-    return "verify" in json.loads(store.campaign(campaign_id).spec or "{}")
-
-
-def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-               on_event: Callable[[Event], None]) -> Engine:
-    """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
-    builds the reverts made in that clone), libvirt guests and the campaign's workload."""
-    choice = choose_workload(campaign)
-    recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
-    launcher = real_launcher(uri)
-    accel = launcher.choose_accel(campaign.accel).accel
-    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
-    builder = BuilderPort(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, vcs.repo)
-    return Engine(campaign, choice.direction, vcs, builder,
-                  MeasurerPort(launcher, campaign, choice, accel), store, on_event)
-
-
-def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-                 on_event: Callable[[Event], None]) -> Outcome:
-    return engine_for(campaign, store, campaign_id, uri, on_event).run(campaign_id)
+    return BisectSpec.of(raw, campaign).to_dict()

@@ -35,8 +35,9 @@ def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_jso
     imported here, not at start-up, so other commands stay quick. The campaign's lock is held
     throughout; an infrastructure error pauses the campaign (`vmbisect resume` continues it)."""
     from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.session import campaign_workdir, run_campaign
+    from orchestrator.bisect.session import campaign_workdir
     from orchestrator.progress import LiveView, json_lines
+    from orchestrator.wiring import run_campaign
 
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
         print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
@@ -102,12 +103,16 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     """Everything about a campaign that can be checked without building or booting, checked
     before it is recorded: workload, parameters, metric and its direction, the threshold's sign,
     the disks the workload needs, run_s against the workload's own time, the kernel recipe, the
-    repository and both revisions (read from the user's repository, nothing cloned)."""
+    repository and both revisions (read from the user's repository, nothing cloned), the lab
+    file and its host."""
     from orchestrator.backends.git_bisect import git
     from orchestrator.bisect.adapters import choose_workload
     from orchestrator.campaign import check_threshold_sign
+    from orchestrator.hosts.lab import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
+    if campaign.lab is not None:
+        lab_from(campaign.lab, campaign.host)  # the file's hosts, and `host:` one of them
     choice = choose_workload(campaign)
     check_threshold_sign(campaign.metric.threshold, choice.direction)
     needs = choice.workload.needs_disks
@@ -140,13 +145,13 @@ def _is_dir(path: Path) -> bool:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.bisect.session import stored_spec
     from orchestrator.campaign import parse_campaign, read_campaign_file
+    from orchestrator.specs import BisectSpec, record
     from orchestrator.store import Store
 
     raw = read_campaign_file(a.campaign)
     campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
     preflight(campaign)
     store = Store(a.store)
-    campaign_id = store.new_campaign(campaign.name, stored_spec(raw, campaign))
+    campaign_id = record(store, campaign.name, BisectSpec.of(raw, campaign))
     return execute(campaign, store, campaign_id, a.uri, a.json)

@@ -27,8 +27,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.hosts.pool import KernelArtifact
     from orchestrator.hosts.push import file_sha256
+    from orchestrator.ports import KernelArtifact
 
     spec = spec_from_args(a)
     lab = lab_from_args(a)

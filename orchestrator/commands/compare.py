@@ -4,15 +4,16 @@ and workload, runs interleaved, an mmtests-style table with significance, Markdo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import count, fraction, output_file, seconds
 from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
-from orchestrator.commands.vmopts import add_vm_options
+from orchestrator.commands.labopts import add_lab_options
+from orchestrator.commands.vmopts import add_vm_options, guest_options
 from orchestrator.errors import UserError, choices_error
+from orchestrator.specs import CompareSpec
 
 if TYPE_CHECKING:
     from orchestrator.compare.model import Comparison
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from orchestrator.store import Store
 
 FORMATS = ("md", "html", "json")
-KIND = "compare"
 
 
 def add_parser(sub: Any) -> None:
@@ -53,6 +53,7 @@ def add_parser(sub: Any) -> None:
                    help="write a report; .md, .html or .json by the suffix (repeatable)")
     p.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
     add_vm_options(p)
+    add_lab_options(p)
     add_store_option(p)
 
 
@@ -72,7 +73,7 @@ def check_kernels(plan: ComparePlan) -> None:
     commits = [v for v in plan.variants if v.commit]
     repo = plan.repo
     if commits:
-        assert repo is not None  # plan_from_args asks for --repo
+        assert repo is not None  # plan_from_spec asks for --repo
         if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
             raise UserError(f"repo: {repo} is not a git repository")
         parse_recipe(list(plan.recipe))
@@ -107,26 +108,26 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
 
 
 def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
-    from orchestrator.backends.factory import real_launcher
-    from orchestrator.compare.collect import comparison
-    from orchestrator.compare.kernels import RealKernels
+    from orchestrator import wiring
+    from orchestrator.compare.collect import comparison, run_host
     from orchestrator.compare.runner import run_plan
-    from orchestrator.kbuild.builder import default_builder
-    from orchestrator.kbuild.recipe import parse_recipe
+    from orchestrator.hosts.lab import lab_from
 
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
         print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
               file=sys.stderr)
-        launcher = real_launcher(uri)
-        accel = launcher.choose_accel(plan.accel).accel
-        builder = None
-        if any(v.commit for v in plan.variants):
-            builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
-        kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
-        run_plan(plan, store, campaign_id, kernels, launcher, accel,
-                 progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
+        pool = wiring.open_pool(lab_from(plan.lab, plan.host, uri))
+        # a resumed comparison goes on on the host that measured its last run
+        last = store.last_run(campaign_id)
+        host = run_host(last.raw) if last else plan.host
+        try:
+            kernels, measurer = wiring.comparison(plan, pool, host)
+            run_plan(plan, store, campaign_id, kernels, measurer,
+                     on_event=lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
+        finally:
+            pool.close()
     result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
-    store.set_state(campaign_id, "done", {"kind": KIND, "verdict": list(result.verdict)})
+    store.set_state(campaign_id, "done", {"kind": CompareSpec.KIND, "verdict": list(result.verdict)})
     return result
 
 
@@ -140,16 +141,30 @@ def print_summary(c: Comparison) -> None:
         print("\n" + "\n".join(metric_block(c, metric)))
 
 
+def spec_from_args(a: argparse.Namespace) -> CompareSpec:
+    """The comparison the options ask for, as it is stored (checked by plan_from_spec)."""
+    return CompareSpec(
+        variants=tuple(a.variant), workload=a.workload, params=tuple(a.param), sweeps=tuple(a.sweep),
+        metrics=tuple(a.metric), reps=a.reps, boots=a.boots, kernel=a.kernel,
+        initrd_modules_from=a.initrd_modules_from, append=a.append, repo=a.repo, config=tuple(a.config),
+        alpha=a.alpha, title=a.title, all_metrics=a.all_metrics, reports=tuple(a.report), timeout_s=a.timeout,
+        guest=guest_options(a), lab=a.lab.absolute() if a.lab is not None else None, host=a.host)
+
+
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.compare.plan import args_to_json, plan_from_args
+    from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.hosts.lab import lab_from
+    from orchestrator.specs import record
     from orchestrator.store import Store
 
     _check_reports(a.report)
-    plan = plan_from_args(a)
+    spec = spec_from_args(a)
+    plan = plan_from_spec(spec)
+    lab_from(plan.lab, plan.host, a.uri)
     check_kernels(plan)
     store = Store(a.store)
-    campaign_id = store.new_campaign(f"compare-{a.workload}"[:64], {"kind": KIND, "args": args_to_json(a)})
-    return finish(execute(plan, store, campaign_id, a.uri), a.report)
+    campaign_id = record(store, f"compare-{a.workload}"[:64], spec)
+    return finish(execute(plan, store, campaign_id, a.uri), list(spec.reports))
 
 
 def finish(result: Comparison, reports: list[Path]) -> int:
@@ -158,34 +173,16 @@ def finish(result: Comparison, reports: list[Path]) -> int:
     return 0
 
 
-def stored_args(store: Store, campaign_id: int) -> argparse.Namespace | None:
-    """A stored comparison's options (None when the campaign is a bisection)."""
-    spec = json.loads(store.campaign(campaign_id).spec)
-    if spec.get("kind") != KIND:
-        return None
-    args = dict(spec["args"])
-    for key in ("repo", "disk_dir"):
-        if args.get(key) is not None:
-            args[key] = Path(args[key])
-    args["report"] = [Path(p) for p in args.get("report", [])]
-    return argparse.Namespace(**args)
+def resume(store: Store, campaign_id: int, spec: CompareSpec, a: argparse.Namespace) -> int:
+    from orchestrator.compare.plan import plan_from_spec
 
-
-def resume(store: Store, campaign_id: int, a: argparse.Namespace) -> int:
-    from orchestrator.compare.plan import plan_from_args
-
-    stored = stored_args(store, campaign_id)
-    if stored is None:
-        raise UserError(f"id: campaign {campaign_id} is not a comparison")
-    plan = plan_from_args(stored)
+    plan = plan_from_spec(spec)
     check_kernels(plan)
-    return finish(execute(plan, store, campaign_id, a.uri, a.take_over), stored.report)
+    return finish(execute(plan, store, campaign_id, a.uri, a.take_over), list(spec.reports))
 
 
-def report(store: Store, campaign_id: int, fmt: str) -> str:
+def report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
     from orchestrator.compare.collect import comparison
-    from orchestrator.compare.plan import plan_from_args
+    from orchestrator.compare.plan import plan_from_spec
 
-    stored = stored_args(store, campaign_id)
-    assert stored is not None
-    return render(comparison(plan_from_args(stored), (r.raw for r in store.runs(campaign_id))), fmt)
+    return render(comparison(plan_from_spec(spec), (r.raw for r in store.runs(campaign_id))), fmt)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.errors import UserError
-from orchestrator.hosts.lab import Lab, load_lab, local_lab
+from orchestrator.hosts.lab import Lab, lab_from
 
 
 def add_lab_options(p: argparse.ArgumentParser) -> None:
@@ -16,18 +15,10 @@ def add_lab_options(p: argparse.ArgumentParser) -> None:
 
 def lab_from_args(a: argparse.Namespace) -> Lab:
     """The lab file's hosts, or this machine alone (at --uri) without one. --host is checked here."""
-    if a.lab is None:
-        if a.host is not None:
-            raise UserError("host: needs --lab FILE naming the hosts")
-        return local_lab(a.uri)
-    lab = load_lab(a.lab)
-    if a.host is not None:
-        lab.host(a.host)
-    return lab
+    return lab_from(a.lab, a.host, a.uri)
 
 
-def open_pool(lab: Lab):  # -> GuestPool; imported late: libvirt and paramiko load only when booting
-    from orchestrator.backends.factory import host_launcher
-    from orchestrator.hosts.pool import GuestPool
+def open_pool(lab: Lab):  # -> GuestPool (orchestrator/wiring.py, where the real parts are wired)
+    from orchestrator import wiring
 
-    return GuestPool(lab, host_launcher)
+    return wiring.open_pool(lab)

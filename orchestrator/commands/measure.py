@@ -59,30 +59,29 @@ def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.hosts.pool import KernelArtifact
     from orchestrator.hosts.push import file_sha256
-    from orchestrator.workloads import kneeds, runner
+    from orchestrator.ports import KernelArtifact
+    from orchestrator.sessions import PoolMeasurer
 
     plan, spec = plan_from_args(a)
     lab = lab_from_args(a)
-    kneeds.check_kernel(plan.workload.name, plan.workload.kernel_needs_all(plan.points), a.kernel)
     kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
     samples: list[tuple[int, str, RunResult]] = []
     boots: list[dict[str, Any]] = []
     pool = open_pool(lab)
+    # Every boot on one host: samples from hosts of different speed are never mixed.
+    measurer = PoolMeasurer(pool, spec, plan.workload, plan.points[0], plan.workload.kernel_needs_all(plan.points),
+                            a.accel, a.append, a.timeout, host=a.host, one_host=True)
     try:
-        # Every boot on one host: samples from hosts of different speed are never mixed.
-        host = a.host
+        measurer.check(kernel)
         for boot in range(a.boots):
-            with pool.guest(spec, kernel, host, a.accel, a.append, a.timeout) as guest:
-                host = guest.host
-                boots.append({"host": guest.host, "hello": guest.hello, "boot_seconds": guest.boot_seconds,
+            with measurer.boot(kernel) as session:
+                guest = session.guest
+                boots.append({"host": session.host, "hello": guest.hello, "boot_seconds": session.boot_seconds,
                               "accel": guest.accel})
-                runner.prepare(guest, plan.workload)
                 for point in plan.points:
                     for _ in range(a.reps):
-                        samples.append((boot, plan.point_label(point), runner.run(guest, plan.workload, point,
-                                                                                  guest.accel)))
+                        samples.append((boot, plan.point_label(point), session.run(point)))
     finally:
         pool.close()
     if a.json:

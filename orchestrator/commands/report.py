@@ -26,22 +26,26 @@ def run(a: argparse.Namespace) -> int:
         raise choices_error("format", a.format, FORMATS)
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.session import campaign_workdir, is_verification, stored_campaign
+    from orchestrator.bisect.session import campaign_workdir
     from orchestrator.commands import compare
     from orchestrator.report import collect, render_json, render_markdown
     from orchestrator.report_html import render_html
+    from orchestrator.specs import BisectSpec, CompareSpec, VerifySpec, stored
     from orchestrator.store import Store
 
     store = Store(a.store)
-    if compare.stored_args(store, a.id) is not None:
-        _emit(compare.report(store, a.id, a.format), a.output)
+    row = store.campaign(a.id)
+    spec = stored(row)
+    if isinstance(spec, CompareSpec):
+        _emit(compare.report(store, a.id, spec, a.format), a.output)
         return 0
-    if is_verification(store, a.id):
-        result = store.campaign(a.id).result or {}
+    if isinstance(spec, VerifySpec):
+        result = row.result or {}
         _emit(json.dumps(result, indent=2) if a.format == "json" else "\n".join(result.get("verdict", [])), a.output)
         return 0
+    assert isinstance(spec, BisectSpec)
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
-    campaign = stored_campaign(store, a.id)
+    campaign = spec.campaign
     gb = GitBisect(campaign.repository, campaign_workdir(store, a.id))
     gb.prepare()
     report = collect(store, a.id, campaign.metric.name, choose_workload(campaign).direction, gb.info)

@@ -23,18 +23,19 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.bisect.session import is_verification, stored_campaign
     from orchestrator.commands import compare, verify
+    from orchestrator.specs import BisectSpec, CompareSpec, VerifySpec, stored
     from orchestrator.store import Store
 
     store = Store(a.store)
     row = store.campaign(a.id)
     if row.state not in RESUMABLE:
         raise UserError(f"id: campaign {a.id} is {row.state}, not running or paused; see vmbisect report {a.id}")
-    if compare.stored_args(store, a.id) is not None:
-        return compare.resume(store, a.id, a)
-    if is_verification(store, a.id):
+    spec = stored(row)
+    if isinstance(spec, CompareSpec):
+        return compare.resume(store, a.id, spec, a)
+    if isinstance(spec, VerifySpec):
         return verify.execute(store, a.id, a.uri, a.take_over)
-    campaign = stored_campaign(store, a.id)
-    preflight(campaign)
-    return execute(campaign, store, a.id, a.uri, a.json, a.take_over)
+    assert isinstance(spec, BisectSpec)
+    preflight(spec.campaign)
+    return execute(spec.campaign, store, a.id, a.uri, a.json, a.take_over)

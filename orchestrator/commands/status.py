@@ -24,7 +24,7 @@ def run(a: argparse.Namespace) -> int:
     store = Store(a.store)
     rows = [store.campaign(a.id)] if a.id is not None else store.campaigns()
     table = Table(title="vmbisect campaigns")
-    for col in ("id", "name", "state", "steps", "samples", "result", "updated"):
+    for col in ("id", "kind", "name", "state", "steps", "samples", "result", "updated"):
         table.add_column(col)
     for row in rows:
         decisions = store.decisions(row.id)
@@ -36,7 +36,7 @@ def run(a: argparse.Namespace) -> int:
             shown = "inconclusive: " + shown
         if "confidence" in result:  # the answer's confidence beside it, LOW when it is
             shown += f" ({result.get('confidence_text', '').split(':')[0]})"
-        table.add_row(str(row.id), row.name, row.state, str(sum(d.role == "step" for d in decisions)),
+        table.add_row(str(row.id), row.kind, row.name, row.state, str(sum(d.role == "step" for d in decisions)),
                       str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
     Console().print(table)
     return 0

@@ -7,7 +7,6 @@ parent-against-commit table in the mmtests layout."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,17 +26,19 @@ def add_parser(sub: Any) -> None:
 
 def execute(store: Any, campaign_id: int, uri: str, take_over: bool = False) -> int:
     """Run (or resume) a stored verification under the campaign's lock, as a bisection runs."""
-    from orchestrator.bisect.session import engine_for, stored_campaign
     from orchestrator.bisect.verify import verify_commit
     from orchestrator.commands.bisect import paused_on_infra_error
     from orchestrator.progress import json_lines
+    from orchestrator.specs import VerifySpec, stored
+    from orchestrator.wiring import engine_for
 
-    spec = json.loads(store.campaign(campaign_id).spec)["verify"]
-    campaign = stored_campaign(store, campaign_id)
+    spec = stored(store.campaign(campaign_id))
+    assert isinstance(spec, VerifySpec)
+    campaign = spec.campaign
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
         engine = engine_for(campaign, store, campaign_id, uri, json_lines(sys.stderr))
         print(f"vmbisect: verification {campaign_id}; resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-        result = verify_commit(engine, campaign_id, spec["commit"], spec["boots"], spec["revert_on"])
+        result = verify_commit(engine, campaign_id, spec.commit, spec.boots, spec.revert_on)
     print(result.answer.line)
     if result.revert:
         print(result.revert)
@@ -60,10 +61,10 @@ def table(result: Any, metric: str, direction: str) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.bisect.session import stored_spec
     from orchestrator.campaign import parse_campaign, read_campaign_file
     from orchestrator.commands.bisect import preflight
     from orchestrator.errors import UserError
+    from orchestrator.specs import BisectSpec, VerifySpec, record
     from orchestrator.store import Store
 
     if a.boots and a.boots < 2:
@@ -73,6 +74,6 @@ def run(a: argparse.Namespace) -> int:
     preflight(campaign)
     store = Store(a.store)
     boots = a.boots or max(4, campaign.boots_per_commit)
-    spec = {**stored_spec(raw, campaign), "verify": {"commit": a.commit, "revert_on": a.revert_on, "boots": boots}}
-    campaign_id = store.new_campaign(campaign.name, spec)
+    spec = VerifySpec(BisectSpec.of(raw, campaign), a.commit, a.revert_on, boots)
+    campaign_id = record(store, campaign.name, spec)
     return execute(store, campaign_id, a.uri)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
-from orchestrator.errors import UserError
-from orchestrator.vm.spec import AIO_MODES, BACKINGS, CACHE_MODES, MACHINES, DiskSpec, Topology, VmSpec
+from orchestrator.vm.options import GuestOptions
+from orchestrator.vm.spec import AIO_MODES, BACKINGS, CACHE_MODES, MACHINES, VmSpec
 
 
 def add_vm_options(p: argparse.ArgumentParser) -> None:
@@ -29,27 +28,13 @@ def add_vm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accel", default="auto", help="auto (probe), kvm or tcg")
 
 
+def guest_options(a: argparse.Namespace) -> GuestOptions:
+    """The options `add_vm_options` added, typed (nothing checked yet: `vm_spec()` does)."""
+    return GuestOptions(vcpus=a.vcpus, memory_mib=a.memory, machine=a.machine, topology=a.topology, pin=a.pin,
+                        disks=a.disks, disk_size_mib=a.disk_size, controller=a.controller, backing=a.backing,
+                        disk_dir=a.disk_dir, cache=a.cache, aio=a.aio, queues=a.queues, iothreads=a.iothreads,
+                        accel=a.accel)
+
+
 def spec_from_args(a: argparse.Namespace) -> VmSpec:
-    disks = DiskSpec(count=a.disks, size_mib=a.disk_size, controller=a.controller, backing=a.backing,
-                     directory=a.disk_dir, cache=a.cache, aio=a.aio, queues=a.queues, iothreads=a.iothreads)
-    return VmSpec(vcpus=a.vcpus, memory_mib=a.memory, machine=a.machine, disks=disks,
-                  topology=parse_topology(a.topology), pinning=parse_pinning(a.pin)).validate()
-
-
-def parse_topology(text: str | None) -> Topology | None:
-    if text is None:
-        return None
-    parts = text.split(":")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise UserError(f"topology: expected SOCKETS:CORES:THREADS with positive numbers, e.g. 2:4:2, got {text!r}")
-    return Topology(*(int(p) for p in parts))
-
-
-def parse_pinning(text: str | None) -> tuple[str, ...]:
-    """'0,1,2,3' pins vCPU i to host CPU i-th entry; '/' separates sets that contain commas."""
-    if not text:
-        return ()
-    sets = tuple(text.split("/")) if "/" in text else tuple(text.split(","))
-    if not all(re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", s) for s in sets):
-        raise UserError(f"pin: expected host CPU sets like 0,1,2,3 or 0-1/2-3, got {text!r}")
-    return sets
+    return guest_options(a).vm_spec()

@@ -3,6 +3,7 @@ point and metric; metric units and directions from the workload's definitions.""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,8 +26,17 @@ def group_samples(runs: Iterable[Mapping[str, Any]]) -> Samples:
     return out
 
 
+def run_host(raw: Mapping[str, Any]) -> str:
+    """The lab host a stored run was measured on (runs stored before labs: this machine)."""
+    return str(raw["result"].get("lab_host") or "local")
+
+
 def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparison:
-    kept = list(runs)
+    """The comparison of the runs the last host measured: a comparison that moved on from a
+    failed host keeps that host's runs in the store but never compares them with another's."""
+    stored = list(runs)
+    host = run_host(stored[-1]) if stored else "local"
+    kept = [raw for raw in stored if run_host(raw) == host]
     samples = group_samples(kept)
     defined = {**plan.workload.metrics, **METRICS}
     names = dict.fromkeys(n for per_point in samples.values() for per_metric in per_point.values()
@@ -41,5 +51,9 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
     variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.source(), *v.settings()]))
                 for v in plan.variants]
     notes = sorted({n for raw in kept for n in raw["result"].get("notes", [])})
+    if host != "local":
+        notes.append(f"measured on lab host {host}")
+    for other, count in sorted(Counter(run_host(raw) for raw in stored if run_host(raw) != host).items()):
+        notes.append(f"{count} run(s) measured on host {other} before it failed are kept but not compared")
     return table.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],
                        metrics, samples, plan.primary, plan.alpha, notes)

@@ -1,34 +1,27 @@
-"""Each variant's kernel: a commit built by the kernel builder, a bzImage path, or a kernel
-stored by `vmbisect build` (registered name or sha256 prefix)."""
+"""Each variant's kernel from the one kernel source (orchestrator/kernels.py): a commit built
+with the comparison's recipe, a bzImage path, or a kernel stored by `vmbisect build`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.compare.runner import Kernel
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import UserError
-from orchestrator.kbuild.builder import KernelBuilder
-from orchestrator.kbuild.recipe import Recipe
-from orchestrator.kbuild.store import KernelStore
+from orchestrator.kernels import Kernels
+from orchestrator.ports import KernelArtifact
 
 
-class RealKernels:
-    def __init__(self, builder: KernelBuilder | None, repo: Path | None, recipe: Recipe | None,
-                 store: KernelStore | None = None) -> None:
-        self.builder, self.repo, self.recipe = builder, repo, recipe
-        self.store = store or KernelStore()
+class VariantKernels:
+    def __init__(self, source: Kernels) -> None:
+        self.source = source
 
-    def kernel(self, variant: Variant) -> Kernel:
+    def kernel(self, variant: Variant) -> KernelArtifact:
         if variant.commit is not None:
-            assert self.builder is not None and self.repo is not None and self.recipe is not None
-            image = self.builder.build(self.repo, variant.commit, self.recipe)
-            return Kernel(image.path, variant.modules, f"commit {variant.commit}, bzImage {image.sha256[:12]}")
+            return self.source.build(variant.commit, variant.modules).kernel
         assert variant.kernel is not None
         path = Path(variant.kernel)
         if path.is_file():
-            return Kernel(path, variant.modules, f"kernel {path}")
+            return self.source.file(path, variant.modules)
         if "/" in variant.kernel:
             raise UserError(f"variant {variant.name}: kernel {variant.kernel} is not a file")
-        image = self.store.resolve(variant.kernel)
-        return Kernel(image.path, variant.modules, f"kernel {variant.kernel}, bzImage {image.sha256[:12]}")
+        return self.source.stored(variant.kernel, variant.modules)

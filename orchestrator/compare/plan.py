@@ -3,18 +3,17 @@ workload and its sweep points, the guest shape, repetitions and the metrics aske
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
-from orchestrator.commands.vmopts import spec_from_args
 from orchestrator.compare.schedule import default_boots
 from orchestrator.compare.table import Point
 from orchestrator.compare.variant import Variant, boot_groups, parse_variants
 from orchestrator.errors import UserError, choices_error
-from orchestrator.vm.spec import VmSpec
+from orchestrator.specs import CompareSpec
+from orchestrator.vm.spec import ACCELS, VmSpec
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 from orchestrator.workloads.params import ParamValue
 
@@ -44,6 +43,8 @@ class ComparePlan:
     timeout_s: float
     all_metrics: bool
     accel: str
+    lab: Path | None = None  # the lab file; None: this machine
+    host: str | None = None  # the lab host asked for
 
 
 def _sweep_dims(workloads: Mapping[str, WorkloadDef], name: str, params: list[str],
@@ -95,25 +96,28 @@ def headline_metric(workload: WorkloadDef, params: Mapping[str, ParamValue]) -> 
     return next(m.name for m in workload.metrics.values() if m.direction == "higher")
 
 
-def plan_from_args(a: argparse.Namespace) -> ComparePlan:
+def plan_from_spec(a: CompareSpec) -> ComparePlan:
+    """The checked plan of a comparison; the same spec gives the same plan (resume relies on it)."""
     for field in ("reps", "boots"):
         value = getattr(a, field)
         if value is not None and value < 1:
             raise UserError(f"{field}: must be at least 1, got {value}")
     if not 0 < a.alpha < 0.5:
         raise UserError(f"alpha: must be between 0 and 0.5, got {a.alpha}")
-    variants = parse_variants(a.variant, a.kernel, a.initrd_modules_from, a.append)
+    variants = parse_variants(list(a.variants), a.kernel, a.initrd_modules_from, a.append)
     if any(v.commit for v in variants) and a.repo is None:
         raise UserError("repo: a variant names a commit; give --repo PATH of the kernel git repository")
     workloads = load_all()
-    workload, points, swept = sweep_points(workloads, a.workload, a.param, a.sweep)
-    spec = spec_from_args(a)
+    workload, points, swept = sweep_points(workloads, a.workload, list(a.params), list(a.sweeps))
+    spec = a.guest.vm_spec()
+    if a.guest.accel not in ("auto", *ACCELS):
+        raise choices_error("accel", a.guest.accel, ("auto", *ACCELS))
     if spec.disks.count < workload.needs_disks:
         raise UserError(f"disks: {workload.name} needs at least {workload.needs_disks} data disk(s); add --disks N")
     if any(v.sched or any("{disk}" in p for p, _v in v.sysfs) for v in variants) and spec.disks.count == 0:
         raise UserError("disks: a variant sets a disk setting (sched or {disk}) but the guest has no data disks; "
                         "add --disks N")
-    primary = tuple(a.metric) or (headline_metric(workload, points[0].params),)
+    primary = tuple(a.metrics) or (headline_metric(workload, points[0].params),)
     for m in primary:
         if m not in workload.metrics:
             raise choices_error("metric", m, sorted(workload.metrics))
@@ -124,9 +128,4 @@ def plan_from_args(a: argparse.Namespace) -> ComparePlan:
         raise UserError(f"boots: at most --reps ({reps}) boots per variant, got {boots}")
     title = a.title or f"{a.workload}: " + " vs ".join(v.name for v in variants)
     return ComparePlan(title, variants, groups, workload, a.workload, points, swept, spec, reps, boots, primary,
-                       a.alpha, a.repo, tuple(a.config), a.timeout, a.all_metrics, a.accel)
-
-
-def args_to_json(a: argparse.Namespace) -> dict[str, Any]:
-    """The options as stored with the campaign, so `vmbisect resume` rebuilds the same plan."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}
+                       a.alpha, a.repo, tuple(a.config), a.timeout_s, a.all_metrics, a.guest.accel, a.lab, a.host)

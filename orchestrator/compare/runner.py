@@ -1,68 +1,40 @@
-"""Runs a comparison's schedule on real guests and stores every run as it completes, so a
-crash or a killed controller loses at most the run in flight (`vmbisect resume ID` goes on).
+"""Runs a comparison's schedule on guests of the one measurement layer and stores every run as
+it completes, so a crash or a killed controller loses at most the run in flight (`vmbisect
+resume ID` goes on).
 
-The parts it drives are passed in: a kernel source (build or look up each variant's kernel), a
-launcher (boots guests; GuestLauncher in production), the workload runner. Tests pass fakes.
+The parts it drives are passed in: a kernel source (each variant's KernelArtifact) and a
+measurer (orchestrator/ports.py: boots a kernel, its session runs the workload). Production
+wires them in orchestrator/wiring.py; tests pass tests/fakes.py.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.compare import settings
+from orchestrator.compare.collect import run_host
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import KernelFault, UserError, WorkloadFailed
+from orchestrator.hosts.errors import HostFailed
+from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
-from orchestrator.vm.spec import VmSpec
-from orchestrator.workloads import kneeds
 from orchestrator.workloads import runner as workload_runner
-from orchestrator.workloads.result import RunResult
-
-
-@dataclass(frozen=True)
-class Kernel:
-    path: Path
-    modules_release: str | None
-    describe: str  # "commit 1a2b3c4d5e6f (bzImage sha256 ...)"
 
 
 class KernelSource(Protocol):
-    def kernel(self, variant: Variant) -> Kernel: ...
+    def kernel(self, variant: Variant) -> KernelArtifact: ...
 
 
-class Launcher(Protocol):
-    def boot(self, spec: VmSpec, kernel: Path, accel: str, modules_release: str | None = None, append: str = "",
-             timeout_s: float = 60.0) -> AbstractContextManager[Any]: ...
-
-
-RunFn = Callable[[Any, Any, Any, str], RunResult]
-Progress = Callable[[str], None]
-
-
-class NicedGuest:
-    """A guest whose commands run under `nice -n N`; everything else passes through."""
-
-    def __init__(self, guest: Any, nice: int) -> None:
-        self._guest, self._nice = guest, nice
-
-    def exec(self, argv: list[str], **kwargs: Any) -> Any:
-        return self._guest.exec(["nice", "-n", str(self._nice), *argv], **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._guest, name)
-
-
-def stored_counts(store: Store, campaign_id: int) -> Counter[tuple[str, int]]:
-    """Runs already kept per (variant, point index)."""
-    return Counter((r.raw["variant"], int(r.raw["point_index"])) for r in store.runs(campaign_id))
+def stored_counts(store: Store, campaign_id: int, host: str) -> Counter[tuple[str, int]]:
+    """Runs already kept per (variant, point index) that `host` measured."""
+    return Counter((r.raw["variant"], int(r.raw["point_index"])) for r in store.runs(campaign_id)
+                   if run_host(r.raw) == host)
 
 
 class GuestSettings:
@@ -95,46 +67,67 @@ class GuestSettings:
         self.applied = variant.name
 
 
-def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, launcher: Launcher,
-             accel: str, progress: Progress = lambda _m: None, run_fn: RunFn = workload_runner.run) -> None:
-    """Every run the schedule still lacks, stored one by one."""
+def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,
+             on_event: Callable[[Event], None] = lambda _e: None) -> None:
+    """Every run the schedule still lacks on the measurer's host, stored one by one (each
+    result names its host). When that host fails (HostFailed) and the measurer may move on,
+    the comparison starts over on another host: the failed host's runs stay stored but are
+    never compared with another host's (compare/collect.py keeps the last host's)."""
+    started = time.monotonic()
+    while True:
+        try:
+            _run_schedule(plan, store, campaign_id, kernels, measurer, on_event, started)
+            return
+        except HostFailed as exc:
+            if not measurer.move_on():
+                raise
+            on_event(Event("requeue", exc.host, message=f"{exc}; the comparison starts over on another host "
+                           f"(the runs {exc.host} measured are kept, not compared)",
+                           elapsed_s=time.monotonic() - started))
+
+
+def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,
+                  on_event: Callable[[Event], None], started: float) -> None:
     names = [[v.name for v in g] for g in plan.groups]
     by_name = {v.name: v for v in plan.variants}
-    todo = remaining(schedule(names, len(plan.points), plan.reps, plan.boots), dict(stored_counts(store,
-                                                                                                   campaign_id)))
+    have = stored_counts(store, campaign_id, measurer.host) if measurer.host is not None else Counter()
+    todo = remaining(schedule(names, len(plan.points), plan.reps, plan.boots), dict(have))
     total = sum(len(b.slots) for b in todo)
     done = 0
+
+    def emit(phase: str, what: str, step: int, message: str) -> None:
+        on_event(Event(phase, what, step, len(todo) - step, done, message, time.monotonic() - started))
+
     # every kernel before the first run: a build failure stops the comparison before it measures
     resolved = {g: kernels.kernel(plan.groups[g][0]) for g in dict.fromkeys(b.group for b in todo)}
-    needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
     for kernel in resolved.values():
-        kneeds.check_kernel(plan.workload.name, needs, kernel.path, kernel.describe)
+        measurer.check(kernel)
     for boot_no, boot in enumerate(todo, 1):
         group = plan.groups[boot.group]
         kernel = resolved[boot.group]
         label = ",".join(v.name for v in group)
-        progress(f"boot {boot_no}/{len(todo)}: {label} ({kernel.describe})")
+        emit("boot", label, boot_no, f"boot {boot_no}/{len(todo)}: {label} ({kernel.description})")
         boot_id = store.start_boot(campaign_id, label[:40])
         try:
-            with launcher.boot(plan.spec, kernel.path, accel, kernel.modules_release, group[0].append,
-                               plan.timeout_s) as guest:
-                store.end_boot(boot_id, "ok", guest.boot_seconds)
-                workload_runner.prepare(guest, plan.workload)
-                knobs = GuestSettings(guest, group)
+            with measurer.boot(kernel, group[0].append) as session:
+                store.end_boot(boot_id, "ok", session.boot_seconds)
+                knobs = GuestSettings(session.guest, group)
                 for slot in boot.slots:
                     variant = by_name[slot.variant]
                     knobs.apply(variant)
                     point = plan.points[slot.point]
-                    target = guest if variant.nice is None else NicedGuest(guest, variant.nice)
-                    result = run_fn(target, plan.workload, point.params, accel)
+                    result = session.run(point.params, variant.nice)
                     store.add_run(campaign_id, boot_id, variant.name, result.values(),
                                   {"variant": variant.name, "point": point.point.label, "point_index": slot.point,
-                                   "rep": slot.rep, "kernel": kernel.describe, "result": result.to_json()})
+                                   "rep": slot.rep, "kernel": kernel.description, "result": result.to_json()})
                     done += 1
-                    progress(f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
-                             f" rep {slot.rep + 1}: " + ", ".join(
-                                 f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))
+                    emit("measure", variant.name, boot_no,
+                         f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
+                         f" rep {slot.rep + 1}: " + ", ".join(
+                             f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))
         except KernelFault as exc:
             store.end_boot(boot_id, "failed", error=str(exc))
             raise
-
+        except HostFailed as exc:
+            store.end_boot(boot_id, "failed", error=str(exc))
+            raise

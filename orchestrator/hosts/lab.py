@@ -92,6 +92,19 @@ def local_lab(uri: str = LOCAL_URI) -> Lab:
     return Lab((Host("local", uri, (Slot(0),)),))
 
 
+def lab_from(path: Path | None, host: str | None, uri: str = LOCAL_URI) -> Lab:
+    """The hosts of lab file `path`, or this machine alone (at `uri`) without one; `host`, when
+    given, must be one of them."""
+    if path is None:
+        if host is not None:
+            raise UserError("host: needs --lab FILE naming the hosts")
+        return local_lab(uri)
+    lab = load_lab(path)
+    if host is not None:
+        lab.host(host)
+    return lab
+
+
 def load_lab(path: Path) -> Lab:
     try:
         text = path.read_text()

@@ -22,7 +22,6 @@ import dataclasses
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterator
 
 from orchestrator.backends.factory import GuestLauncher
@@ -30,20 +29,8 @@ from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import InfraError, UserError
 from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.lab import Host, Lab, Slot
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec
-
-
-@dataclass(frozen=True)
-class KernelArtifact:
-    """A kernel to boot: its image, the image's sha256 (its content address on every host),
-    and optionally the release whose modules go into the guest image, found under
-    `modules_dir` (default /lib/modules) as `<modules_dir>/<release>/`."""
-
-    image: Path
-    sha256: str
-    release: str | None = None
-    modules_dir: Path | None = None
-    description: str = ""
 
 
 @dataclass(frozen=True)

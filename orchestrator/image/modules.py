@@ -89,6 +89,11 @@ class ModuleIndex:
     softdeps: Mapping[str, SoftDeps] = field(default_factory=dict)
     aliases: Aliases = Aliases()
 
+    def offers(self, name: str) -> bool:
+        """Whether the release has `name`, as a module or built in."""
+        wanted = normalize_name(name)
+        return wanted in self.files or wanted in self.builtin
+
     def lookup(self, name: str) -> tuple[str, ...]:
         """Modules that satisfy a soft dependency on `name` (empty when built in or unknown)."""
         wanted = normalize_name(name)

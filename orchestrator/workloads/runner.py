@@ -224,4 +224,4 @@ def reparse(workload: WorkloadDef, result: RunResult, accel: str) -> RunResult:
     values = metric_values(tool.parse(result.raw, result.params), result.snapshots[0], result.snapshots[1],
                            result.host[0], result.host[1], list(result.disks), cpus, mhz)
     return RunResult(result.workload, result.params, label(workload, values), result.raw, result.snapshots,
-                     result.host, result.duration_s, result.disks, result.notes)
+                     result.host, result.duration_s, result.disks, result.notes, result.lab_host)

@@ -17,7 +17,8 @@ from typing import Any, Callable
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine, Event
+from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine
+from orchestrator.ports import Event
 from orchestrator.campaign import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.store import Store

@@ -21,8 +21,9 @@ from orchestrator.backends.factory import host_launcher
 from orchestrator.backends.libvirt_vm import owner_pid
 from orchestrator.cli import main
 from orchestrator.hosts.errors import HostFailed
-from orchestrator.hosts.pool import GuestPool, KernelArtifact
+from orchestrator.hosts.pool import GuestPool
 from orchestrator.hosts.push import file_sha256
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec
 
 pytestmark = pytest.mark.vm
@@ -99,7 +100,8 @@ import sys, time
 from pathlib import Path
 from orchestrator.backends.factory import host_launcher
 from orchestrator.hosts.lab import load_lab
-from orchestrator.hosts.pool import GuestPool, KernelArtifact
+from orchestrator.hosts.pool import GuestPool
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec, DiskSpec
 pool = GuestPool(load_lab(Path(sys.argv[1])), host_launcher)
 kernel = KernelArtifact(Path(sys.argv[2]), "unused", sys.argv[3])
@@ -127,3 +129,63 @@ def test_files_a_killed_controller_left_on_the_host_are_removed_at_the_next_star
     finally:
         fresh.close()
     assert f"sshhost:{run_dir}" in removed and not run_dir.exists()
+
+
+def test_compare_on_the_ssh_host_keeps_every_run_there_and_says_so(launcher, distro, live_ssh_server, lab_file,
+                                                                   tmp_path, capsys):
+    from orchestrator.store import Store
+
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    argv = ["compare", "--lab", str(lab_file), "--kernel", str(distro.image), "--initrd-modules-from",
+            distro.release, "--accel", "tcg", "--disks", "1", "--disk-size", "64", "--workload", "fio",
+            "--param", "runtime=2", "--param", "ramp_time=0", "--variant", "none=sched:none",
+            "--variant", "dl=sched:mq-deadline", "--reps", "2", "--boots", "1", "--store", store]
+    assert main(argv) == 0, capsys.readouterr().err
+    runs = list(Store(store).runs(1))
+    assert [r.raw["variant"] for r in runs] == ["none", "dl", "dl", "none"]
+    assert {r.raw["result"]["lab_host"] for r in runs} == {"sshhost"} and Store(store).campaign(1).kind == "compare"
+    assert all(r.raw["result"]["metrics"]["read_iops"]["value"] > 0 for r in runs)
+    assert main(["report", "1", "--format", "md", "--store", store]) == 0
+    assert "measured on lab host sshhost" in capsys.readouterr().out
+    assert local_domains(os.getpid()) == []
+
+
+def test_compare_whose_ssh_host_is_cut_mid_run_finishes_on_the_other_host(launcher, distro, live_ssh_server,
+                                                                          tmp_path, capsys):
+    import yaml
+
+    from orchestrator.store import Store
+
+    lab = tmp_path / "two.yaml"
+    lab.write_text(yaml.safe_dump({"hosts": [live_ssh_server.lab_dict(slots=[{"cpus": "0-1"}]),
+                                             {"name": "local", "slots": [{"cpus": "0-1"}]}]}))
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+
+    def cut_after_the_first_run_there() -> None:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                if any(r.raw["result"]["lab_host"] == "sshhost" for r in Store(store).runs(1)):
+                    live_ssh_server.cut()
+                    return
+            except Exception:  # the store is not created yet
+                pass
+            time.sleep(0.3)
+
+    cutter = threading.Thread(target=cut_after_the_first_run_there, daemon=True)
+    cutter.start()
+    argv = ["compare", "--lab", str(lab), "--kernel", str(distro.image), "--initrd-modules-from", distro.release,
+            "--accel", "tcg", "--disks", "1", "--disk-size", "64", "--workload", "fio", "--param", "runtime=2",
+            "--param", "ramp_time=0", "--variant", "none=sched:none", "--variant", "dl=sched:mq-deadline",
+            "--reps", "3", "--boots", "1", "--store", store]
+    assert main(argv) == 0, capsys.readouterr().err
+    cutter.join(5)
+    out = capsys.readouterr()
+    hosts = [r.raw["result"]["lab_host"] for r in Store(store).runs(1)]
+    cut_at = hosts.index("local")
+    assert cut_at >= 1 and set(hosts[:cut_at]) == {"sshhost"} and hosts[cut_at:] == ["local"] * 6
+    assert "starts over on another host" in out.err
+    assert main(["report", "1", "--format", "md", "--store", store]) == 0
+    assert f"{cut_at} run(s) measured on host sshhost before it failed are kept but not compared" in (
+        capsys.readouterr().out)
+    assert wait_until(lambda: local_domains(os.getpid()) == [], 30)

@@ -91,7 +91,7 @@ def test_resume_of_a_campaign_another_controller_runs_is_one_line_exit_2(tmp_pat
 
 
 def test_an_infrastructure_error_pauses_the_campaign_and_resume_continues_it(tmp_path, capsys, monkeypatch):
-    from orchestrator.bisect import session
+    from orchestrator import wiring
     from orchestrator.errors import InfraError
 
     repo = Repo(tmp_path / "linux")
@@ -105,7 +105,7 @@ def test_an_infrastructure_error_pauses_the_campaign_and_resume_continues_it(tmp
     def libvirt_gone(*_a, **_k):
         raise InfraError("cannot connect to libvirt at qemu:///system: Failed to connect socket")
 
-    monkeypatch.setattr(session, "run_campaign", libvirt_gone)
+    monkeypatch.setattr(wiring, "run_campaign", libvirt_gone)
     assert main(["resume", str(cid), "--store", url, "--json"]) == 3
     assert capsys.readouterr().err.splitlines()[-1] == (
         "vmbisect: cannot connect to libvirt at qemu:///system: Failed to connect socket; "
@@ -115,7 +115,7 @@ def test_an_infrastructure_error_pauses_the_campaign_and_resume_continues_it(tmp
     assert Store(url).lock_owner(cid) is None
 
     seen = []
-    monkeypatch.setattr(session, "run_campaign", lambda *a, **k: seen.append(Store(url).campaign(cid).state) or (
+    monkeypatch.setattr(wiring, "run_campaign", lambda *a, **k: seen.append(Store(url).campaign(cid).state) or (
         _ for _ in ()).throw(InfraError("again")))
     assert main(["resume", str(cid), "--store", url, "--json"]) == 3
     assert seen == ["running"], "resume of a paused campaign runs it again"

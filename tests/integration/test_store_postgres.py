@@ -77,3 +77,15 @@ def test_a_store_an_older_vmbisect_made_is_widened_when_opened(postgres_url):
     cid = store.new_campaign("pg-old", {"good": "v1"})
     store.add_decision(cid, Decided("d" * 64, "revert", "revert restores the metric", "why", 0.0, 0))
     assert store.decisions(cid)[0].commit == "d" * 64
+
+
+def test_a_postgresql_store_from_before_the_kind_column_gets_it_with_kinds_derived(postgres_url):
+    store = Store(postgres_url)
+    ids = [store.new_campaign("old-b", {"good": "v1"}), store.new_campaign("old-c", {"kind": "compare", "args": {}}),
+           store.new_campaign("old-v", {"verify": {"commit": "c"}})]
+    from sqlalchemy import create_engine
+    with create_engine(postgres_url).begin() as conn:  # the table as the previous release made it
+        conn.exec_driver_sql("ALTER TABLE campaigns DROP COLUMN kind")
+    again = Store(postgres_url)
+    assert [again.campaign(i).kind for i in ids] == ["bisect", "compare", "verify"]
+    assert again.campaign(again.new_campaign("new", {}, "compare")).kind == "compare"

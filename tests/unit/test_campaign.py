@@ -94,3 +94,13 @@ def test_unreadable_and_invalid_yaml_files_are_user_errors(tmp_path):
     bad.write_text("name: [unclosed\n")
     with pytest.raises(UserError, match="not valid YAML at line"):
         load_campaign(bad)
+
+
+def test_a_lab_file_resolves_against_the_campaign_file_and_a_host_needs_one(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(with_(lab="lab.yaml", host="big1")))
+    c = load_campaign(path)
+    assert c.lab == tmp_path / "lab.yaml" and c.host == "big1"
+    assert parse_campaign(MINIMAL).lab is None
+    with pytest.raises(UserError, match="^host: needs lab: naming the lab file of the hosts$"):
+        parse_campaign(with_(host="big1"))

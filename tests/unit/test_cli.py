@@ -52,7 +52,7 @@ def test_free_disk_check_walks_up_to_an_existing_directory(tmp_path):
 
 
 def test_topology_and_pinning_options_reach_the_spec():
-    from orchestrator.commands.vmopts import parse_pinning, parse_topology
+    from orchestrator.vm.options import parse_pinning, parse_topology
 
     assert parse_topology("2:4:2").cpus == 16
     assert parse_pinning("0,1") == ("0", "1") and parse_pinning("0-1/2,3") == ("0-1", "2,3")

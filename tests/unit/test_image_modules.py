@@ -127,3 +127,10 @@ def test_zstd_modules_without_the_zstd_command_name_the_package(
     with pytest.raises(InfraError, match="install the Debian package zstd"):
         require_codec("zst")
     require_codec("xz")
+
+
+def test_a_release_offers_its_modules_and_built_in_drivers_and_nothing_else() -> None:
+    files, deps = parse_modules_dep("kernel/drivers/scsi/virtio_scsi.ko:\n")
+    index = ModuleIndex(files, deps, builtin=frozenset({"sd_mod"}))
+    assert [m for m in ("virtio_scsi", "virtio-scsi", "sd_mod", "xfs") if index.offers(m)] == [
+        "virtio_scsi", "virtio-scsi", "sd_mod"]

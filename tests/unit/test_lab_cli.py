@@ -1,4 +1,4 @@
-"""`--lab FILE [--host NAME]` on boot, measure and doctor: bad input is one line, exit 2,
+"""`--lab FILE [--host NAME]` on boot, measure, compare and doctor: bad input is one line, exit 2,
 before any host is contacted."""
 
 from pathlib import Path
@@ -50,3 +50,30 @@ def test_pinning_a_guest_that_a_slot_pins_is_refused_before_connecting(lab, caps
 def test_a_missing_lab_file_is_one_line(tmp_path, capsys):
     assert main(["doctor", "--lab", str(tmp_path / "none.yaml")]) == 2
     assert capsys.readouterr().err.startswith("vmbisect: lab: cannot read ")
+
+
+def test_compare_refuses_a_bad_lab_or_host_in_one_line_and_records_nothing(lab, tmp_path, capsys):
+    from orchestrator.store import Store
+
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    compare = ["compare", "--workload", "fio", "--disks", "1", "--kernel", KERNEL, "--variant", "a=nice:0",
+               "--variant", "b=nice:1", "--store", store]
+    assert main([*compare, "--lab", lab(), "--host", "big2"]) == 2
+    assert capsys.readouterr().err == "vmbisect: host: invalid value 'big2'; valid choices: big1\n"
+    assert main([*compare, "--host", "big1"]) == 2
+    assert capsys.readouterr().err == "vmbisect: host: needs --lab FILE naming the hosts\n"
+    assert Store(store).campaigns() == []
+
+
+def test_a_campaign_whose_lab_names_no_such_host_is_refused_before_it_is_recorded(lab, tmp_path, capsys):
+    from orchestrator.store import Store
+
+    store = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    campaign = tmp_path / "c.yaml"
+    campaign.write_text(yaml.safe_dump({
+        "name": "on-big2", "repository": str(tmp_path), "good": "v1", "bad": "v2", "workload": "fio",
+        "metric": {"name": "read_iops", "threshold": "-10%"}, "guest": {"disks": {"count": 1}},
+        "lab": lab(), "host": "big2"}))
+    assert main(["bisect", str(campaign), "--store", store]) == 2
+    assert capsys.readouterr().err == "vmbisect: host: invalid value 'big2'; valid choices: big1\n"
+    assert Store(store).campaigns() == []

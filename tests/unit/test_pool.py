@@ -11,7 +11,8 @@ import pytest
 from orchestrator.errors import BootFailed, InfraError, UserError
 from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.lab import parse_lab
-from orchestrator.hosts.pool import GuestPool, KernelArtifact, fit_spec
+from orchestrator.hosts.pool import GuestPool, fit_spec
+from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import DiskSpec, VmSpec
 
 LAB = parse_lab({"hosts": [
@@ -37,7 +38,7 @@ class FakeLauncher:
         if self.fail_with is not None:
             raise self.fail_with
         self.booted.append(spec)
-        yield SimpleNamespace(host=self.host.name, spec=spec)
+        yield SimpleNamespace(host=self.host.name, spec=spec, boot_seconds=0.0)
 
     def close(self):
         self.closed = True
@@ -132,3 +133,64 @@ def test_a_guest_cannot_carry_its_own_pinning_or_local_disk_dir_into_a_slot():
     with pytest.raises(UserError, match="^disk-dir: /tmp is a directory of this machine; for host b set disk_dir"):
         fit_spec(VmSpec(disks=DiskSpec(count=1, directory=Path("/tmp"))), b, b.slots[0])
     assert fit_spec(VmSpec(vcpus=4), a, a.slots[1]).pinning == ("2,3",) * 4
+
+
+def test_a_measurer_for_one_host_keeps_every_guest_on_the_host_its_first_got():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, launchers = pool_with()
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, one_host=True)
+    held = [pool.acquire(host="a"), pool.acquire(host="a")]  # host a busy: the first guest goes to b
+    with measurer.boot(KERNEL) as session:
+        assert session.host == "b"
+    for lease in held:
+        pool.release(lease)
+    with measurer.boot(KERNEL) as session:  # a is free now, yet the guest stays on b
+        assert session.host == "b"
+    assert len(launchers["b"].booted) == 2 and "a" not in launchers
+
+
+def test_a_host_failing_before_the_first_guest_sends_the_boot_to_another_host():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, launchers = pool_with({"a": InfraError("cannot connect to libvirt at qemu+ssh://a/system")})
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, one_host=True)
+    with measurer.boot(KERNEL) as session:
+        assert session.host == "b"
+    assert [(s.name, s.up) for s in pool.status()] == [("a", False), ("b", True)]
+
+
+def test_a_host_failing_once_a_measurer_is_tied_to_it_is_not_hidden():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, _ = pool_with({"a": InfraError("cannot connect to libvirt at qemu+ssh://a/system")})
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, host="a", one_host=True)
+    with pytest.raises(HostFailed, match="^host a: "):
+        with measurer.boot(KERNEL):
+            pass
+    assert [s.up for s in pool.status()] == [False, True]
+
+
+def test_every_host_failing_ends_in_no_host_is_up_naming_each_reason():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, _ = pool_with({"a": InfraError("libvirt gone"), "b": InfraError("ssh refused")})
+    measurer = PoolMeasurer(pool, VmSpec(vcpus=2), load_all()["fio"], {}, {}, one_host=True)
+    with pytest.raises(InfraError, match="^no host is up: a: libvirt gone; b: ssh refused$"):
+        with measurer.boot(KERNEL):
+            pass
+
+
+def test_a_measurer_moves_on_from_its_host_only_when_nobody_asked_for_that_host():
+    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.workloads.definition import load_all
+
+    pool, _ = pool_with()
+    fio = load_all()["fio"]
+    assert not PoolMeasurer(pool, VmSpec(), fio, {}, {}, host="b").move_on()  # --host b
+    resumed = PoolMeasurer(pool, VmSpec(), fio, {}, {}, host="b", pinned=False)  # where it measured last
+    assert resumed.move_on() and resumed.host is None

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from orchestrator.bisect.engine import Event
+from orchestrator.ports import Event
 from orchestrator.progress import LiveView
 
 

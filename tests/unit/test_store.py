@@ -60,3 +60,36 @@ def test_a_value_longer_than_its_column_is_refused_on_sqlite_as_postgresql_would
     with pytest.raises(StatementError, match="holds 16"):
         store.add_decision(cid, Decided("a" * 40, "r" * 17, "bad", "why", 1.0, 1))
     assert store.decisions(cid) == []
+
+
+def test_a_campaign_keeps_its_kind(store):
+    assert store.campaign(store.new_campaign("c", {"x": 1}, "compare")).kind == "compare"
+    assert store.campaign(store.new_campaign("b", {})).kind == "bisect"
+
+
+def test_a_store_from_before_the_kind_column_gets_it_with_each_campaign_kind_derived_once(tmp_path):
+    import json
+
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    first = Store(url)
+    specs = [{"name": "b", "good": "v1"}, {"kind": "compare", "args": {"workload": "fio"}},
+             {"name": "v", "verify": {"commit": "c", "revert_on": "", "boots": 4}}]
+    ids = [first.new_campaign("c", spec) for spec in specs]  # all stored as bisections, as before
+    with create_engine(url).begin() as conn:  # the table as the previous release made it
+        conn.exec_driver_sql("ALTER TABLE campaigns DROP COLUMN kind")
+    again = Store(url)
+    assert [again.campaign(i).kind for i in ids] == ["bisect", "compare", "verify"]
+    assert json.loads(again.campaign(ids[1]).spec) == specs[1]
+    assert Store(url).campaign(again.new_campaign("n", {}, "verify")).kind == "verify"  # opened again: kept
+
+
+def test_the_last_run_of_a_campaign_is_the_one_stored_last(store):
+    cid = store.new_campaign("c", {})
+    assert store.last_run(cid) is None
+    boot = store.start_boot(cid, "a" * 40)
+    store.add_run(cid, boot, "a" * 40, {"iops": 1.0}, {"lab_host": "big1"})
+    store.add_run(cid, boot, "a" * 40, {"iops": 2.0}, {"lab_host": "big2"})
+    last = store.last_run(cid)
+    assert last is not None and last.raw == {"lab_host": "big2"}

@@ -87,7 +87,7 @@ def test_measure_rejects_bad_input_in_one_line_before_any_guest_starts(argv, exp
     def no_launcher(*_a, **_k):
         raise AssertionError("a guest was about to start")
 
-    monkeypatch.setattr("orchestrator.backends.factory.real_launcher", no_launcher)
+    monkeypatch.setattr("orchestrator.backends.factory.host_launcher", no_launcher)
     assert main(KERNEL + argv) == 2
     assert capsys.readouterr().err == expected + "\n"
 

@@ -1,0 +1,90 @@
+"""The one place the real measurement layer is wired for a user: the lab's hosts as a guest
+pool (this machine alone, at the libvirt URI given, without a lab file), the one kernel source
+and a measurer over the pool, for each scheduler. Tests build their own (tests/fakes.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
+from orchestrator.bisect.engine import Engine, Outcome
+from orchestrator.bisect.session import campaign_workdir
+from orchestrator.campaign import Campaign
+from orchestrator.compare.kernels import VariantKernels
+from orchestrator.compare.plan import ComparePlan
+from orchestrator.hosts.lab import Lab, lab_from
+from orchestrator.kbuild.recipe import parse_recipe
+from orchestrator.kernels import Kernels
+from orchestrator.ports import Event
+from orchestrator.store import Store
+
+if TYPE_CHECKING:
+    from orchestrator.hosts.pool import GuestPool
+    from orchestrator.sessions import PoolMeasurer
+
+
+def open_pool(lab: Lab) -> "GuestPool":
+    """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot."""
+    from orchestrator.backends.factory import host_launcher
+    from orchestrator.hosts.pool import GuestPool
+
+    return GuestPool(lab, host_launcher)
+
+
+def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool",
+              host: str | None = None) -> tuple[Kernels, "PoolMeasurer"]:
+    """The engine's kernels (commits of the campaign's repository, reverts made in `clone`)
+    and guests running the campaign's workload, every one on one host: `host`, or the one the
+    first guest got (the engine compares every step with references of the same host)."""
+    from orchestrator.kbuild.builder import default_builder
+    from orchestrator.sessions import PoolMeasurer
+
+    recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
+    kernels = Kernels(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, clone)
+    measurer = PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
+                            choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
+                            campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True,
+                            pinned=campaign.host is not None)
+    return kernels, measurer
+
+
+def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) -> tuple[VariantKernels,
+                                                                                      "PoolMeasurer"]:
+    """Each variant's kernel (built only when a variant names a commit) and guests of the
+    comparison's shape running its workload, the sweep point's parameters given per run, every
+    guest on one host: `host` (the one asked for, or where a resumed comparison measured
+    last), or the one the first guest got; it moves on from a failed host unless asked for."""
+    from orchestrator.kbuild.builder import default_builder
+    from orchestrator.sessions import PoolMeasurer
+
+    builder = recipe = None
+    if any(v.commit for v in plan.variants):
+        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+        recipe = parse_recipe(list(plan.recipe))
+    kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
+    needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
+    measurer = PoolMeasurer(pool, plan.spec, plan.workload, plan.points[0].params, needs, plan.accel,
+                            boot_timeout_s=plan.timeout_s, host=host, one_host=True, pinned=plan.host is not None)
+    return kernels, measurer
+
+
+def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+               on_event: Callable[[Event], None]) -> Engine:
+    """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
+    builds the reverts made in that clone), guests running the campaign's workload on one host
+    of its lab (this machine without one); a resumed campaign goes on on the host of its runs."""
+    choice = choose_workload(campaign)
+    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
+    last = store.last_run(campaign_id)
+    host = (last.raw.get("lab_host") if last else None) or campaign.host
+    kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(lab_from(campaign.lab, campaign.host, uri)),
+                                  host)
+    return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
+
+
+def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+                 on_event: Callable[[Event], None]) -> Outcome:
+    return engine_for(campaign, store, campaign_id, uri, on_event).run(campaign_id)
