@@ -1,7 +1,8 @@
 """A bisection step whose real guest hangs or never answers.
 
 The real engine, git and SQLite store; the step commit is measured in a real libvirt guest of
-the distribution kernel through the real MeasurerPort (image builder, agent, fio). The
+the distribution kernel through the real measurer of the one layer (orchestrator/sessions.py:
+the guest pool on this machine, image builder, agent, fio). The
 endpoints' and the other steps' builds and guests are the fakes of tests/fakes.py, so each test
 boots one guest and the bisection still runs to its end."""
 
@@ -15,8 +16,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from orchestrator.bisect.adapters import MeasurerPort, choose_workload
-from orchestrator.ports import BuiltKernel
+from orchestrator.bisect.adapters import choose_workload
+from orchestrator.hosts.lab import local_lab
+from orchestrator.hosts.pool import GuestPool
+from orchestrator.kernels import Kernels
+from orchestrator.ports import KernelArtifact
+from orchestrator.sessions import PoolMeasurer
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import linear
 from tests.integration.test_engine_cases import bisect, make_campaign, regression_at
@@ -29,23 +34,31 @@ class RealGuestAtFirstStep:
     """The first commit booted that is neither endpoint is measured in a real guest of the
     distribution kernel (every later boot of it too); every other commit by `fake`."""
 
-    def __init__(self, real: MeasurerPort, fake: FakeMeasurer, endpoints: set[str], distro: Any) -> None:
-        self.real, self.fake, self.endpoints, self.distro = real, fake, endpoints, distro
+    def __init__(self, real: PoolMeasurer, fake: FakeMeasurer, endpoints: set[str], distro: Any) -> None:
+        self.real, self.fake, self.endpoints = real, fake, endpoints
+        self.distro = Kernels().file(distro.image, modules=distro.release)
+        self.host = fake.host
         self.target: str | None = None
         self.real_boots = 0
         self.real_seconds = 0.0  # from asking for the real guest until it was gone
 
+    def check(self, kernel: KernelArtifact) -> None:
+        self.fake.check(kernel)
+
+    def move_on(self) -> bool:
+        return self.fake.move_on()
+
     @contextmanager
-    def boot(self, kernel: BuiltKernel) -> Iterator[Any]:
+    def boot(self, kernel: KernelArtifact, append: str | None = None) -> Iterator[Any]:
         if kernel.commit in self.endpoints or self.target not in (None, kernel.commit):
-            with self.fake.boot(kernel) as session:
+            with self.fake.boot(kernel, append) as session:
                 yield session
             return
         self.target = kernel.commit
         self.real_boots += 1
         start = time.monotonic()
         try:
-            with self.real.boot(replace(kernel, path=self.distro.image, modules_release=self.distro.release)) as s:
+            with self.real.boot(replace(self.distro, commit=kernel.commit), append) as s:
                 yield s
         finally:
             self.real_seconds += time.monotonic() - start
@@ -56,7 +69,9 @@ def one_real_step(tmp_path: Path, launcher: Any, distro: Any, **campaign: Any) -
     c = make_campaign(repo, "c0", "c7", workload={"name": "fio", "params": campaign.pop("params", {})},
                       guest={"vcpus": 1, "memory_mib": 512, "disks": {"count": 1, "size_mib": 64}},
                       accel="tcg", **campaign)
-    real = MeasurerPort(launcher, c, choose_workload(c), "tcg")
+    choice = choose_workload(c)
+    real = PoolMeasurer(GuestPool(local_lab(), lambda _host: launcher), c.guest, choice.workload, choice.params, {},
+                        "tcg", c.append, c.timeouts.boot_s, c.timeouts.run_s, one_host=True)
     measurer = RealGuestAtFirstStep(real, FakeMeasurer(regression_at(repo, "c5")),
                                     {repo.names["c0"], repo.names["c7"]}, distro)
     outcome, store, cid = bisect(tmp_path, repo, c, FakeBuilder(), measurer)
