@@ -108,7 +108,7 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
 
 def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
     from orchestrator.backends.factory import real_launcher
-    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.collect import comparison, stored_runs
     from orchestrator.compare.kernels import RealKernels
     from orchestrator.compare.runner import run_plan
     from orchestrator.kbuild.builder import default_builder
@@ -125,7 +125,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
         kernels = RealKernels(builder, plan.repo, parse_recipe(list(plan.recipe)) if builder else None)
         run_plan(plan, store, campaign_id, kernels, launcher, accel,
                  progress=lambda msg: print(f"compare: {msg}", file=sys.stderr, flush=True))
-    result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
+    result = comparison(plan, stored_runs(store, campaign_id))
     store.set_state(campaign_id, "done", {"kind": KIND, "verdict": list(result.verdict)})
     return result
 
@@ -183,9 +183,9 @@ def resume(store: Store, campaign_id: int, a: argparse.Namespace) -> int:
 
 
 def report(store: Store, campaign_id: int, fmt: str) -> str:
-    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.collect import comparison, stored_runs
     from orchestrator.compare.plan import plan_from_args
 
     stored = stored_args(store, campaign_id)
     assert stored is not None
-    return render(comparison(plan_from_args(stored), (r.raw for r in store.runs(campaign_id))), fmt)
+    return render(comparison(plan_from_args(stored), stored_runs(store, campaign_id)), fmt)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import _parser
-from orchestrator.compare.collect import comparison
+from orchestrator.compare.collect import comparison, stored_runs
 from orchestrator.compare.plan import ComparePlan, plan_from_args
 from orchestrator.compare.runner import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
@@ -44,9 +44,10 @@ def test_both_disks_get_the_scheduler_and_a_halving_is_reported_significant(tmp_
     launcher = FakeLauncher()
     run_plan(plan, store, cid, FakeKernels(), launcher, "tcg", run_fn=FakeWorkload())
     assert launcher.guests[0].sysfs["/sys/block/sdb/queue/scheduler"] in ("none", "bfq")
-    c = comparison(plan, [r.raw for r in store.runs(cid)])
+    c = comparison(plan, stored_runs(store, cid))
     iops = next(r for r in c.rows if r.metric == "iops")
     assert iops.cells[1].significant and iops.cells[1].diff_pct == pytest.approx(-50, abs=3)
+    assert iops.cells[1].tested.paired and iops.cells[1].boots == 2  # both ran in the same two guests
     assert c.variants[1].description == "kernel /k, sched=bfq"
 
 
