@@ -1,8 +1,10 @@
 """What the statistics are worth: `make bench-bisect`.
 
 Simulated campaigns over a 1,000-commit linear history: vmbisect's real engine, decision rules,
-store (SQLite in memory) and confirmation, with fakes for git bisect (in memory, same midpoint
-choices), builds and guests. The guests follow the nested noise model measured on real ones:
+statistics and confirmation, with fakes for git bisect (in memory, same midpoint choices),
+builds, guests and the store (in memory: the SQLite store's transactions were three quarters of
+a simulated campaign's time; tests/unit/test_memory_store.py shows the engine decides the same
+on both). The guests follow the nested noise model measured on real ones:
 a boot's level is the commit's value times a per-boot offset (gaussian, the between-boot CoV),
 each run adds gaussian noise (the within-boot CoV), and the host may slow down linearly over
 the campaign. A fraction of the commits may be no-ops (comment-only: the same kernel image as
@@ -12,26 +14,35 @@ Printed per case: how often the right culprit is named (with a 95% Wilson interv
 wrong answers came with high confidence, how many ended low-confidence or inconclusive, the
 mean builds and boots, the verdicts inherited from identical images; and beside it the rule
 vmbisect used before (rank tests on runs, the runs of one boot counted as independent samples,
-3 runs per boot, up to 15 runs), run on the same simulated guests.
+3 runs per boot, up to 15 runs), run on the same simulated guests. `--misses` lists the
+engine's trials that missed (seed, answer, confidence) to replay them.
+
+Every trial is its own seed, run in `--jobs` processes (2 by default: these machines' cores);
+the figures do not depend on how the trials are spread, and the wall time is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
+import os
 import random
 import statistics
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign import parse_campaign  # noqa: E402
 from orchestrator.stats import p_less  # noqa: E402
-from orchestrator.store import Store  # noqa: E402
-from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer  # noqa: E402
+from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore  # noqa: E402
 
 COMMITS = 1000
 
@@ -64,11 +75,14 @@ class Trial:
     builds: int
     boots: int
     inherited: int
+    seed: int = 0
+    answer: str = ""  # what the campaign answered, for the list of misses
 
 
 def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]], list[int]]:
-    """Commit names, the groups of commits with one image, and the indices of real changes."""
-    shas = [f"{i:040x}" for i in range(COMMITS)]
+    """Commit names (hashes, as git's: unique in their first 12 digits, which outputs show), the
+    groups of commits with one image, and the indices of real changes."""
+    shas = [hashlib.sha1(f"commit {i}".encode()).hexdigest() for i in range(COMMITS)]
     groups: list[set[str]] = []
     real = [0]
     for i in range(1, COMMITS):
@@ -101,7 +115,7 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
                         "workload": "sim",
                         "metric": {"name": "iops", "direction": "higher", "threshold": case.threshold},
                         "runs_per_boot": 3})
-    store = Store("sqlite://")
+    store = MemoryStore()
     cid = store.new_campaign("sim", {})
     builder = FakeBuilder(same_image=groups)
     measurer = FakeMeasurer(values(shas, culprit, case.drop), case.within, seed, between=case.between,
@@ -109,12 +123,17 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     engine = Engine(c, "higher", FakeLinearVcs(shas), builder, measurer, store)  # type: ignore[arg-type]
     try:
         out = engine.run(cid)
-    except CampaignRefused:
-        return Trial(False, False, True, len(set(builder.built)), measurer.boots, 0)
+    except CampaignRefused as exc:
+        return Trial(False, False, True, len(set(builder.built)), measurer.boots, 0, seed, f"refused: {exc}"[:200])
     right = out.kind == "found" and out.culprit == shas[culprit]
     confident = out.kind == "found" and out.confidence >= HIGH_CONFIDENCE
     inherited = (store.campaign(cid).result or {}).get("inherited", 0)
-    return Trial(right, confident and not right, not confident, len(set(builder.built)), measurer.boots, inherited)
+    index = {s: i for i, s in enumerate(shas)}
+    named = f"commit {index[out.culprit]}" if out.kind == "found" else \
+        f"{out.kind} {', '.join(str(index.get(x, x)) for x in out.candidates)}"
+    answer = f"culprit {culprit}, answered {named} with confidence {out.confidence:.3f}"
+    return Trial(right, confident and not right, not confident, len(set(builder.built)), measurer.boots, inherited,
+                 seed, answer)
 
 
 def old_decide(good: list[float], bad: list[float], step: list[float], can_more: bool, alpha: float = 0.05) -> str:
@@ -169,7 +188,22 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     right = state.kind == "found" and state.culprit == shas[culprit]
     # it gave every answer with full confidence
     return Trial(right, state.kind == "found" and not right, state.kind != "found", len(set(builder.built)),
-                 measurer.boots, 0)
+                 measurer.boots, 0, seed)
+
+
+def trials(fn: Callable[[Case, int, float], Trial], case: Case, count: int, drift_per_boot: float,
+           jobs: int) -> list[Trial]:
+    """`count` seeded trials, in `jobs` processes: every trial is its own seed, so the results
+    do not depend on how they are spread."""
+    run = partial(_one, fn, case, drift_per_boot)
+    if jobs <= 1:
+        return [run(seed) for seed in range(count)]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(run, range(count), chunksize=max(1, min(25, count // (4 * jobs)))))
+
+
+def _one(fn: Callable[[Case, int, float], Trial], case: Case, drift_per_boot: float, seed: int) -> Trial:
+    return fn(case, seed, drift_per_boot)
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -197,9 +231,13 @@ def main() -> int:
     p.add_argument("--trials", type=int, default=1000)
     p.add_argument("--cases", type=int, nargs="+", help="case numbers (1-based) to run; default all")
     p.add_argument("--no-baseline", action="store_true", help="skip the old rule")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
+    p.add_argument("--misses", action="store_true", help="list the engine's trials that missed")
     a = p.parse_args()
-    print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row; "
-          f"wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer")
+    started = time.monotonic()
+    print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row, {a.jobs} "
+          f"process(es); wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no "
+          f"single answer")
     boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
     for number, case in enumerate(CASES, 1):
         if a.cases and number not in a.cases:
@@ -208,10 +246,15 @@ def main() -> int:
         print(f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
               f"{'builds':>7} {'boots':>7} {'inher.':>6}")
         per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
-        results = [engine_trial(case, t, per_boot["engine"]) for t in range(a.trials)]
+        case_started = time.monotonic()
+        results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs)
         if not case.drift and not boots_per_campaign["engine"]:
             boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
         print(row("vmbisect", results), flush=True)
+        if a.misses:
+            for r in results:
+                if not r.right:
+                    print(f"{'':<10} miss: seed {r.seed}: {r.answer}")
         if case.drift:
             print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
                   f"{per_boot['engine']:.3%} per boot)")
@@ -222,13 +265,15 @@ def main() -> int:
                   f"campaign without booting, about {statistics.fmean(r.inherited for r in results) * per_step:.0f} "
                   f"boots saved")
         if not a.no_baseline:
-            old = [old_trial(case, t, per_boot["old"]) for t in range(a.trials)]
+            old = trials(old_trial, case, a.trials, per_boot["old"], a.jobs)
             if not case.drift and not boots_per_campaign["old"]:
                 boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
             print(row("old rule", old), flush=True)
             if case.drift:
                 print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['old']:.0f} boots: "
                       f"{per_boot['old']:.3%} per boot)")
+        print(f"{'':<10} ({time.monotonic() - case_started:.0f} s)")
+    print(f"\ntotal {(time.monotonic() - started) / 60:.1f} min")
     return 0
 
 

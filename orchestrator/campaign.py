@@ -253,6 +253,11 @@ def _revision(value: Any, path: str) -> str:
     return text
 
 
+def revision(value: Any, path: str) -> str:
+    """A revision as the campaign file accepts one (`path` names the field or flag in errors)."""
+    return _revision(value, path)
+
+
 def _name(value: Any) -> str:
     text = yamlcheck.text(value, "name")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", text):

@@ -158,7 +158,7 @@ def render_markdown(r: BisectReport) -> str:
                 f"    change: {r.change}", ""]
         pc = parent_culprit(r)
         out += ["Parent against culprit, mmtests layout, one value per boot (+ is better, * significant in a "
-                "two-sided rank test on the boot values; the change above is the one the confirmation tested):",
+                "two-sided Welch t-test on the boot values; the change above is the one the confirmation tested):",
                 "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:

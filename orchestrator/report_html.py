@@ -55,7 +55,7 @@ def render_html(r: BisectReport) -> str:
         if r.parent_figures is not None and r.culprit_figures is not None:
             block = "\n".join(metric_block(parent_culprit(r), r.metric))
             culprit += ("<p>Parent against culprit, mmtests layout, one value per boot (+ is better, * significant "
-                        "in a two-sided rank test on the boot values):</p>"
+                        "in a two-sided Welch t-test on the boot values):</p>"
                         f"<pre>{e(block)}</pre>")
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (

@@ -1,5 +1,6 @@
-"""The one statistics module: summaries, rank tests, the nested (boot-level) model and the
-sequential decision a bisection step is judged by. Pure functions over numbers.
+"""The one statistics module: summaries, the nested (boot-level) model, the sequential decision
+a bisection step is judged by, and the tests of two kernels or settings on boots (bisect's
+confirmation, verify and compare). Pure functions over numbers.
 
 Conventions used everywhere in vmbisect:
 - A coefficient of variation (CoV) is a fraction (0.03 for 3%); renderers print it in percent.
@@ -15,16 +16,10 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as sps
-
-# A drift of the host is fitted into a model only when its t statistic reaches this.
-DRIFT_T = 2.0
-# Asymptotic relative efficiency of the Mann-Whitney U test against the t-test (normal data).
-MWU_EFFICIENCY = 3 / math.pi
-
 
 # ---- summaries -------------------------------------------------------------------------------
 
@@ -96,15 +91,6 @@ def p_less(x: Sequence[float], y: Sequence[float]) -> float:
     return float(sps.mannwhitneyu(x, y, alternative="less").pvalue)
 
 
-def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Two-sided Mann-Whitney U p-value; None with fewer than two values on a side."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    if len(set(a) | set(b)) == 1:
-        return 1.0
-    return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-
-
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     """Adjusted p-values (q) for a family of tests, in the given order."""
     m = len(pvalues)
@@ -140,19 +126,6 @@ def reps_to_detect(cov: float, change: float, alpha: float = 0.05, power: float 
         if 2 * (_t_quantile(1 - alpha / 2, v) + _t_quantile(power, v)) ** 2 * (cov / change) ** 2 <= n:
             return n
     raise ValueError(f"a CoV of {cov:.1%} is too large to detect a change of {change:.1%}")
-
-
-def detectable_change(cov: float, n: int, alpha: float) -> float | None:
-    """The smallest relative change n repetitions per variant detect with 80% power at this noise."""
-    if n < 3 or cov <= 0:
-        return None
-    for thousandths in range(5, 50001, 5):
-        try:
-            if reps_to_detect(cov, thousandths / 1000, alpha) <= n:
-                return thousandths / 1000
-        except ValueError:
-            continue
-    return None
 
 
 def boot_cov(between_cov: float, within_cov: float, runs_per_boot: int) -> float:
@@ -314,15 +287,17 @@ def step_odds(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], p
     """The sequential test of one bisection step on boot values.
 
     The references give two hypotheses for the step's mean: the good one's and the bad one's.
-    Model: boot value = group mean + drift x boot sequence + noise, fitted by least squares over
-    the good, bad and step boots (the drift only when the references have boots spread over
-    time: at least 3 each); the noise pooled with the other commits' boots of the campaign.
-    The drift is fitted only when the references show it (|t| >= DRIFT_T): an extrapolated
-    slope that is not there costs more than it corrects. The likelihood of the step's estimated
-    distance to each reference (Student t, with the uncertainty of both means) gives the odds;
-    `fit_p` says how well the nearer reference explains the step (a step far from both is
-    neither). None when the noise cannot be estimated yet."""
-    fit_drift = drift and abs(globals()["drift"](good, bad)[1]) >= DRIFT_T
+    Model: boot value = group mean + drift x boot sequence + noise, fitted over the good, bad
+    and step boots; the noise pooled with the other commits' boots of the campaign. The drift
+    is in the model whenever the references have boots spread over time (at least 3 each), and
+    the step's odds carry the slope's uncertainty: a drift that is not there costs some boots,
+    but fitting it only once its t reached 2 took the first references' chance slopes at face
+    value and extrapolated them (stationary campaigns ended on ambiguous skips, drifting ones
+    on wrong steps; docs/campaign.md). The likelihood of the step's estimated distance to each
+    reference (Student t, with the uncertainty of both means) gives the odds; `fit_p` says how
+    well the nearer reference explains the step (a step far from both is neither). None when
+    the noise cannot be estimated yet."""
+    fit_drift = drift and drift_estimable(good, bad)
     fit = fit_groups([good, bad, step], fit_drift, prior_ss, prior_df)
     if fit is None:
         return None
@@ -348,8 +323,9 @@ def step_odds(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], p
 
 @dataclass(frozen=True)
 class TwoSample:
-    """`b` against `a` on boot values: relative change of b, its 95% interval, the two-sided
-    p-value of Welch's t-test, and the boots on each side."""
+    """`b` against `a` with the boot as the unit: relative change of b, its 95% interval, the
+    two-sided p-value of the t-test, and the boots on each side (`paired`: the same boots ran
+    both, n_a = n_b of them)."""
 
     change: float
     low: float
@@ -357,12 +333,38 @@ class TwoSample:
     p: float
     n_a: int
     n_b: int
-    se: float = 0.0  # of the log change
+    se: float = 0.0  # of the log change (relative)
     df: float = 1.0
+    paired: bool = False
 
     def describe(self) -> str:
-        return (f"{self.change:+.1%} (95% CI {self.low:+.1%}..{self.high:+.1%}, p={self.p:.2g}, "
-                f"{self.n_a}+{self.n_b} boots)")
+        boots = f"{self.n_a} boots, paired" if self.paired else f"{self.n_a}+{self.n_b} boots"
+        return f"{self.change:+.1%} (95% CI {self.low:+.1%}..{self.high:+.1%}, p={self.p:.2g}, {boots})"
+
+    def detectable(self, alpha: float, power: float = 0.8) -> float:
+        """The relative change this test sees with probability `power` at level `alpha`."""
+        return float((sps.t.ppf(1 - alpha / 2, self.df) + sps.t.ppf(power, self.df)) * self.se)
+
+
+def _t_test(diff: float, se: float, df: float, n_a: int, n_b: int, scale: float | None, paired: bool) -> TwoSample:
+    """A difference of levels with its standard error as a TwoSample: on a log scale when
+    `scale` is None, else linear and relative to `scale` (the reference's level)."""
+    if se == 0:
+        p, half = (0.0 if diff else 1.0), 0.0
+    else:
+        p, half = float(2 * sps.t.sf(abs(diff / se), df)), float(sps.t.ppf(0.975, df)) * se
+    if scale is None:
+        return TwoSample(math.expm1(diff), math.expm1(diff - half), math.expm1(diff + half), p, n_a, n_b, se, df,
+                         paired)
+    rel = 1 / abs(scale) if scale else 0.0
+    return TwoSample(diff * rel, (diff - half) * rel, (diff + half) * rel, p, n_a, n_b, se * rel, df, paired)
+
+
+def _welch(va: Sequence[float], vb: Sequence[float], scale: float | None) -> TwoSample:
+    sa, sb = statistics.variance(va) / len(va), statistics.variance(vb) / len(vb)
+    se = math.sqrt(sa + sb)
+    df = (sa + sb) ** 2 / (sa**2 / (len(va) - 1) + sb**2 / (len(vb) - 1)) if se else 1.0
+    return _t_test(statistics.fmean(vb) - statistics.fmean(va), se, df, len(va), len(vb), scale, False)
 
 
 def compare_boots(a: Sequence[Boot], b: Sequence[Boot]) -> TwoSample | None:
@@ -370,49 +372,54 @@ def compare_boots(a: Sequence[Boot], b: Sequence[Boot]) -> TwoSample | None:
     when the boot is the unit of replication. None with fewer than 2 boots on a side."""
     if len(a) < 2 or len(b) < 2:
         return None
-    va, vb = [x.value for x in a], [x.value for x in b]
-    ma, mb = statistics.fmean(va), statistics.fmean(vb)
-    sa, sb = statistics.variance(va) / len(va), statistics.variance(vb) / len(vb)
-    se = math.sqrt(sa + sb)
-    diff = mb - ma
-    if se == 0:
-        return TwoSample(math.expm1(diff), math.expm1(diff), math.expm1(diff), 0.0 if diff else 1.0, len(va), len(vb))
-    df = (sa + sb) ** 2 / (sa**2 / (len(va) - 1) + sb**2 / (len(vb) - 1))
-    t = diff / se
-    q = float(sps.t.ppf(0.975, df))
-    p = float(2 * sps.t.sf(abs(t), df))
-    return TwoSample(math.expm1(diff), math.expm1(diff - q * se), math.expm1(diff + q * se), p, len(va), len(vb),
-                     se, df)
+    return _welch([x.value for x in a], [x.value for x in b], None)
 
 
-def contrast(groups: Sequence[Sequence[Boot]], a: int, b: int, drift: bool = True) -> TwoSample | None:
-    """Group `b` against group `a` within the campaign's model (one mean per group, a common
-    linear drift over boot sequence when the fit shows one, |t| >= DRIFT_T): how a confirmation
-    compares two kernels booted interleaved, using every boot of the groups for the noise and
-    the drift. None when it cannot be estimated."""
-    slope = drift and sum(len(g) for g in groups) >= len(groups) + 3 and len({x.seq for g in groups for x in g}) >= 4
-    fit = fit_groups(groups, slope) if slope else None
-    if fit is not None:
-        beta, cov, _s2, _df = fit
-        if cov[-1, -1] <= 0 or abs(beta[-1]) / math.sqrt(cov[-1, -1]) < DRIFT_T:
-            fit = None
-    fit = fit or fit_groups(groups, False)
-    if fit is None:
+def compare_runs(a: Mapping[Hashable, Sequence[float]], b: Mapping[Hashable, Sequence[float]]) -> TwoSample | None:
+    """`b` against `a`, their runs grouped by the boot that took them (boot -> values); the boot
+    is the unit, a boot's level the mean of its runs:
+
+    - boots of their own on each side (different kernels): Welch's t-test on the boots'
+      levels, as compare_boots;
+    - the same boots ran both (one guest, a setting switched between runs, A B B A): each
+      boot's difference is one observation (the boot's own level cancels out), a paired t-test
+      with boots - 1 degrees of freedom. Runs of one boot are never counted as independent.
+
+    Levels are logs (changes relative) when every value is positive, else the plain values,
+    the change relative to a's level. None with fewer than 2 boots (2 shared boots when
+    paired), or when the two share some boots but not all."""
+    a = {k: list(v) for k, v in a.items() if v}
+    b = {k: list(v) for k, v in b.items() if v}
+    log = all(x > 0 for runs in (*a.values(), *b.values()) for x in runs)
+
+    def level(runs: Sequence[float]) -> float:
+        return math.log(statistics.fmean(runs)) if log else statistics.fmean(runs)
+
+    shared = [k for k in a if k in b]
+    if shared and (len(shared) != len(a) or len(shared) != len(b)):
         return None
-    beta, cov, _s2, df = fit
-    c = np.zeros(len(beta))
-    c[[b, a]] = [1.0, -1.0]
-    diff, se = float(c @ beta), math.sqrt(float(c @ cov @ c))
-    q = float(sps.t.ppf(0.975, df))
-    p = float(2 * sps.t.sf(abs(diff / se), df)) if se else (0.0 if diff else 1.0)
-    return TwoSample(math.expm1(diff), math.expm1(diff - q * se), math.expm1(diff + q * se), p,
-                     len(groups[a]), len(groups[b]), se, df)
+    if shared:
+        if len(shared) < 2:
+            return None
+        diffs = [level(b[k]) - level(a[k]) for k in shared]
+        scale = None if log else statistics.fmean(level(a[k]) for k in shared)
+        se = statistics.stdev(diffs) / math.sqrt(len(diffs))
+        return _t_test(statistics.fmean(diffs), se, len(diffs) - 1, len(diffs), len(diffs), scale, True)
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = [level(r) for r in a.values()], [level(r) for r in b.values()]
+    return _welch(va, vb, None if log else statistics.fmean(va))
+
+
+def drift_estimable(good: Sequence[Boot], bad: Sequence[Boot]) -> bool:
+    """The references have boots enough, spread over time, to estimate a common drift."""
+    return len(good) >= 3 and len(bad) >= 3 and len({b.seq for b in (*good, *bad)}) >= 4
 
 
 def drift(good: Sequence[Boot], bad: Sequence[Boot]) -> tuple[float, float]:
-    """The references' common linear drift (log change per 100 boots) and its t statistic;
-    (0, 0) while it cannot be estimated."""
-    if len(good) < 3 or len(bad) < 3 or len({b.seq for b in (*good, *bad)}) < 4:
+    """The references' common linear drift (log change per 100 boots, least squares, no prior)
+    and its t statistic; (0, 0) while it cannot be estimated."""
+    if not drift_estimable(good, bad):
         return 0.0, 0.0
     fit = fit_groups([good, bad], True)
     if fit is None:

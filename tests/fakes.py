@@ -4,10 +4,12 @@ engine and the compare runner alike: tests only, never what a user gets."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from orchestrator.agent.protocol import ExecResult
@@ -15,6 +17,8 @@ from orchestrator.compare.variant import Variant
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, WorkloadFailed
 from orchestrator.hosts.errors import HostFailed
 from orchestrator.ports import Build, KernelArtifact
+from orchestrator.stats import Boot
+from orchestrator.store import Decided
 from orchestrator.workloads.result import Metric, RunResult
 
 SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")
@@ -270,3 +274,75 @@ class FakeLinearVcs:
 
         self.reverts[f"revert-{commit}"] = commit
         return Revert(f"revert-{commit}", "")
+
+
+class MemoryStore:
+    """What the engine reads and writes of Store, kept in memory: the bisection simulator's
+    stand-in for the SQLite store (`make bench-bisect` runs thousands of campaigns, and the
+    store's transactions were three quarters of their time). Same answers as Store for the
+    engine: tests/unit/test_memory_store.py runs one campaign on both and compares every
+    decision. The engine cases and every other test use the real store."""
+
+    def __init__(self) -> None:
+        self._campaigns: dict[int, SimpleNamespace] = {}
+        self._builds: dict[int, list[SimpleNamespace]] = {}
+        self._boots: dict[int, tuple[int, str]] = {}  # boot id -> (campaign, commit)
+        self._runs: dict[int, list[tuple[int, str, dict[str, float]]]] = {}  # campaign -> (boot, commit, metrics)
+        self._decisions: dict[int, list[Decided]] = {}
+
+    def new_campaign(self, name: str, spec: Mapping[str, Any], kind: str = "bisect") -> int:
+        cid = len(self._campaigns) + 1
+        self._campaigns[cid] = SimpleNamespace(id=cid, name=name, kind=kind, spec=json.dumps(spec, default=str),
+                                               state="running", bisect_log="", result={})
+        return cid
+
+    def campaign(self, campaign_id: int) -> SimpleNamespace:
+        return self._campaigns[campaign_id]
+
+    def set_state(self, campaign_id: int, state: str, result: Mapping[str, Any] | None = None) -> None:
+        row = self._campaigns[campaign_id]
+        row.state = state
+        if result is not None:
+            row.result = json.loads(json.dumps(dict(result)))  # as the JSON column gives it back
+
+    def set_bisect_log(self, campaign_id: int, log: str) -> None:
+        self._campaigns[campaign_id].bisect_log = log
+
+    def add_build(self, campaign_id: int, commit: str, status: str, **fields: Any) -> None:
+        self._builds.setdefault(campaign_id, []).append(SimpleNamespace(commit=commit, status=status,
+                                                                        sha256=fields.get("sha256", ""), **{
+                                                                            k: v for k, v in fields.items()
+                                                                            if k != "sha256"}))
+
+    def builds(self, campaign_id: int) -> list[SimpleNamespace]:
+        return list(self._builds.get(campaign_id, []))
+
+    def start_boot(self, campaign_id: int, commit: str) -> int:
+        boot_id = len(self._boots) + 1
+        self._boots[boot_id] = (campaign_id, commit)
+        return boot_id
+
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "") -> None:
+        pass
+
+    def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Mapping[str, float],
+                raw: Mapping[str, Any]) -> int:
+        runs = self._runs.setdefault(campaign_id, [])
+        runs.append((boot_id, commit, {m: float(v) for m, v in metrics.items()}))
+        return len(runs)
+
+    def boot_samples(self, campaign_id: int, metric: str) -> dict[str, list[Boot]]:
+        by_boot: dict[tuple[str, int], list[float]] = {}
+        for boot_id, commit, metrics in self._runs.get(campaign_id, []):
+            if metric in metrics:
+                by_boot.setdefault((commit, boot_id), []).append(metrics[metric])
+        out: dict[str, list[Boot]] = {}
+        for seq, ((commit, _boot), values) in enumerate(sorted(by_boot.items(), key=lambda kv: kv[0][1])):
+            out.setdefault(commit, []).append(Boot(seq, tuple(values)))
+        return out
+
+    def add_decision(self, campaign_id: int, d: Decided) -> None:
+        self._decisions.setdefault(campaign_id, []).append(d)
+
+    def decisions(self, campaign_id: int) -> list[Decided]:
+        return list(self._decisions.get(campaign_id, []))

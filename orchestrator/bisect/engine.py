@@ -8,11 +8,14 @@ whenever a few boots of other commits passed since their last one, alternating w
 (ABBA), so a drifting host shows as drift instead of as a regression.
 
 A step whose kernel image (sha256) equals an image already judged inherits that verdict without
-booting ("same image as <commit>"). Before an answer is given it is doubted: a culprit whose
-image equals its parent's, a step whose verdict no longer holds against the references measured
-since (drift), a culprit that does not differ from its parent when both are re-measured
-interleaved: each sends the verdicts that led there back for more boots, and if one changes the
-bisection is replayed with it. What still does not hold ends inconclusive, saying why.
+booting ("same image as <commit>"), and follows it when a re-examination changes it. Before an
+answer is given it is doubted: a culprit whose image equals its parent's, a verdict that is not
+sure against the references measured since (given doubtful at the cap, or moved by drift), a
+culprit that does not differ from its parent, or whose revert does not restore the metric, when
+measured on boots of their own, interleaved: each sends the verdicts that led there back for
+more boots, and if one changes the bisection is replayed with it. Ambiguous candidates are
+measured again while that still adds boots. What still does not hold ends inconclusive, saying
+why.
 
 Every build, boot, run, sample and decision goes to the store as it happens, and the git bisect
 log after every mark, so `resume` picks up after a crash (mid-confirmation too): boots already
@@ -43,8 +46,8 @@ from orchestrator.ports import Event, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import (
     Boot,
     StepOdds,
+    compare_boots,
     components,
-    contrast,
     drift,
     evidence,
     pooled_boot_variance,
@@ -59,8 +62,10 @@ REFRESH_AFTER = 6
 # this many times max_boots_per_commit.
 REFERENCE_BOOTS = 2
 MIN_REFERENCE_BOOTS = 8
-# A re-examined step may have this many times max_boots_per_commit.
+# A re-examined step may have this many times max_boots_per_commit, once more for each further
+# re-examination, up to REEXAMINATIONS of them.
 REEXAMINE_BOOTS = 2
+REEXAMINATIONS = 2
 # Rounds of doubt (re-examine, replay when a verdict changed) before the answer is given with
 # what still does not hold.
 MAX_ROUNDS = 6
@@ -160,7 +165,7 @@ class Engine:
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role == "step")
         unresolved = ""
         confirmation: dict[str, Any] = {}
-        asked: set[tuple[str, ...]] = set()
+        asked: dict[tuple[str, ...], int] = {}
         for round_no in range(MAX_ROUNDS + 1):
             state = self._bisect(campaign_id, state, good, bad)
             if state.kind == "found":
@@ -170,10 +175,14 @@ class Engine:
             if not doubts:
                 break
             doubt = (why.split(":")[0], *sorted(doubts))
-            if round_no == MAX_ROUNDS or doubt in asked:  # the same doubt again: re-examined, unchanged
+            booted = sum(len(self._boots(campaign_id).get(x, [])) for x in doubts)
+            # the same doubt again ends the doubting: its verdicts were re-examined and held; only
+            # ambiguous candidates are measured once more, while their boots still grow
+            again = doubt in asked and (state.kind == "found" or asked[doubt] == booted)
+            if round_no == MAX_ROUNDS or again:
                 unresolved = why
                 break
-            asked.add(doubt)
+            asked[doubt] = booted
             self._emit("recheck", state.culprit, message=why)
             if self._reexamine(campaign_id, doubts, good, bad, why):
                 state = self.vcs.restart(good, bad, c.first_parent, self._marks(campaign_id))
@@ -207,11 +216,21 @@ class Engine:
         return sum(len(b.runs) for b in self._boots(campaign_id).get(commit, []))
 
     def _boots(self, campaign_id: int) -> dict[str, list[Boot]]:
-        """Every commit's boots; read from the store once and again after each run stored (the
-        engine is the campaign's only writer)."""
+        """Every commit's boots; read from the store once, then kept in step with every run the
+        engine stores (the engine is the campaign's only writer)."""
         if self._boot_cache is None:
             self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name)
         return self._boot_cache
+
+    def _add_to_cache(self, campaign_id: int, commit: str, new_boot: bool, value: float) -> None:
+        """The run just stored, added to the boots as `Store.boot_samples` would read them: the
+        first run of a boot opens the next boot in sequence, the others extend it."""
+        boots = self._boots(campaign_id)
+        mine = boots.setdefault(commit, [])
+        if new_boot or not mine:
+            mine.append(Boot(sum(len(bs) for bs in boots.values()), (value,)))
+        else:
+            mine[-1] = Boot(mine[-1].seq, (*mine[-1].runs, value))
 
     def _kernel(self, campaign_id: int, commit: str) -> KernelArtifact:
         if commit not in self._kernels:
@@ -244,20 +263,23 @@ class Engine:
                     if self.c.metric.name not in result.metrics:
                         raise WorkloadFailed(f"metric {self.c.metric.name!r} missing from the results; "
                                              f"got {', '.join(sorted(result.metrics))}")
-                    self.store.add_run(campaign_id, boot_id, commit, result.values(), result.to_json())
-                    self._boot_cache = None
+                    values = result.values()
+                    self.store.add_run(campaign_id, boot_id, commit, values, result.to_json())
+                    self._add_to_cache(campaign_id, commit, i == 0, float(values[self.c.metric.name]))
         except BootFailed as exc:
             self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}"[:4000])
             raise
 
-    def _interleave(self, campaign_id: int, commits: list[str], need: int) -> None:
-        """Boots until every commit has `need`, one boot each in turn, the order reversed every
-        round (A B B A): a linear drift of the host hits all of them alike."""
+    def _interleave(self, campaign_id: int, commits: list[str], need: int, since: int = 0) -> None:
+        """Boots until every commit has `need` (counting its boots from boot `since` on), one
+        boot each in turn, the order reversed every round (A B B A): a linear drift of the host
+        hits all of them alike."""
         commits = list(dict.fromkeys(commits))
         round_no = 0
         while True:
             boots = self._boots(campaign_id)
-            todo = [x for x in commits if len(boots.get(x, [])) < need]
+            have = {x: sum(1 for b in boots.get(x, []) if b.seq >= since) for x in commits}
+            todo = [x for x in commits if have[x] < need]
             if not todo:
                 return
             for commit in (todo if round_no % 2 == 0 else todo[::-1]):
@@ -298,6 +320,10 @@ class Engine:
             check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
                                     c.max_boots_per_commit, c.alpha, self.error)
             self._emit("endpoints", message=check.message)
+            if check.problem == "bad_not_bad" and need < MIN_REFERENCE_BOOTS:
+                # a few boots can put bad above good by chance: refuse on MIN_REFERENCE_BOOTS each
+                need = min(cap, MIN_REFERENCE_BOOTS)
+                continue
             if check.problem in ("good_not_good", "bad_not_bad") or need >= cap:
                 return check
             if check.ok:
@@ -403,12 +429,12 @@ class Engine:
             if d.reason.startswith("same image as") or d.commit in (good, bad) or d.commit in rechecked:
                 continue
             odds = self._odds(campaign_id, good, bad, d.commit)
-            if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > 10 * self.error) \
-                    and len(self._boots(campaign_id).get(d.commit, [])) < self.c.max_boots_per_commit:
+            if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > self.error) \
+                    and len(self._boots(campaign_id).get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
                 moved.append(d.commit)
         if moved:
-            return moved, (f"{len(moved)} verdict(s) no longer hold against the references measured since "
-                           f"(drift or noise): {', '.join(x[:12] for x in moved)}"), {}
+            return moved, (f"{len(moved)} verdict(s) are not sure against the references measured since (a "
+                           f"doubtful verdict, drift or noise): {', '.join(x[:12] for x in moved)}"), {}
         confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
         if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
             confirmation["revert"] = self._revert(campaign_id, culprit, good, bad)
@@ -427,7 +453,7 @@ class Engine:
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
         latest = {d.commit: d for d in self._latest(campaign_id)}
-        unclear = [x for x in state.candidates if x in latest and latest[x].reason.startswith("ambiguous")]
+        unclear = [x for x in state.candidates if x in latest and "ambiguous after the cap" in latest[x].reason]
         if not unclear:
             return [], ""
         # the verdicts around the range too: a wrong one there puts the culprit outside it
@@ -437,36 +463,60 @@ class Engine:
             f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}")
 
     def _boundary(self, campaign_id: int, judged: list[Decided], culprit: str, parent: str) -> list[str]:
-        """The verdicts that made `culprit` the answer: the last bad one at or after it and the
-        last good one at or after its parent (one of them is wrong when the two do not differ),
-        followed to the measurements they were inherited from."""
+        """The verdicts that made `culprit` the answer: the nearest bad ones at or after it and the
+        nearest good ones at or after its parent (one of them is wrong when the two do not
+        differ), followed to the measurements they were inherited from."""
         blamed = [d.commit for d in judged if d.verdict == "bad" and self.vcs.is_ancestor(culprit, d.commit)]
         cleared = [d.commit for d in judged if d.verdict == "good" and self.vcs.is_ancestor(parent, d.commit)]
-        return self._own_judgements(campaign_id, [*blamed[-1:], *cleared[-1:], culprit, parent])
+        # nearest: no other blamed commit between the culprit and it; no other cleared one after it
+        blamed = [x for x in blamed if not any(y != x and self.vcs.is_ancestor(y, x) for y in blamed)]
+        cleared = [x for x in cleared if not any(y != x and self.vcs.is_ancestor(x, y) for y in cleared)]
+        return self._own_judgements(campaign_id, [*blamed, *cleared, culprit, parent])
+
+    def _source(self, campaign_id: int, commit: str, latest: dict[str, Decided]) -> str:
+        """The commit whose measured verdict `commit` carries: itself, or for an inherited verdict
+        the measured commit with the same kernel image (`commit` when that is an endpoint)."""
+        d = latest.get(commit)
+        if d is None or not d.reason.startswith("same image as"):
+            return commit
+        images = self._images(campaign_id)
+        return next((x for x, e in latest.items() if x != commit and images.get(x) == images.get(commit)
+                     and not e.reason.startswith("same image as")), commit)
 
     def _own_judgements(self, campaign_id: int, commits: list[str]) -> list[str]:
         """The commits whose verdicts were measured, following inherited ones to their source."""
         latest = {d.commit: d for d in self._latest(campaign_id)}
         out = []
         for commit in commits:
-            d = latest.get(commit)
-            if d is not None and d.reason.startswith("same image as"):
-                source = d.reason.split()[3]
-                commit = next((x for x in latest if x.startswith(source)), commit)
+            commit = self._source(campaign_id, commit, latest)
             if commit in latest and commit not in out:
                 out.append(commit)
         return out
 
+    def _follow(self, campaign_id: int, source: Decided) -> None:
+        """A re-examined verdict carried over to the commits that inherited the old one (the same
+        kernel image), so no mark contradicts the measurement it came from."""
+        images = self._images(campaign_id)
+        for d in self._latest(campaign_id):
+            if d.commit != source.commit and d.reason.startswith("same image as") and d.verdict != source.verdict \
+                    and images.get(d.commit) == images.get(source.commit):
+                self.store.add_decision(campaign_id, Decided(
+                    d.commit, "recheck", source.verdict, f"same image as {source.commit[:12]} ({source.verdict}); "
+                    "not booted", source.confidence, 0))
+
     def _reexamine(self, campaign_id: int, commits: list[str], good: str, bad: str, why: str) -> bool:
         """Each of `commits` booted as many times again (at least boots_per_commit, up to
-        REEXAMINE_BOOTS x max_boots_per_commit) and judged on all its boots, ten times stronger
-        evidence asked; True when a verdict changed."""
+        REEXAMINE_BOOTS x max_boots_per_commit, twice that when it was re-examined before) and
+        judged on all its boots, ten times stronger evidence asked; True when a verdict
+        changed."""
         changed = False
+        decisions = self.store.decisions(campaign_id)
         latest = {d.commit: d for d in self._latest(campaign_id)}
         for commit in commits:
             before = latest.get(commit)
             have = len(self._boots(campaign_id).get(commit, []))
-            cap = REEXAMINE_BOOTS * self.c.max_boots_per_commit
+            times = sum(1 for d in decisions if d.commit == commit and d.role == "recheck")
+            cap = REEXAMINE_BOOTS * self.c.max_boots_per_commit * min(times + 1, REEXAMINATIONS)
             if have >= cap:
                 continue
             more = max(self.c.boots_per_commit, have)  # as many fresh boots again: the old ones may be the doubt
@@ -475,7 +525,9 @@ class Engine:
             d = Decided(d.commit, d.role, d.verdict, f"re-examined ({why[:200]}): {d.reason}", d.confidence, d.samples)
             self._emit("decide", commit, d.samples, f"{d.verdict}: {d.reason}")
             self.store.add_decision(campaign_id, d)
-            changed |= before is None or before.verdict != d.verdict
+            if before is None or before.verdict != d.verdict:
+                changed = True
+                self._follow(campaign_id, d)
         return changed
 
     # ---- confirmation ------------------------------------------------------------------------
@@ -496,18 +548,40 @@ class Engine:
     def _worse(self, change: float) -> bool:
         return change < 0 if self.direction == "higher" else change > 0
 
+    def _since(self, campaign_id: int, role: str, commit: str) -> int:
+        """The first boot of a pair measurement (`role` confirm or revert, of `commit`): stored
+        as a `measuring` decision when it starts, so a resumed campaign goes on with the same
+        boots. A measurement started before the latest step or re-examination is stale: the
+        verdicts moved since, and the pair is measured afresh."""
+        decisions = self.store.decisions(campaign_id)
+        last_verdict = max((i for i, d in enumerate(decisions) if d.role in ("step", "recheck")), default=-1)
+        for d in decisions[last_verdict + 1:]:
+            if d.role == role and d.commit == commit and d.verdict == "measuring":
+                return int(d.reason.split()[2].rstrip(":"))
+        since = sum(len(bs) for bs in self._boots(campaign_id).values())
+        self.store.add_decision(campaign_id, Decided(commit, role, "measuring", f"from boot {since}: both booted "
+                                                     "interleaved (A B B A), on boots of their own", 0.0, 0))
+        return since
+
+    def _pair(self, campaign_id: int, commits: list[str], since: int) -> list[list[Boot]]:
+        boots = self._boots(campaign_id)
+        return [[b for b in boots.get(x, []) if b.seq >= since] for x in commits]
+
     def _confirm(self, campaign_id: int, culprit: str, parent: str, good: str, bad: str) -> dict[str, Any]:
-        """The culprit against its parent, both re-measured interleaved (A B B A)."""
+        """The culprit against its parent, both booted afresh and interleaved (A B B A): the
+        confirmation is evidence of its own (a step misled by unlucky boots is not confirmed by
+        the same boots), and the interleaving, not a drift model, keeps a drifting host out of
+        it (Welch's test on the pair's boots)."""
         stored = next((d for d in reversed(self.store.decisions(campaign_id))
-                       if d.role == "confirm" and d.commit == culprit), None)
+                       if d.role == "confirm" and d.commit == culprit and d.verdict != "measuring"), None)
         try:
             self._kernel(campaign_id, parent)
-            self._interleave(campaign_id, [parent, culprit], self._confirm_boots(campaign_id, good, bad))
+            since = self._since(campaign_id, "confirm", culprit)
+            self._interleave(campaign_id, [parent, culprit], self._confirm_boots(campaign_id, good, bad), since)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
             return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
         boots = self._boots(campaign_id)
-        names = list(dict.fromkeys([good, bad, parent, culprit]))
-        t = contrast([boots[x] for x in names], names.index(parent), names.index(culprit))
+        t = compare_boots(*self._pair(campaign_id, [parent, culprit], since))
         if t is None:
             return {"verdict": "cannot tell", "text": "too few boots to compare"}
         seen = t.p < self.c.alpha and self._worse(t.change)
@@ -531,13 +605,13 @@ class Engine:
             result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:
             try:
-                self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots(campaign_id, good, bad))
+                since = self._since(campaign_id, "revert", culprit)
+                self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots(campaign_id, good, bad), since)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                 return {"verdict": "cannot tell", "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
             boots = self._boots(campaign_id)
-            names = [good, bad, revert.commit]
-            t = contrast([boots[x] for x in names], 1, 2)
+            t = compare_boots(*self._pair(campaign_id, [bad, revert.commit], since))
             if t is None:
                 return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
             gap = boots_gap(boots[good], boots[bad])
@@ -545,10 +619,11 @@ class Engine:
             restores = t.p < self.c.alpha and self._worse(-t.change) and position < 0.5
             verdict = "revert restores the metric" if restores else "revert does not restore the metric"
             result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
-                      "position": position,
+                      "position": position, "evidence": evidence(t, math.expm1(-gap)),
                       "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
                               f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
-        stored = next((d for d in self.store.decisions(campaign_id) if d.role == "revert"), None)
+        stored = next((d for d in reversed(self.store.decisions(campaign_id))
+                       if d.role == "revert" and d.verdict != "measuring"), None)
         if stored is None or stored.reason != result["text"]:
             self.store.add_decision(campaign_id, Decided(culprit, "revert", result["verdict"], result["text"], 0.0, 0))
         self._emit("confirm", culprit, message=result["text"])
@@ -578,10 +653,11 @@ class Engine:
             if revert is not None:
                 result["revert"] = revert
             # the steps' chance of being all right is the prior; the culprit-against-parent evidence
-            # updates it. The revert is reported beside it, not folded in: a revert that does not
-            # restore the tip (a later change built on the culprit) does not make it a wrong culprit.
+            # and the revert's (bad with it reverted back at good, against no change) update it. A
+            # revert that does not restore the tip lowers the confidence even when a later change
+            # built on the culprit is the reason: the answer is then not confirmed, and says so.
             odds = math.log(max(confidence, 1e-12)) - math.log(max(1 - confidence, 1e-12))
-            odds += confirmation.get("evidence", 0.0)
+            odds += confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
             confidence = 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
         else:
             result["candidates"] = list(candidates)

@@ -1,7 +1,9 @@
 """`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
 parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
 interleaved by the engine (Engine.measure), so a verification and a bisection's confirmation
-are the same measurement and the same statistics; `judge` and `judge_revert` are pure.
+are the same measurement and the same statistics (Welch's test on the pair's boot values: the
+A B B A order, not a drift model, keeps a drifting host out of it); `judge` and
+`judge_revert` are pure.
 
 Answers, in one line:
 - confirmed: the commit is significantly worse than its parent (two-sided test on boot
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from orchestrator.bisect.endpoints import level
-from orchestrator.stats import Boot, TwoSample, components, contrast, relative_change, reps_to_detect
+from orchestrator.stats import Boot, TwoSample, compare_boots, components, relative_change, reps_to_detect
 
 if TYPE_CHECKING:
     from orchestrator.bisect.engine import Engine
@@ -35,7 +37,7 @@ class Answer:
 def judge(parent: Sequence[Boot], commit: Sequence[Boot], direction: str, threshold: float, alpha: float,
           max_boots: int) -> Answer:
     """`threshold`: the relative regression asked about (e.g. -0.10 for higher-is-better)."""
-    t = contrast([list(parent), list(commit)], 0, 1)
+    t = compare_boots(parent, commit)
     if t is None:
         return Answer("cannot tell", "cannot tell: too few boots to compare (at least 2 per side)", None, 2)
     worse = t.change < 0 if direction == "higher" else t.change > 0
@@ -58,10 +60,10 @@ def judge(parent: Sequence[Boot], commit: Sequence[Boot], direction: str, thresh
 def judge_revert(tip: Sequence[Boot], reverted: Sequence[Boot], parent: Sequence[Boot], commit: Sequence[Boot],
                  direction: str, alpha: float) -> str:
     """The tip with the commit reverted against the tip: does it restore what the commit cost?"""
-    t = contrast([list(tip), list(reverted)], 0, 1)
+    t = compare_boots(tip, reverted)
     if t is None:
         return "revert: cannot tell: too few boots"
-    cost = contrast([list(parent), list(commit)], 0, 1)
+    cost = compare_boots(parent, commit)
     better = t.change > 0 if direction == "higher" else t.change < 0
     share = (math.log1p(t.change) / -math.log1p(cost.change)) if cost and cost.change else 0.0
     if t.p < alpha and better and share >= 0.5:

@@ -109,7 +109,7 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
 
 def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
     from orchestrator import wiring
-    from orchestrator.compare.collect import comparison, run_host
+    from orchestrator.compare.collect import comparison, run_host, stored_runs
     from orchestrator.compare.runner import run_plan
     from orchestrator.hosts.lab import lab_from
 
@@ -126,7 +126,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
                      on_event=lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
         finally:
             pool.close()
-    result = comparison(plan, (r.raw for r in store.runs(campaign_id)))
+    result = comparison(plan, stored_runs(store, campaign_id))
     store.set_state(campaign_id, "done", {"kind": CompareSpec.KIND, "verdict": list(result.verdict)})
     return result
 
@@ -182,7 +182,7 @@ def resume(store: Store, campaign_id: int, spec: CompareSpec, a: argparse.Namesp
 
 
 def report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
-    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.collect import comparison, stored_runs
     from orchestrator.compare.plan import plan_from_spec
 
-    return render(comparison(plan_from_spec(spec), (r.raw for r in store.runs(campaign_id))), fmt)
+    return render(comparison(plan_from_spec(spec), stored_runs(store, campaign_id)), fmt)

@@ -1,11 +1,12 @@
 """A stored comparison back into a Comparison: every kept run, grouped by variant, sweep
-point and metric; metric units and directions from the workload's definitions."""
+point and metric, with the boot it was taken in (the unit of the comparison's test); metric
+units and directions from the workload's definitions."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.compare import table
 from orchestrator.compare.model import Comparison, VariantInfo
@@ -13,17 +14,36 @@ from orchestrator.compare.plan import ComparePlan
 from orchestrator.workloads.runner import metric_def
 from orchestrator.workloads.system import METRICS
 
+if TYPE_CHECKING:
+    from orchestrator.store import Store
+
 Samples = dict[str, dict[str, dict[str, list[float]]]]
+BootIds = dict[str, dict[str, dict[str, list[int]]]]
+
+
+def stored_runs(store: Store, campaign_id: int) -> list[dict[str, Any]]:
+    """Each stored run's `raw` with the id of the boot that took it."""
+    return [{**r.raw, "boot_id": r.boot_id} for r in store.runs(campaign_id)]
 
 
 def group_samples(runs: Iterable[Mapping[str, Any]]) -> Samples:
     """`raw` of each stored run -> samples[variant][point label][metric], in the order taken."""
+    return _group(runs)[0]
+
+
+def _group(runs: Iterable[Mapping[str, Any]]) -> tuple[Samples, BootIds | None]:
+    """Samples and, when every run names its boot (stored_runs), the boot of each sample."""
     out: Samples = {}
+    ids: BootIds = {}
     for raw in runs:
         per_metric = out.setdefault(raw["variant"], {}).setdefault(raw["point"], {})
+        per_boot = ids.setdefault(raw["variant"], {}).setdefault(raw["point"], {})
         for name, metric in raw["result"]["metrics"].items():
             per_metric.setdefault(name, []).append(float(metric["value"]))
-    return out
+            per_boot.setdefault(name, []).append(raw.get("boot_id", -1))
+    known = all(i != -1 for per_point in ids.values() for per_metric in per_point.values()
+                for values in per_metric.values() for i in values)
+    return out, (ids if known else None)
 
 
 def run_host(raw: Mapping[str, Any]) -> str:
@@ -37,7 +57,7 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
     stored = list(runs)
     host = run_host(stored[-1]) if stored else "local"
     kept = [raw for raw in stored if run_host(raw) == host]
-    samples = group_samples(kept)
+    samples, boots = _group(kept)
     defined = {**plan.workload.metrics, **METRICS}
     names = dict.fromkeys(n for per_point in samples.values() for per_metric in per_point.values()
                           for n in per_metric)
@@ -56,4 +76,4 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
     for other, count in sorted(Counter(run_host(raw) for raw in stored if run_host(raw) != host).items()):
         notes.append(f"{count} run(s) measured on host {other} before it failed are kept but not compared")
     return table.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],
-                       metrics, samples, plan.primary, plan.alpha, notes)
+                       metrics, samples, plan.primary, plan.alpha, notes, boots)

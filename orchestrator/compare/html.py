@@ -11,12 +11,13 @@ from html import escape
 from scipy import stats as sps
 
 from orchestrator.compare.model import Cell, Comparison, Row
+from orchestrator.compare.table import runs_per_boot
 from orchestrator.render import palette
 from orchestrator.render.page import page, table
 from orchestrator.render.svg import bar_plot, line_plot, strip_plot
 
 VCPU_METRIC = re.compile(r"host_vcpu_used\.(\d+)")
-STATS = ("mean", "min", "stddev", "CoV", "max")
+STATS = ("mean", "min", "stddev", "CoV", "max", "boots")
 BETTER = {"higher": "higher is better", "lower": "lower is better", "none": "descriptive"}
 
 
@@ -63,11 +64,14 @@ def _cell(row: Row, variant: str) -> Cell | None:
 
 
 def _mean_ci(cell: Cell) -> tuple[float, float]:
-    """The 95 % confidence interval of the mean from Student's t; the mean itself for one run."""
+    """The 95 % confidence interval of the mean from Student's t over the boots (the runs of
+    one boot are not independent: the interval uses the runs' spread but boots - 1 degrees of
+    freedom and the boots' count); the mean itself for one boot."""
     s = cell.summary
-    if s.n < 2:
+    n = min(cell.boots or s.n, s.n)
+    if n < 2:
         return s.mean, s.mean
-    half = float(sps.t.ppf(0.975, s.n - 1)) * s.stddev / math.sqrt(s.n)
+    half = float(sps.t.ppf(0.975, n - 1)) * s.stddev / math.sqrt(n)
     return s.mean - half, s.mean + half
 
 
@@ -87,7 +91,8 @@ def _sweep_figure(c: Comparison, metric: str, colours: dict[str, str]) -> str:
     svg = line_plot(series, c.swept or "sweep", _label(metric, swept[0][1].unit), f"{metric}: mean over the sweep",
                     colours)
     return _figure(svg, f"Mean of {metric} per variant at each {c.swept or 'sweep'} point; error bars: 95% "
-                        "confidence interval of the mean (Student's t, n-1 degrees of freedom), none for one run.")
+                        "confidence interval of the mean (Student's t over the boots, boots-1 degrees of freedom), "
+                        "none for one boot.")
 
 
 def _runs_figure(c: Comparison, metric: str, colours: dict[str, str]) -> str:
@@ -139,6 +144,8 @@ def _stat(cell: Cell, stat: str) -> str:
     s = cell.summary
     if stat == "CoV":
         return f"{100 * s.cov:.2f}%"
+    if stat == "boots":
+        return runs_per_boot(cell)
     return _num({"mean": s.mean, "min": s.min, "stddev": s.stddev, "max": s.max}[stat])
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from orchestrator.stats import Summary
+from orchestrator.stats import Summary, TwoSample
 
 
 @dataclass(frozen=True)
@@ -23,9 +23,11 @@ class Cell:
     summary: Summary
     median: float
     diff_pct: float | None  # against the baseline, signed so that + is better; None for the baseline
-    p_value: float | None  # two-sided Mann-Whitney U against the baseline
+    p_value: float | None  # two-sided t-test against the baseline with the boot as the unit
     q_value: float | None  # Benjamini-Hochberg adjusted over every test in the comparison
     significant: bool
+    boots: int = 0  # the boots the runs came from (the test's unit)
+    tested: TwoSample | None = None  # the change as tested: boot levels, paired when the boots are shared
 
 
 @dataclass(frozen=True)

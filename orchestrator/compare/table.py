@@ -3,24 +3,33 @@ baseline, significance by a proper test with the false discovery rate controlled
 verdict sentences. Pure: the runner and the store feed it, the renderers show it.
 
 Differences follow mmtests: in percent of the baseline's mean, signed so that + is better
-(for a lower-is-better metric a drop is +). Significance: two-sided Mann-Whitney U per cell;
-p-values are Benjamini-Hochberg adjusted within two families, the primary metrics (the ones
-asked about) and all the others, and a cell is significant when q < alpha.
+(for a lower-is-better metric a drop is +). Significance: the boot is the unit, as in a
+bisection (orchestrator.stats.compare_runs): the runs of one boot are averaged into the boot's
+level; variants with guests of their own are compared by Welch's t-test on those levels,
+variants that ran in the same guests (a setting switched between runs, A B B A) by a paired
+t-test on each boot's difference. p-values are Benjamini-Hochberg adjusted within two
+families, the primary metrics (the ones asked about) and all the others, and a cell is
+significant when q < alpha. The verdict states each change as tested (boot levels, with its
+95% interval and the boots it rests on).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from orchestrator.compare.model import Cell, Comparison, Row, VariantInfo
-from orchestrator.stats import benjamini_hochberg, detectable_change, mann_whitney_p, summarize
+from orchestrator.stats import TwoSample, benjamini_hochberg, compare_runs, summarize
 
-TEST = "two-sided Mann-Whitney U against the baseline, Benjamini-Hochberg q < {alpha} within primary and other metrics"
+TEST = ("two-sided t-test against the baseline with the boot as the unit: Welch on boot means, paired by boot "
+        "for variants that share a guest; Benjamini-Hochberg q < {alpha} within primary and other metrics")
 
-MIN_RANK_RUNS = 4  # with 3 against 3 the smallest two-sided Mann-Whitney p is 0.1
+MIN_BOOTS = 2  # a test needs two boots per side (two shared boots when paired)
+
+Samples = Mapping[str, Mapping[str, Mapping[str, list[float]]]]
+BootIds = Mapping[str, Mapping[str, Mapping[str, list[int]]]]
 
 
 @dataclass(frozen=True)
@@ -50,13 +59,16 @@ def build(
     variants: Sequence[VariantInfo],
     points: Sequence[Point],
     metrics: Mapping[str, MetricMeta],
-    samples: Mapping[str, Mapping[str, Mapping[str, list[float]]]],
+    samples: Samples,
     primary: Sequence[str],
     alpha: float = 0.05,
     notes: Sequence[str] = (),
+    boots: BootIds | None = None,
 ) -> Comparison:
-    """`samples[variant][point label][metric]` -> values. Rows for every metric in `metrics`
-    order that has a non-zero value somewhere; primary metrics first."""
+    """`samples[variant][point label][metric]` -> values; `boots`, the same shape, names the
+    boot each value was taken in (variants that ran in one guest share its id). Without
+    `boots` every value is a boot of its own (the caller passes boot means). Rows for every
+    metric in `metrics` order that has a non-zero value somewhere; primary metrics first."""
     base = variants[0].name
     shown = [m for m in (*primary, *(m for m in metrics if m not in primary)) if m in metrics and _nonzero(
         samples, m)]
@@ -66,8 +78,12 @@ def build(
             per_variant = [(v.name, samples.get(v.name, {}).get(point.label, {}).get(metric, [])) for v in variants]
             if any(values for _n, values in per_variant):
                 drafts.append((metric, point, per_variant))
-    pvals = {(metric, point.label, name): mann_whitney_p(dict(pv)[base], values)
-             for metric, point, pv in drafts for name, values in pv if name != base}
+    grouped = {(metric, point.label, name): by_boot(values, _ids(boots, name, point.label, metric, len(values)))
+               for metric, point, pv in drafts for name, values in pv}
+    tests = {(metric, point.label, name): compare_runs(grouped[(metric, point.label, base)],
+                                                         grouped[(metric, point.label, name)])
+             for metric, point, pv in drafts for name, values in pv if name != base and values}
+    pvals = {k: (t.p if t is not None else None) for k, t in tests.items()}
     qvals: dict[tuple[str, str, str], float] = {}
     for family in (True, False):
         keys = [k for k, p in pvals.items() if p is not None and (k[0] in primary) == family]
@@ -81,26 +97,62 @@ def build(
             if not values:
                 continue
             s = summarize(values)
+            key = (metric, point.label, name)
+            n_boots = len(grouped[key])
             if name == base or not base_values:
-                cells.append(Cell(name, s, statistics.median(values), None, None, None, False))
+                cells.append(Cell(name, s, statistics.median(values), None, None, None, False, n_boots))
                 continue
             diff = signed_diff(summarize(base_values).mean, s.mean, meta.direction)
-            key = (metric, point.label, name)
             q = qvals.get(key)
-            cells.append(Cell(name, s, statistics.median(values), diff, pvals[key], q,
-                              q is not None and q < alpha and bool(diff)))
+            t = tests.get(key)
+            cells.append(Cell(name, s, statistics.median(values), diff, pvals.get(key), q,
+                              q is not None and q < alpha and bool(diff) and t is not None and t.change != 0,
+                              n_boots, t))
         rows.append(Row(metric, meta.unit, meta.direction, point.label, point.x, tuple(cells)))
-    fewest = min((x.summary.n for r in rows for x in r.cells), default=0)
-    if 0 < fewest < MIN_RANK_RUNS:
-        notes = (*notes, f"some cells have only {fewest} run(s): a two-sided rank test cannot reach significance "
-                         f"with fewer than {MIN_RANK_RUNS} runs per variant, so none is marked there")
+    untested = sorted({x.variant for r in rows for x in r.cells if x.diff_pct is not None and x.tested is None})
+    if untested:
+        notes = (*notes, f"cells of {', '.join(untested)} have too few boots to test: a test needs {MIN_BOOTS} boots "
+                         f"per variant, or {MIN_BOOTS} boots that ran both variants when they share a guest (the runs "
+                         "of one boot are not independent samples), so none is marked there")
     draft = Comparison(title, workload, swept, tuple(variants), tuple(rows), alpha, TEST.format(alpha=alpha),
                             (), tuple(notes), {k: {p: dict(m) for p, m in v.items()} for k, v in samples.items()},
                             tuple(m for m in primary if m in shown))
     return dataclasses.replace(draft, verdict=verdict(draft))
 
 
-def _nonzero(samples: Mapping[str, Mapping[str, Mapping[str, list[float]]]], metric: str) -> bool:
+def _ids(boots: BootIds | None, variant: str, point: str, metric: str, n: int) -> list[Hashable]:
+    """The boot of each of a cell's values; without boot ids, one boot per value, never shared."""
+    ids = (boots or {}).get(variant, {}).get(point, {}).get(metric)
+    return list(ids) if ids is not None and len(ids) == n else [(variant, i) for i in range(n)]
+
+
+def by_boot(values: Sequence[float], ids: Sequence[Hashable]) -> dict[Hashable, list[float]]:
+    out: dict[Hashable, list[float]] = {}
+    for boot, value in zip(ids, values):
+        out.setdefault(boot, []).append(value)
+    return out
+
+
+def runs_per_boot(cell: Cell) -> str:
+    """"5 boots x 3 runs" (or "... x 1-3 runs" when boots had different counts)."""
+    if not cell.boots:
+        return f"{cell.summary.n} runs"
+    per = cell.summary.n / cell.boots
+    runs = f"{per:g} run{'s' if per != 1 else ''}" if per.is_integer() else f"{cell.summary.n} runs in all"
+    return f"{cell.boots} boot{'s' if cell.boots != 1 else ''} x {runs}"
+
+
+def tested_change(t: TwoSample, direction: str, q: float | None) -> str:
+    """The change as tested, signed as the table signs it (+ is better): "-50.0% worse (boot
+    means, 95% CI -51.7%..-48.2%, 5+5 boots, q=5.6e-11)"."""
+    sign = -1 if direction == "lower" else 1
+    lo, hi = sorted((sign * t.low * 100, sign * t.high * 100))
+    boots = f"{t.n_a} boots, paired" if t.paired else f"{t.n_a}+{t.n_b} boots"
+    return (f"{sign * t.change * 100:+.1f}% {_judge(sign * t.change, direction)} (boot means, 95% CI "
+            f"{lo:+.1f}%..{hi:+.1f}%, {boots}{f', q={q:.3g}' if q is not None else ''})")
+
+
+def _nonzero(samples: Samples, metric: str) -> bool:
     return any(v != 0 for per_point in samples.values() for per_metric in per_point.values()
                for v in per_metric.get(metric, []))
 
@@ -130,18 +182,15 @@ def verdict(c: Comparison) -> tuple[str, ...]:
             sig = [(r, x) for r, x in cells if x.significant]
             where = "" if not c.swept else f" at {len(sig)} of {len(cells)} points"
             if sig:
-                parts = [f"{r.point + ': ' if r.point else ''}{_pct(x.diff_pct)} {_judge(x.diff_pct, r.direction)} "
-                         f"(q={x.q_value:.3g})" for r, x in sig]
+                parts = [f"{r.point + ': ' if r.point else ''}{tested_change(x.tested, r.direction, x.q_value)}"
+                         for r, x in sig if x.tested]
                 out.append(f"{metric}: {v.name} differs significantly from {base}{where}: " + "; ".join(parts) + ".")
             else:
                 r, x = max(cells, key=lambda rx: abs(rx[1].diff_pct or 0.0))
-                b = _cell(r, base)
-                cov = max(x.summary.cov, b.summary.cov if b else 0.0)
-                n = min(x.summary.n, b.summary.n if b else 0)
-                floor = detectable_change(cov, n, c.alpha)
-                detect = (f"; at CoV {100 * cov:.1f}% with n={n} per variant only changes above about "
-                          f"{round(100 * floor, 1):g}% "
-                          f"are reliably detected" if floor is not None else "")
+                t = x.tested
+                detect = (f"; with {runs_per_boot(x)} per variant{' (paired by boot)' if t.paired else ''} only "
+                          f"changes above about {round(100 * t.detectable(c.alpha), 1):g}% are reliably detected"
+                          if t is not None and t.se > 0 else "")
                 out.append(f"{metric}: no significant difference between {v.name} and {base}"
                            f"{' at any point' if c.swept else ''} (largest change {_pct(x.diff_pct)}"
                            f"{' at ' + r.point if r.point else ''}){detect}.")

@@ -1,11 +1,12 @@
 """A Comparison as text: the mmtests compare layout (Min, Amean, Stddev, CoeffVar, Max per
 metric and sweep point; each variant's value with its difference to the baseline in percent,
-`*` around significant ones) and Markdown around it that pastes into a mail."""
+`*` around significant ones; then the boots the runs came from, the unit of the test) and
+Markdown around it that pastes into a mail."""
 
 from __future__ import annotations
 
 from orchestrator.compare.model import Cell, Comparison, Row
-from orchestrator.compare.table import signed_diff
+from orchestrator.compare.table import runs_per_boot, signed_diff
 
 STATS = ("Min", "Amean", "Stddev", "CoeffVar", "Max")
 LABEL_W, VALUE_W = 10, 12
@@ -59,6 +60,12 @@ def metric_block(c: Comparison, metric: str) -> list[str]:
                 diff = 0.0 if cell is base else (_diff(base, cell, stat, row.direction) if base else None)
                 line += _entry(_stat(cell, stat), diff, stat == "Amean" and cell.significant)
             out.append(line.rstrip())
+        if any(x.boots for x in row.cells):
+            line = f"{'Boots':<{LABEL_W}}{row.point:<{point_w}} "
+            for v in c.variants:
+                cell = next((x for x in row.cells if x.variant == v.name), None)
+                line += f"{cell.boots if cell is not None else '-':>{VALUE_W}}" + " " * (width - VALUE_W)
+            out.append(line.rstrip())
     return out
 
 
@@ -91,9 +98,9 @@ def summary_table(c: Comparison, rows: list[Row]) -> list[str]:
 
 
 def render_markdown(c: Comparison) -> str:
-    n = sorted({x.summary.n for r in c.rows for x in r.cells})
-    runs = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}" if n else "0"
-    out = [f"# {c.title}", "", f"Workload {c.workload}; {runs} runs per variant"
+    shapes = sorted({runs_per_boot(x) for r in c.rows for x in r.cells})
+    runs = shapes[0] if len(shapes) == 1 else ", ".join(shapes) if shapes else "no runs"
+    out = [f"# {c.title}", "", f"Workload {c.workload}; {runs} per variant"
            f"{' and point' if c.swept else ''}. Differences are against {c.variants[0].name}, in percent, "
            f"+ is better (for latency and CPU cost, lower is better); * marks a significant difference "
            f"({c.test}).", "", "Variants:", ""]

@@ -129,6 +129,19 @@ def test_the_valid_base_campaign_passes_every_check_before_recording(repo, tmp_p
       "--variant", "b=commit:nope", "--repo", "REPO"], "variant b: commit 'nope' is not a commit in"),
     (["compare", "--workload", "fio", "--kernel", "KERNEL", "--alpha", "nan", "--variant", "a=nice:0",
       "--variant", "b=nice:1"], "compare: argument --alpha: expected a number between 0 and 0.5"),
+    (["verify", "bad", "--workload", "fio", "--disks", "1"], "repository: missing; give --repo PATH or a campaign"),
+    (["verify", "nope", "--repo", "REPO", "--workload", "fio", "--disks", "1"], "commit: 'nope' is not a commit in"),
+    (["verify", "bad", "--repo", "REPO", "--workload", "fio", "--disks", "1", "--revert-on=--upload-pack=x"],
+     "revert-on: '--upload-pack=x' is not a revision"),
+    (["verify", "good", "--repo", "REPO", "--workload", "fio", "--disks", "1"],
+     "commit: 'good' has no parent to measure it against"),
+    (["verify", "bad", "--repo", "REPO", "--workload", "fio", "--disks", "1", "--controller", "ide"],
+     "guest.disks.controller: invalid value 'ide'; valid choices: virtio-blk"),
+    (["verify", "bad", "--repo", "REPO", "--workload", "fio", "--metric", "read_iopz", "--disks", "1"],
+     "metric.name: invalid value 'read_iopz'; valid choices:"),
+    (["verify", "bad", "--repo", "REPO", "--workload", "fio"], "guest.disks.count: fio needs at least 1 data disk"),
+    (["verify", "bad", "--repo", "REPO", "--workload", "fio", "--disks", "1", "--boots", "1"],
+     "verify: argument --boots: expected a whole number from 2 to 1000"),
 ])
 def test_bad_command_line_is_one_line_exit_2_before_any_connection(argv, expected, repo, tmp_path, capsys):
     kernel = tmp_path / "bzImage"
@@ -136,7 +149,7 @@ def test_bad_command_line_is_one_line_exit_2_before_any_connection(argv, expecte
     argv = [a.replace("KERNEL", str(kernel)).replace("REPO", str(repo)) for a in argv]
     db = tmp_path / "store" / "v.db"
     if "--store" not in argv:
-        argv += ["--store", f"sqlite:///{db}"] if argv[0] in ("resume", "status", "report", "compare") else []
+        argv += ["--store", f"sqlite:///{db}"] if argv[0] in ("resume", "status", "report", "compare", "verify") else []
     # A libvirt URI nothing answers: a command that got past its checks would fail differently.
     assert main(["--uri", "test:///nowhere", *argv]) == 2
     err = capsys.readouterr().err

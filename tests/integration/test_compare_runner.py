@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import _parser
-from orchestrator.compare.collect import comparison
 from orchestrator.commands.compare import spec_from_args
+from orchestrator.compare.collect import comparison, stored_runs
 from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.runner import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
@@ -46,9 +46,10 @@ def test_both_disks_get_the_scheduler_and_a_halving_is_reported_significant(tmp_
     measurer = FakeMeasurer()
     run_plan(plan, store, cid, FakeKernels(), measurer)
     assert measurer.guests[0].sysfs["/sys/block/sdb/queue/scheduler"] in ("none", "bfq")
-    c = comparison(plan, [r.raw for r in store.runs(cid)])
+    c = comparison(plan, stored_runs(store, cid))
     iops = next(r for r in c.rows if r.metric == "iops")
     assert iops.cells[1].significant and iops.cells[1].diff_pct == pytest.approx(-50, abs=3)
+    assert iops.cells[1].tested.paired and iops.cells[1].boots == 2  # both ran in the same two guests
     assert c.variants[1].description == "kernel /k, sched=bfq"
 
 

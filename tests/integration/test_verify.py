@@ -63,3 +63,29 @@ def test_a_lower_is_better_metric_is_confirmed_when_it_rises():
     parent, commit = boots(10, 6, 0.02, 1), boots(12, 6, 0.02, 2, start=1)
     assert judge(parent, commit, "lower", 0.10, 0.05, 8).verdict == "confirmed"
     assert judge(commit, parent, "lower", 0.10, 0.05, 8).verdict != "confirmed"
+
+
+def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engines_fake_ports(tmp_path):
+    """No campaign file: repository, workload, metric, guest and the tip to revert on by flags,
+    checked and stored as `vmbisect verify` stores them, then measured by the engine."""
+    from orchestrator.cli import _parser
+    from orchestrator.commands.verify import checked
+    from orchestrator.specs import VerifySpec, record, stored
+
+    repo = linear(tmp_path / "u", 12)
+    a = _parser().parse_args(["verify", repo.names["c6"], "--repo", str(repo.path), "--workload", "fio",
+                              "--param", "rw=randread", "--metric", "read_iops", "--disks", "2",
+                              "--controller", "lsisas1078", "--revert-on", repo.names["c11"], "--boots", "5"])
+    campaign, spec = checked(a)
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = record(store, campaign.name, spec)
+    again = stored(store.campaign(cid))  # what `vmbisect resume` rebuilds
+    assert isinstance(again, VerifySpec)
+    c = again.campaign
+    assert (c.guest.disks.count, c.guest.disks.controller, c.metric.name) == (2, "lsisas1078", "read_iops")
+    measurer = FakeMeasurer(values(repo, "c6", 0.15, True), seed=3, between=0.03, metric="read_iops")
+    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store)
+    result = verify_commit(engine, cid, again.commit, again.boots, again.revert_on)
+    assert result.answer.verdict == "confirmed" and result.parent == repo.names["c5"]
+    assert result.revert.startswith("revert restores the metric")
+    assert store.campaign(cid).result["answer"] == "confirmed"

@@ -20,7 +20,7 @@ def test_page_states_variants_verdict_notes_and_the_test_escaped():
     assert "<h1>Schedulers &lt;none&gt; &amp; bfq</h1>" in html
     assert "scheduler=bfq" in html and "none (baseline)" in html
     assert "read_iops: bfq differs significantly from none at 4 of 4 points" in html and "synthetic data" in html
-    assert "Mann-Whitney U" in html and "<script" not in html
+    assert "with the boot as the unit" in html and "<script" not in html
 
 
 def test_a_numeric_sweep_gets_a_line_plot_runs_and_host_cpu_per_vcpu():
@@ -50,10 +50,13 @@ def test_error_bars_are_the_t_interval_of_the_mean_and_the_caption_says_so():
 
 
 def test_table_marks_significant_means_and_says_descriptive_for_metrics_without_direction():
-    html = render_html(scheduler_comparison())
+    c = scheduler_comparison()
+    html = render_html(c)
+    q = c.rows[0].cells[1].q_value
     assert re.search(r'<td class="first sig num">-5\d\.\d\d% \*</td>', html)
     assert "(descriptive)" in html and "<td class=\"quiet\">higher is better</td>" in html
-    assert "read_iops (IOPS)" in html and "q=0.00794" in html
+    assert q is not None and q < 0.05 and "read_iops (IOPS)" in html and f"q={q:.3g}" in html
+    assert "<td class=\"quiet\">boots</td>" in html and "5 boots x 1 run" in html
 
 
 def test_table_lists_primary_metrics_first():

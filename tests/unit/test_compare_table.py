@@ -11,7 +11,7 @@ import pytest
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build, signed_diff
 from orchestrator.compare.text import render_markdown, render_text
-from orchestrator.stats import benjamini_hochberg, detectable_change
+from orchestrator.stats import benjamini_hochberg
 
 GOLDEN = Path(__file__).parent.parent / "data" / "compare"
 VARIANTS = [VariantInfo("none", "kernel bzImage, sched=none"), VariantInfo("bfq", "kernel bzImage, sched=bfq")]
@@ -91,16 +91,47 @@ def test_no_difference_says_so_with_the_change_the_runs_could_have_detected() ->
     assert "*" not in render_text(c)
 
 
-def test_two_runs_are_never_significant_however_far_apart() -> None:
-    c = build("t", "fio", None, VARIANTS, [Point("", None)], {"iops": METRICS["iops"]},
-              {"none": {"": {"iops": [100.0, 101.0]}}, "bfq": {"": {"iops": [50.0, 51.0]}}}, ["iops"])
+def _boots(runs: dict[str, list[list[float]]], ids: dict[str, list[int]]) -> Comparison:
+    """One metric; each variant's runs given per boot, the boots named by `ids`."""
+    samples = {v: {"": {"iops": [x for boot in per for x in boot]}} for v, per in runs.items()}
+    boots = {v: {"": {"iops": [i for i, boot in zip(ids[v], per) for _ in boot]}} for v, per in runs.items()}
+    return build("t", "fio", None, VARIANTS, [Point("", None)], {"iops": METRICS["iops"]}, samples, ["iops"],
+                 boots=boots)
+
+
+def test_runs_of_one_boot_are_not_independent_samples() -> None:
+    """Two boots a side, five tight runs in each: every run of bfq is below every run of none
+    (a rank test on runs says p < 0.001), but two boots a side with this between-boot spread do
+    not show a difference."""
+    c = _boots({"none": [[100.0, 100.1, 99.9, 100.2, 99.8], [102.0, 102.1, 101.9, 102.2, 101.8]],
+                "bfq": [[97.0, 97.1, 96.9, 97.2, 96.8], [99.0, 99.1, 98.9, 99.2, 98.8]]},
+               {"none": [1, 3], "bfq": [2, 4]})
     cell = c.rows[0].cells[1]
-    assert cell.p_value is not None and cell.p_value > 0.3 and not cell.significant
+    assert cell.boots == 2 and cell.tested is not None and not cell.tested.paired
+    assert cell.p_value is not None and cell.p_value > 0.05 and not cell.significant
+    assert "with 2 boots x 5 runs per variant only changes above about" in c.verdict[0]
+    assert "Workload fio; 2 boots x 5 runs per variant." in render_markdown(c)
 
 
-def test_detectable_change_shrinks_with_more_runs() -> None:
-    small, large = detectable_change(0.05, 5, 0.05), detectable_change(0.05, 20, 0.05)
-    assert small is not None and large is not None and large < small
+def test_variants_sharing_a_guest_are_paired_by_boot() -> None:
+    """sched variants switched between runs in the same three guests: the guests' levels differ
+    by 30%, bfq is 5% below none in each of them; paired by boot, that is significant."""
+    levels = (100.0, 80.0, 110.0)
+    c = _boots({"none": [[lv * f for f in (1.0, 1.01, 0.99)] for lv in levels],
+                "bfq": [[lv * 0.95 * f for f in (0.99, 1.0, 1.01)] for lv in levels]},
+               {"none": [7, 8, 9], "bfq": [7, 8, 9]})
+    cell = c.rows[0].cells[1]
+    assert cell.tested is not None and cell.tested.paired and cell.significant
+    assert cell.tested.change == pytest.approx(-0.05, abs=0.002)
+    assert "iops: bfq differs significantly from none: -5.0% worse (boot means, 95% CI" in c.verdict[0]
+    assert "3 boots, paired" in c.verdict[0]
+
+
+def test_one_boot_per_variant_is_never_tested_however_far_apart() -> None:
+    c = _boots({"none": [[100.0, 101.0, 100.5]], "bfq": [[50.0, 51.0, 50.5]]}, {"none": [1], "bfq": [2]})
+    cell = c.rows[0].cells[1]
+    assert cell.tested is None and cell.p_value is None and not cell.significant
+    assert any("too few boots to test" in n for n in c.notes)
 
 
 def test_mmtests_table_layout_matches_the_golden_file() -> None:

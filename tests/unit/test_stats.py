@@ -10,7 +10,6 @@ from orchestrator.stats import (
     boots_needed,
     compare_boots,
     components,
-    contrast,
     drift,
     evidence,
     median_ci,
@@ -103,7 +102,26 @@ def test_two_boot_groups_compare_on_boot_values_with_a_confidence_interval():
     b = [Boot(2 * i + 1, (80.0 + (-1) ** i * i,)) for i in range(5)]
     t = compare_boots(a, b)
     assert t is not None and t.low < t.change < t.high < 0 and t.p < 0.001
-    c = contrast([a, b], 0, 1)
-    assert c is not None and c.change == pytest.approx(t.change, abs=0.02)
-    assert evidence(c, -0.18) > 5 and evidence(c, 0.0) == pytest.approx(0.0)
+    assert evidence(t, -0.18) > 5 and evidence(t, 0.0) == pytest.approx(0.0)
     assert compare_boots(a[:1], b) is None and math.isclose(t.n_a, 5)
+
+
+def test_compare_runs_averages_the_runs_of_a_boot_and_pairs_shared_boots():
+    from orchestrator.stats import compare_runs
+
+    a = {1: [100.0, 100.2, 99.8], 2: [80.0, 80.1, 79.9], 3: [120.0, 119.9, 120.1]}
+    shared = {k: [x * 0.9 for x in v] for k, v in a.items()}
+    paired = compare_runs(a, shared)
+    assert paired is not None and paired.paired and paired.n_a == paired.n_b == 3 and paired.df == 2
+    assert paired.change == pytest.approx(-0.10, abs=1e-6) and paired.p < 0.001
+    own = compare_runs(a, {k + 10: v for k, v in shared.items()})  # the same levels in boots of their own
+    assert own is not None and not own.paired and own.n_a == 3 and own.p > 0.05  # the boots' spread decides
+
+
+def test_compare_runs_uses_the_plain_scale_when_a_value_can_be_zero_and_refuses_what_it_cannot_test():
+    from orchestrator.stats import compare_runs
+
+    t = compare_runs({1: [0.0, 1.0], 2: [2.0]}, {3: [4.0], 4: [5.0, 5.0]})
+    assert t is not None and t.change == pytest.approx((4.5 - 1.25) / 1.25)
+    assert compare_runs({1: [1.0, 2.0, 3.0]}, {2: [4.0], 3: [5.0]}) is None  # one boot on a side
+    assert compare_runs({1: [1.0], 2: [2.0]}, {2: [4.0], 3: [5.0]}) is None  # boots partly shared

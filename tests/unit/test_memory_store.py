@@ -1,0 +1,45 @@
+"""The bisection simulator's in-memory store gives the engine what the SQLite store gives it:
+one seeded campaign (between-boot noise, no-op commits, a drifting host, confirmation and
+revert) run on both ends with the same decisions, samples, bisect log and result."""
+
+from __future__ import annotations
+
+import hashlib
+
+from orchestrator.bisect.engine import Engine
+from orchestrator.campaign import parse_campaign
+from orchestrator.store import Store
+from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore
+
+
+def campaign_on(store, seed: int):  # type: ignore[no-untyped-def]
+    shas = [hashlib.sha1(f"commit {i}".encode()).hexdigest() for i in range(200)]
+    noops = [set(shas[i:i + 5]) for i in range(0, 200, 5)]  # runs of one image; 125 starts one
+
+    def value(commit: str) -> float:
+        if commit.startswith("revert-"):
+            return 100.0
+        return 85.0 if shas.index(commit) >= 125 else 100.0
+
+    c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
+                        "workload": "sim", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
+    cid = store.new_campaign("sim", {})
+    measurer = FakeMeasurer(value, 0.02, seed, between=0.08, drift=-0.0005)
+    outcome = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(same_image=noops), measurer, store).run(cid)
+    return outcome, store, cid
+
+
+def test_the_engine_decides_the_same_on_the_memory_store_as_on_sqlite():
+    for seed in (1, 3):
+        memory, sqlite = campaign_on(MemoryStore(), seed), campaign_on(Store("sqlite://"), seed)
+        (out_m, m, cid_m), (out_s, s, cid_s) = memory, sqlite
+        decisions = m.decisions(cid_m)  # the campaign went through what the bench measures
+        assert any(d.reason.startswith("same image as") for d in decisions) and \
+            any(d.role == "recheck" for d in decisions) and "revert" in m.campaign(cid_m).result
+        assert out_m == out_s
+        assert m.decisions(cid_m) == s.decisions(cid_s)
+        assert m.boot_samples(cid_m, "iops") == s.boot_samples(cid_s, "iops")
+        assert m.campaign(cid_m).bisect_log == s.campaign(cid_s).bisect_log
+        assert m.campaign(cid_m).result == s.campaign(cid_s).result
+        assert [(b.commit, b.status, b.sha256) for b in m.builds(cid_m)] == \
+            [(b.commit, b.status, b.sha256) for b in s.builds(cid_s)]
