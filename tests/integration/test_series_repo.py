@@ -109,6 +109,7 @@ def test_a_fork_after_the_merge_point_is_refused(written):
         side_branch(series, patches)
 
 
+@pytest.mark.slow  # on a fresh machine the linux-source-6.1 repository is made first (minutes)
 def test_the_shipped_lsisas_series_has_its_culprit_on_a_merged_side_branch(tmp_path):
     require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
     repo = ensure_series_repo(LSISAS, tmp_path / "linux.git")
