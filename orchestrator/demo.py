@@ -7,7 +7,7 @@ performance change among comment-only commits, bisected by the campaign beside i
                        offload: netperf TCP_STREAM over loopback loses about a quarter
     examples/dbench/   one commit makes ext4 directory operations synchronous (dirsync) by
                        default: dbench on ext4 loses about 40% of its throughput
-    examples/lsisas/   on a side branch merged into the main line, one commit makes kyber the
+    examples/lsisas/   on a side branch merged into the main line, one commit makes bfq the
                        default scheduler of single queue devices: fio random reads on LSI SAS
                        disks (megaraid_sas, one hardware queue) lose 10-20% of their IOPS;
                        one main-line commit breaks the build and the next fixes it
@@ -102,7 +102,7 @@ class Series:
 DEMO = Series("demo", "block: use bfq as the default I/O scheduler")
 NETPERF = Series("netperf", "net: loopback: use the Ethernet MTU and segment in software by default")
 DBENCH = Series("dbench", "ext4: make directory operations synchronous by default")
-LSISAS = Series("lsisas", "block: use kyber as the default scheduler of single queue devices")
+LSISAS = Series("lsisas", "block: use bfq as the default scheduler of single queue devices")
 SERIES = {s.name: s for s in (DEMO, NETPERF, DBENCH, LSISAS)}
 CAMPAIGN = DEMO.campaign
 
