@@ -7,11 +7,18 @@ performance change among comment-only commits, bisected by the campaign beside i
                        offload: netperf TCP_STREAM over loopback loses about a quarter
     examples/dbench/   one commit makes ext4 directory operations synchronous (dirsync) by
                        default: dbench on ext4 loses about 40% of its throughput
+    examples/lsisas/   on a side branch merged into the main line, one commit makes bfq the
+                       default scheduler of single queue devices: fio random reads on LSI SAS
+                       disks (megaraid_sas, one hardware queue) lose 10-20% of their IOPS;
+                       one main-line commit breaks the build and the next fixes it
 
 A series is applied without a working tree (a temporary index, `git apply --cached`,
 `git commit-tree` with each patch's author, date and message), so the commit hashes are the
 same on every machine. Branch master is the release, the branch named after the series is the
-series on top of it.
+series on top of it. A series may have one side branch (merge.yaml beside the patches: its
+patches in a folder named after it, the main-line patch it forks after, the one its merge
+commit follows, and that commit's author, date and message); its merge commit's tree is git's
+own merge (`git merge-tree --write-tree`), and the side branch is also kept as a branch.
 """
 
 from __future__ import annotations
@@ -22,11 +29,54 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from orchestrator import paths
-from orchestrator.errors import InfraError
+from orchestrator.errors import InfraError, UserError
 from orchestrator.kbuild.source import ensure_linux_source_repo
 
 EXAMPLES = paths.REPO_ROOT / "examples"
+
+
+@dataclass(frozen=True)
+class SideBranch:
+    """A branch of a series merged into its main line, as the series' merge.yaml says."""
+
+    name: str
+    patches: tuple[Path, ...]
+    fork_after: str | None        # the main-line patch file it forks after; None: the release
+    merge_after: str              # the main-line patch file its merge commit follows
+    author: str
+    email: str
+    date: str
+    message: str
+
+
+_MERGE_KEYS = {"branch", "fork_after", "merge_after", "author", "email", "date", "message"}
+
+
+def side_branch(series_dir: Path, main_line: list[Path]) -> SideBranch | None:
+    """The side branch `series_dir/merge.yaml` describes (None without that file); the patch
+    names it gives must be main-line patches, the fork before the merge."""
+    path = series_dir / "merge.yaml"
+    if not path.is_file():
+        return None
+    spec = yaml.safe_load(path.read_text())
+    if not isinstance(spec, dict) or set(spec) - _MERGE_KEYS or not {"branch", "merge_after"} <= set(spec):
+        raise UserError(f"{path}: expected the keys {', '.join(sorted(_MERGE_KEYS))} (branch and merge_after required)")
+    names = [p.name for p in main_line]
+    for key in ("fork_after", "merge_after"):
+        if spec.get(key) is not None and spec[key] not in names:
+            raise UserError(f"{path}: {key}: {spec[key]!r} is not a patch of the main line; choices: {', '.join(names)}")
+    fork_at = names.index(spec["fork_after"]) if spec.get("fork_after") is not None else -1
+    if fork_at >= names.index(spec["merge_after"]):
+        raise UserError(f"{path}: fork_after must come before merge_after")
+    patches = tuple(sorted((series_dir / str(spec["branch"])).glob("*.patch")))
+    if not patches:
+        raise UserError(f"{path}: branch: no patches in {series_dir / str(spec['branch'])}")
+    return SideBranch(str(spec["branch"]), patches, spec.get("fork_after"), spec["merge_after"],
+                      str(spec.get("author", "")), str(spec.get("email", "")), str(spec.get("date", "")),
+                      str(spec.get("message", f"Merge branch '{spec['branch']}'")))
 
 
 @dataclass(frozen=True)
@@ -52,7 +102,8 @@ class Series:
 DEMO = Series("demo", "block: use bfq as the default I/O scheduler")
 NETPERF = Series("netperf", "net: loopback: use the Ethernet MTU and segment in software by default")
 DBENCH = Series("dbench", "ext4: make directory operations synchronous by default")
-SERIES = {s.name: s for s in (DEMO, NETPERF, DBENCH)}
+LSISAS = Series("lsisas", "block: use bfq as the default scheduler of single queue devices")
+SERIES = {s.name: s for s in (DEMO, NETPERF, DBENCH, LSISAS)}
 CAMPAIGN = DEMO.campaign
 
 
@@ -91,17 +142,23 @@ def ensure_series_repo(series: Series, dest: Path | None = None) -> DemoRepo:
     """The series' repository: branch master is the release, branch <series.name> the series on top."""
     source = ensure_linux_source_repo()
     dest = dest or series.repo
-    patches = sorted(series.dir.glob("*.patch"))
     if not dest.exists():
         subprocess.run(["git", "clone", "--quiet", "--bare", "--shared", str(source.path), str(dest)], check=True,
                        capture_output=True)
-    branch = series.name
-    if _has(dest, branch) and int(_git(dest, "rev-list", "--count", f"master..{branch}").strip()) == len(patches):
-        head = _git(dest, "rev-parse", branch).strip()
-    else:
-        head = _apply(dest, source.commit, patches, branch)
-    culprit = next(sha for sha, subject in _log(dest, branch) if subject == series.culprit_subject)
+    head = apply_series(dest, source.commit, series.dir, series.name)
+    culprit = next(sha for sha, subject in _log(dest, series.name) if subject == series.culprit_subject)
     return DemoRepo(dest, source.commit, head, culprit)
+
+
+def apply_series(repo: Path, base: str, series_dir: Path, branch: str) -> str:
+    """The tip of branch `branch` of `repo`: the patches of `series_dir` (and its side branch) on
+    `base`, made unless the branch already holds as many commits on top of master."""
+    patches = sorted(series_dir.glob("*.patch"))
+    side = side_branch(series_dir, patches)
+    commits = len(patches) + (len(side.patches) + 1 if side else 0)
+    if _has(repo, branch) and int(_git(repo, "rev-list", "--count", f"master..{branch}").strip()) == commits:
+        return _git(repo, "rev-parse", branch).strip()
+    return _apply(repo, base, patches, branch, side)
 
 
 def _has(repo: Path, branch: str) -> bool:
@@ -114,20 +171,50 @@ def _log(repo: Path, branch: str) -> list[tuple[str, str]]:
     return [tuple(line.split("\x00", 1)) for line in out.splitlines()]  # type: ignore[misc]
 
 
-def _apply(repo: Path, base: str, patches: list[Path], branch: str) -> str:
+def _apply(repo: Path, base: str, patches: list[Path], branch: str, side: SideBranch | None = None) -> str:
     index = repo / "demo-index"
     env = {"GIT_INDEX_FILE": str(index)}
-    parent = base
-    _git(repo, "read-tree", parent, env=env)
-    for patch in patches:
-        headers, body = mailinfo(patch)
-        _git(repo, "apply", "--cached", str(patch), env=env)
-        tree = _git(repo, "write-tree", env=env).strip()
-        who = {"GIT_AUTHOR_NAME": headers["Author"], "GIT_AUTHOR_EMAIL": headers["Email"],
-               "GIT_AUTHOR_DATE": headers["Date"], "GIT_COMMITTER_NAME": headers["Author"],
-               "GIT_COMMITTER_EMAIL": headers["Email"], "GIT_COMMITTER_DATE": headers["Date"]}
-        message = f"{headers['Subject']}\n\n{body}"
-        parent = _git(repo, "commit-tree", "-p", parent, "-F", "-", tree, env={**env, **who}, stdin=message).strip()
+    parent = fork = base
+    try:
+        for patch in patches:
+            parent = _commit_patch(repo, parent, patch, env)
+            if side is not None and patch.name == side.fork_after:
+                fork = parent
+            if side is not None and patch.name == side.merge_after:
+                parent = _merge(repo, parent, fork, side, env)
+    finally:
+        index.unlink(missing_ok=True)
     _git(repo, "update-ref", f"refs/heads/{branch}", parent)
-    index.unlink(missing_ok=True)
     return parent
+
+
+def _who(name: str, email: str, date: str) -> dict[str, str]:
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": date}
+
+
+def _commit_patch(repo: Path, parent: str, patch: Path, env: dict[str, str]) -> str:
+    """`patch` committed on `parent` with the patch's author, date and message."""
+    headers, body = mailinfo(patch)
+    _git(repo, "read-tree", parent, env=env)
+    _git(repo, "apply", "--cached", str(patch), env=env)
+    tree = _git(repo, "write-tree", env=env).strip()
+    who = _who(headers["Author"], headers["Email"], headers["Date"])
+    message = f"{headers['Subject']}\n\n{body}"
+    return _git(repo, "commit-tree", "-p", parent, "-F", "-", tree, env={**env, **who}, stdin=message).strip()
+
+
+def _merge(repo: Path, parent: str, fork: str, side: SideBranch, env: dict[str, str]) -> str:
+    """The side branch's patches on `fork` (kept as branch side.name), merged into `parent` by a
+    merge commit (first parent `parent`) whose tree is git's merge of the two."""
+    tip = fork
+    for patch in side.patches:
+        tip = _commit_patch(repo, tip, patch, env)
+    _git(repo, "update-ref", f"refs/heads/{side.name}", tip)
+    done = subprocess.run(["git", "-C", str(repo), "merge-tree", "--write-tree", "--no-messages", parent, tip],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise InfraError(f"git merge-tree: branch {side.name} does not merge cleanly: {done.stdout.strip()[:300]}")
+    tree = done.stdout.splitlines()[0]
+    return _git(repo, "commit-tree", "-p", parent, "-p", tip, "-F", "-", tree,
+                env={**env, **_who(side.author, side.email, side.date)}, stdin=side.message).strip()
