@@ -14,8 +14,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from orchestrator import yamlcheck
 from orchestrator.errors import UserError
 from orchestrator.vm.spec import (
@@ -38,9 +36,6 @@ from orchestrator.vm.spec import (
 ACCELS = ("auto", "kvm", "tcg")
 DIRECTIONS = ("higher", "lower")
 # Bounds of the file itself (docs/campaign.md, "Limits").
-MAX_FILE_BYTES = 1 << 20
-MAX_DEPTH = 16
-MAX_VALUES = 10_000
 MAX_TEXT = yamlcheck.MAX_TEXT
 MAX_APPEND = 2047  # x86 COMMAND_LINE_SIZE is 2048 bytes with the terminating NUL
 MAX_CONFIG_ITEMS = 64
@@ -129,68 +124,13 @@ def load_campaign(path: Path) -> Campaign:
 
 
 def read_campaign_file(path: Path) -> Any:
-    """The file's YAML as plain data, or a one-line UserError: unreadable, too large, not
-    UTF-8, not YAML, nested too deep, too many values or an alias that refers to itself."""
-    try:
-        with path.open("rb") as f:
-            blob = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise UserError(f"campaign: cannot read {path}: {exc.strerror}") from exc
-    except ValueError as exc:  # a NUL in the path
-        raise UserError(f"campaign: cannot read {path!r}: {exc}") from exc
-    if len(blob) > MAX_FILE_BYTES:
-        raise UserError(f"campaign: {path} is larger than {MAX_FILE_BYTES >> 20} MiB; a campaign file is a page")
-    try:
-        text = blob.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"campaign: {path} is not UTF-8 text (byte 0x{blob[exc.start]:02x} at offset "
-                        f"{exc.start})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"campaign: {path} is not valid YAML{where}") from exc
-    except RecursionError:
-        raise UserError(f"campaign: {path} nests deeper than {MAX_DEPTH} levels") from None
-    except Exception as exc:  # noqa: BLE001 - whatever PyYAML's constructors raise is the file's fault
-        # A 5,000-digit number (ValueError), a date like 2020-13-45, `!!timestamp 1` (AttributeError).
-        first = str(exc).splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"campaign: {path} has a value YAML cannot convert: {first}") from None
-    if data is None:
-        raise UserError(f"campaign: {path} is empty; expected a mapping with name, repository, good, bad, "
-                        "workload, metric")
-    check_tree(data)
-    return data
-
-
-def check_tree(data: Any) -> None:
-    """Reject what would make the rest of the loader recurse or loop: alias loops (`&a [*a]`),
-    nesting beyond MAX_DEPTH, more than MAX_VALUES values (billion laughs through aliases)."""
-    seen = 0
-    stack: list[tuple[Any, int, frozenset[int], str]] = [(data, 0, frozenset(), "campaign")]
-    while stack:
-        value, depth, parents, path = stack.pop()
-        seen += 1
-        if seen > MAX_VALUES:
-            raise UserError(f"campaign: more than {MAX_VALUES} values; a campaign file is a page")
-        if not isinstance(value, (dict, list)):
-            continue
-        if id(value) in parents:
-            raise UserError(f"{path}: refers to itself (a YAML alias loop)")
-        if depth >= MAX_DEPTH:
-            raise UserError(f"{path}: nests deeper than {MAX_DEPTH} levels")
-        inner = parents | {id(value)}
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, child in items:
-            if isinstance(key, (dict, list)):
-                raise UserError(f"{path}: a key must be text, got {yamlcheck.kind(key)}")
-            where = str(key) if path == "campaign" else f"{path}.{key}"
-            stack.append((child, depth + 1, inner, where))
+    """The file's YAML as plain data, or a one-line UserError (yamlcheck.read_file)."""
+    return yamlcheck.read_file(path, "campaign", "a campaign file is a page",
+                               "a mapping with name, repository, good, bad, workload, metric")
 
 
 def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None) -> Campaign:
-    check_tree(data)
+    yamlcheck.check_tree(data, "campaign", "a campaign file is a page")
     top = yamlcheck.mapping(data, "campaign")
     yamlcheck.known(top, "", [f.name for f in fields(Campaign) if f.name != "source"])
     for required in ("name", "repository", "good", "bad", "workload", "metric"):

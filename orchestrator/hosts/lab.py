@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import quote
 
-import yaml
-
 from orchestrator import yamlcheck
 from orchestrator.errors import UserError
 
@@ -106,16 +104,7 @@ def lab_from(path: Path | None, host: str | None, uri: str = LOCAL_URI) -> Lab:
 
 
 def load_lab(path: Path) -> Lab:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"lab: cannot read {path}: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"lab: {path} is not valid YAML{where}") from exc
+    data = yamlcheck.read_file(path, "lab", "a lab file lists a few hosts", "a mapping with a list of hosts")
     return parse_lab(data, base=path.parent, source=path)
 
 
