@@ -4,7 +4,9 @@ Markdown that pastes into a mail, or JSON.
 Every figure is on boots, the unit the decisions were taken on: a commit's value is the
 geometric mean of its boots' means, its interval and the parent-against-culprit table use one
 value per boot. The answer's confidence, the confirmation against the parent and the revert
-come from the stored result."""
+come from the stored result. A commit's figures come from the lab host that measured it last
+(a campaign that moved off a failed host measured its references again on the new one), and
+the report says which host measured what."""
 
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ class Step:
     verdict: str
     reason: str
     confidence: float
+    host: str = ""  # the lab host whose boots the figures are
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class BisectReport:
     confirmation: str = ""
     revert: str = ""
     change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
+    hosts: str = ""  # which lab hosts measured, how many boots each, and the boots a failed host lost
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -83,17 +87,18 @@ def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
 def collect(store: Store, campaign_id: int, metric: str, direction: str,
             info: Callable[[str], CommitInfo]) -> BisectReport:
     row = store.campaign(campaign_id)
-    samples = store.samples(campaign_id, metric)
-    boots = store.boot_samples(campaign_id, metric)
+    boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
+    samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
     result = row.result or {}
     info = functools.lru_cache(maxsize=None)(info)
 
     def subject(sha: str) -> str:
         return info(sha).subject
 
+    shown = [d for d in store.decisions(campaign_id) if d.role != "host" and d.verdict != "measuring"]
     steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), boots.get(d.commit, [])), d.verdict,
-                       d.reason, d.confidence)
-                  for i, d in enumerate(store.decisions(campaign_id)))
+                       d.reason, d.confidence, host_of.get(d.commit, ""))
+                  for i, d in enumerate(shown))
     culprit = info(result["culprit"]) if result.get("culprit") else None
     parent = result.get("parent")
     confirmation = result.get("confirmation") or {}
@@ -109,9 +114,28 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
         revert=result.get("revert", {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
-        if "change" in confirmation else "not measured")
+        if "change" in confirmation else "not measured", hosts=hosts)
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
                                                    for c, bs in boots.items()})
+
+
+def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
+    """Each commit's boots on the host that measured it last, that host by commit, and one line
+    saying which hosts measured how many boots ("" when no boot came up)."""
+    rows = store.boots(campaign_id)
+    host_of = {b.commit: b.host for b in rows if b.status == "ok"}
+    per_host = {h: store.boot_samples(campaign_id, metric, h or None) for h in set(host_of.values())}
+    boots = {c: per_host[h][c] for c, h in host_of.items() if c in per_host[h]}
+    used: dict[str, int] = {}
+    lost: dict[str, int] = {}
+    for b in rows:
+        if b.status in ("ok", "lost"):
+            counts = used if b.status == "ok" else lost
+            counts[b.host or "this machine"] = counts.get(b.host or "this machine", 0) + 1
+    parts = [f"{h} ({n} boots" + (f", {lost[h]} lost when the host failed" if lost.get(h) else "") + ")"
+             for h, n in used.items()]
+    parts += [f"{h} (0 boots, {n} lost when the host failed)" for h, n in lost.items() if h not in used]
+    return boots, {c: h for c, h in host_of.items() if h}, ", ".join(parts)
 
 
 def parent_culprit(r: BisectReport) -> Comparison:
@@ -144,6 +168,8 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Confirmation: {r.confirmation}", ""]
     if r.revert:
         out += [f"Revert: {r.revert}", ""]
+    if r.hosts:
+        out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
     if r.candidates and r.kind == "inconclusive":
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
@@ -163,12 +189,12 @@ def render_markdown(r: BisectReport) -> str:
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:
         out += [f"Note: {note}", ""]
-    out += ["## Steps", "", "| # | role | commit | subject | verdict | boots | runs | median | reason |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    out += ["## Steps", "", "| # | role | commit | subject | verdict | host | boots | runs | median | reason |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for s in r.steps:
         f = s.commit
-        out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {f.boots} | {f.n} | "
-                   f"{num(f.median)} | {s.reason.replace('|', '/')} |")
+        out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {s.host} | {f.boots} | "
+                   f"{f.n} | {num(f.median)} | {s.reason.replace('|', '/')} |")
     out += ["", "## git bisect log", "", "```", r.bisect_log.rstrip(), "```", ""]
     return "\n".join(out)
 

@@ -41,10 +41,10 @@ def _fig(f: CommitFigures | None) -> str:
 def render_html(r: BisectReport) -> str:
     e = html.escape
     head = f"vmbisect campaign {r.name}: {r.kind.replace('_', ' ')}"
-    steps = table(["#", "role", "commit", "subject", "verdict", "boots", "runs", "median", "reason"],
-                  [[str(s.index), s.role, s.commit.sha[:12], s.commit.subject, s.verdict, str(s.commit.boots),
+    steps = table(["#", "role", "commit", "subject", "verdict", "host", "boots", "runs", "median", "reason"],
+                  [[str(s.index), s.role, s.commit.sha[:12], s.commit.subject, s.verdict, s.host, str(s.commit.boots),
                     str(s.commit.n), num(s.commit.median), s.reason] for s in r.steps],
-                  [["num", "", "mono", "", "", "num", "num", "num", ""] for _ in r.steps])
+                  [["num", "", "mono", "", "", "", "num", "num", "num", ""] for _ in r.steps])
     culprit = ""
     if r.culprit is not None:
         c = r.culprit
@@ -59,7 +59,8 @@ def render_html(r: BisectReport) -> str:
                         f"<pre>{e(block)}</pre>")
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
-        ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert)) if text)
+        ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
+        ("Measured on", r.hosts)) if text)
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"

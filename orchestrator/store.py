@@ -108,6 +108,9 @@ class BootRow(Base):
     status: Mapped[str] = mapped_column(Short(16), default="booting")
     boot_seconds: Mapped[float] = mapped_column(Float, default=0.0)
     error: Mapped[str] = mapped_column(Text, default="")
+    # the lab host the guest ran on ("" for a boot that never came up, and for boots a store from
+    # before hosts holds: those ran on the campaign's one host)
+    host: Mapped[str] = mapped_column(Short(64), default="")
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 
 
@@ -258,6 +261,28 @@ def _add_kind(engine: Engine) -> None:
             raise
 
 
+def _add_boot_host(engine: Engine) -> None:
+    """A store from before the boots' `host` column gets it, each boot's host taken once from
+    its runs (the lab host a run names); a boot whose runs name none keeps "". Two controllers
+    opening the same old store at once: one adds it, the other finds it added."""
+    if "host" in {c["name"] for c in inspect(engine).get_columns("boots")}:
+        return
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE boots ADD COLUMN host VARCHAR(64) NOT NULL DEFAULT ''")
+            hosts: dict[int, str] = {}
+            for boot_id, raw in conn.execute(select(RunRow.boot_id, RunRow.raw)):
+                raw = raw if isinstance(raw, dict) else {}
+                host = raw.get("lab_host") or (raw.get("result") or {}).get("lab_host") or ""
+                if host:
+                    hosts.setdefault(boot_id, str(host)[:64])
+            for boot_id, host in hosts.items():
+                conn.execute(update(BootRow).where(BootRow.id == boot_id).values(host=host))
+    except (SQLAlchemyError, InfraError):
+        if "host" not in {c["name"] for c in inspect(engine).get_columns("boots")}:
+            raise
+
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
@@ -275,6 +300,7 @@ class Store:
             Base.metadata.create_all(self.engine)
             _widen(self.engine)
             _add_kind(self.engine)
+            _add_boot_host(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from exc
@@ -386,11 +412,14 @@ class Store:
             s.add(row)
         return row.id
 
-    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "") -> None:
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "") -> None:
+        """`status`: ok (the guest came up on lab host `host`), failed (the kernel did not boot)
+        or lost (the host failed under it: its runs are kept, never compared)."""
         with self._session() as s, s.begin():
             row = s.get(BootRow, boot_id)
             assert row is not None
             row.status, row.boot_seconds, row.error = status, boot_seconds, error
+            row.host = host or row.host
 
     def boots(self, campaign_id: int) -> list[BootRow]:
         with self._session() as s:
@@ -417,15 +446,21 @@ class Store:
                 out[commit].append(value)
         return dict(out)
 
-    def boot_samples(self, campaign_id: int, metric: str) -> dict[str, list[Boot]]:
+    def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
+                     legacy: bool = True) -> dict[str, list[Boot]]:
         """Samples of one metric by commit, grouped by the boot that took them (the unit of
-        replication; see orchestrator.stats); `seq` numbers the campaign's boots in time."""
+        replication; see orchestrator.stats); `seq` numbers the boots returned in time. With
+        `host`, only boots of that lab host (and, when `legacy`, boots of a store from before
+        hosts were recorded, which ran on the campaign's one host): samples of different hosts
+        are never compared. Boots a failed host lost are never returned."""
         runs: dict[tuple[str, int], list[float]] = defaultdict(list)
         with self._session() as s:
             q = (select(SampleRow.commit, RunRow.boot_id, SampleRow.value)
-                 .join(RunRow, RunRow.id == SampleRow.run_id)
-                 .where(SampleRow.campaign_id == campaign_id, SampleRow.metric == metric).order_by(SampleRow.id))
-            for commit, boot_id, value in s.execute(q):
+                 .join(RunRow, RunRow.id == SampleRow.run_id).join(BootRow, BootRow.id == RunRow.boot_id)
+                 .where(SampleRow.campaign_id == campaign_id, SampleRow.metric == metric, BootRow.status != "lost"))
+            if host is not None:
+                q = q.where(BootRow.host.in_([host, ""] if legacy else [host]))
+            for commit, boot_id, value in s.execute(q.order_by(SampleRow.id)):
                 runs[(commit, boot_id)].append(value)
         out: dict[str, list[Boot]] = defaultdict(list)
         for seq, ((commit, _boot_id), values) in enumerate(sorted(runs.items(), key=lambda kv: kv[0][1])):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
 from orchestrator.bisect.engine import Engine, Outcome
@@ -27,11 +28,14 @@ if TYPE_CHECKING:
 
 
 def open_pool(lab: Lab) -> "GuestPool":
-    """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot."""
-    from orchestrator.backends.factory import host_launcher
+    """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot. The
+    slots of a lab file are leased against other controllers of this machine too (their host
+    CPUs, orchestrator/hosts/cpulocks.py); the implicit local host is not."""
+    from orchestrator.hosts.cpulocks import CpuLocks
+    from orchestrator.hosts.launchers import host_launcher
     from orchestrator.hosts.pool import GuestPool
 
-    return GuestPool(lab, host_launcher)
+    return GuestPool(lab, host_launcher, CpuLocks(paths.data_dir() / "cpus") if lab.source is not None else None)
 
 
 def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool",

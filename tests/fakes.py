@@ -132,9 +132,10 @@ class FakeMeasurer:
     of the commits of `workload_fails` the workload fails with the given message; in
     `metric_missing` ones it reports another metric. `crash_after`: the controller is killed
     (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...) and
-    run on lab host `host`; `host_fails_after[h] = n`: host h fails (HostFailed) at its n-th
-    run; `move_on` then sends the next guest to the first of `spare_hosts` (unless the host
-    was `asked` for), and with none left there is no host up.
+    run on lab host `host`, whose guests read `speed[host]` times the value (hosts differ);
+    `host_fails_after[h] = n`: host h fails (HostFailed) at its n-th run; `move_on` then sends
+    the next guest to the first of `spare_hosts` (unless the host was `asked` for), and with
+    none left there is no host up.
     `booted` lists each boot's commit (or image path), `kernels` its artifact, `guests` its
     guest, `calls` each run's (scheduler of sda, params, nice)."""
 
@@ -145,13 +146,14 @@ class FakeMeasurer:
                  workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset(),
                  crash_after: int | None = None, disks: int = 2, host: str | None = "local",
                  host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
-                 asked: bool = False) -> None:
+                 asked: bool = False, speed: Mapping[str, float] | None = None) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
         self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
         self.crash_after, self.host = crash_after, host
         self.host_fails_after, self.spare_hosts, self.asked = dict(host_fails_after or {}), list(spare_hosts), asked
+        self.speed = dict(speed or {})
         self.runs_on: Counter[str] = Counter()
         self.disks = [f"sd{chr(ord('a') + i)}" for i in range(disks)]
         self.boots = 0
@@ -187,6 +189,7 @@ class FakeMeasurer:
         self.kernels.append(kernel)
         self.appends.append(append)
         value = self.value_of(commit) * (1 + self.rng.gauss(0.0, self.between)) * (1 + self.drift * self.boots)
+        value *= self.speed.get(self.host, 1.0)
         count, factor = self.misread.get(commit, (0, 1.0))
         if self.booted.count(commit) <= count:
             value *= factor
@@ -228,7 +231,7 @@ class FakeLinearVcs:
         return self._state()
 
     def _state(self):  # type: ignore[no-untyped-def]
-        from orchestrator.bisect.gitlog import BisectState
+        from orchestrator.backends.gitlog import BisectState
 
         lo, hi = self.index[self.good], self.index[self.bad]
         skipped = set()
@@ -287,6 +290,7 @@ class MemoryStore:
         self._campaigns: dict[int, SimpleNamespace] = {}
         self._builds: dict[int, list[SimpleNamespace]] = {}
         self._boots: dict[int, tuple[int, str]] = {}  # boot id -> (campaign, commit)
+        self._boot_ends: dict[int, tuple[str, str]] = {}  # boot id -> (status, host)
         self._runs: dict[int, list[tuple[int, str, dict[str, float]]]] = {}  # campaign -> (boot, commit, metrics)
         self._decisions: dict[int, list[Decided]] = {}
 
@@ -322,8 +326,8 @@ class MemoryStore:
         self._boots[boot_id] = (campaign_id, commit)
         return boot_id
 
-    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "") -> None:
-        pass
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "") -> None:
+        self._boot_ends[boot_id] = (status, host or self._boot_ends.get(boot_id, ("", ""))[1])
 
     def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Mapping[str, float],
                 raw: Mapping[str, Any]) -> int:
@@ -331,10 +335,13 @@ class MemoryStore:
         runs.append((boot_id, commit, {m: float(v) for m, v in metrics.items()}))
         return len(runs)
 
-    def boot_samples(self, campaign_id: int, metric: str) -> dict[str, list[Boot]]:
+    def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
+                     legacy: bool = True) -> dict[str, list[Boot]]:
         by_boot: dict[tuple[str, int], list[float]] = {}
+        hosts = None if host is None else ({host, ""} if legacy else {host})
         for boot_id, commit, metrics in self._runs.get(campaign_id, []):
-            if metric in metrics:
+            status, on = self._boot_ends.get(boot_id, ("booting", ""))
+            if metric in metrics and status != "lost" and (hosts is None or on in hosts):
                 by_boot.setdefault((commit, boot_id), []).append(metrics[metric])
         out: dict[str, list[Boot]] = {}
         for seq, ((commit, _boot), values) in enumerate(sorted(by_boot.items(), key=lambda kv: kv[0][1])):

@@ -1,6 +1,6 @@
-"""Wires the real parts together: libvirt provider, guest image builder, accelerator choice.
-
-This is the only place that decides which adapters a user gets; tests build their own.
+"""Wires the real parts of one host together: libvirt provider, guest image builder,
+accelerator choice. A lab host's launcher is made by orchestrator/hosts/launchers.py, which
+hands in its SSH connection and how its accelerator is chosen; tests build their own.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import Callable, Iterator, Protocol
 
 from orchestrator import paths
 from orchestrator.accel import AccelChoice, choose_accel
@@ -19,22 +19,28 @@ from orchestrator.image import DEFAULT_MODULES, modfiles
 from orchestrator.image.builder import GuestImageBuilder
 from orchestrator.vm.spec import ACCELS, VmSpec
 
-if TYPE_CHECKING:
-    from orchestrator.hosts.lab import Host
-    from orchestrator.hosts.ssh import SshHost
-
 ACCEL_CHOICES = ("auto",) + ACCELS
 PROBE_TIMEOUT_S = 25.0
 
 
+class Connection(Protocol):
+    def close(self) -> None: ...
+
+
+# How a lab host reached over SSH chooses its accelerator: (probe, reprobe) -> the choice.
+RemoteAccel = Callable[[Callable[[], tuple[bool, str]], bool], AccelChoice]
+
+
 @dataclass
 class GuestLauncher:
-    """Boots guests on one host. `ssh` is set for a lab host reached over SSH: the accelerator
-    is then probed there, and the guest image (built here) is pushed there by the provider."""
+    """Boots guests on one host. For a lab host reached over SSH, `ssh` is its connection
+    (closed with the launcher) and `remote_accel` chooses the accelerator there; the guest image
+    (built here) is pushed there by the provider."""
 
     provider: LibvirtProvider
     images: GuestImageBuilder
-    ssh: "SshHost | None" = None
+    ssh: Connection | None = None
+    remote_accel: RemoteAccel | None = None
 
     def initrd_for(self, modules_release: str | None, modules_root: Path | None = None) -> Path:
         if modules_release is None:
@@ -91,15 +97,13 @@ class GuestLauncher:
             raise choices_error("accel", wanted, ACCEL_CHOICES)
         if wanted != "auto":
             return AccelChoice(wanted, "asked for", probed=False)
-        if self.ssh is not None:
-            from orchestrator.hosts.remote import choose_remote_accel
-
-            return choose_remote_accel(self.ssh, self.probe_kvm, reprobe=reprobe)
+        if self.remote_accel is not None:
+            return self.remote_accel(self.probe_kvm, reprobe)
         return choose_accel(self.probe_kvm, host.qemu_version() or "unknown",
                             paths.cache_dir() / "accel.json", reprobe=reprobe)
 
 
-def _images() -> GuestImageBuilder:
+def guest_images() -> GuestImageBuilder:
     agent = paths.agent_binary()
     if not agent.is_file():
         raise InfraError(f"guest agent not built at {agent} (run: make agent)")
@@ -107,26 +111,4 @@ def _images() -> GuestImageBuilder:
 
 
 def real_launcher(uri: str = DEFAULT_URI) -> GuestLauncher:
-    return GuestLauncher(LibvirtProvider(uri), _images())
-
-
-def host_launcher(host: "Host", log_root: Path | None = None) -> GuestLauncher:
-    """The launcher for one lab host: local (its URI, its work_dir) or remote over SSH."""
-    images = _images()
-    if host.ssh is None:
-        run_root = host.work_dir / "run" if host.work_dir is not None else None
-        return GuestLauncher(LibvirtProvider(host.uri, run_root=run_root, log_root=log_root), images)
-    from orchestrator.hosts.remote import RemoteSite, ensure_event_loop
-    from orchestrator.hosts.ssh import SshHost
-
-    ensure_event_loop()
-    ssh = SshHost(host.name, host.ssh)
-    ssh.connect()
-    site = RemoteSite(host, ssh, log_root)
-    try:
-        provider = LibvirtProvider(host.uri, site=site)
-    except InfraError:
-        ssh.close()
-        raise
-    site.attach(provider.conn)
-    return GuestLauncher(provider, images, ssh)
+    return GuestLauncher(LibvirtProvider(uri), guest_images())

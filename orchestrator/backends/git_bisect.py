@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.bisect.gitlog import BisectState, parse_bisect_output
+from orchestrator.backends.gitlog import BisectState, parse_bisect_output
 from orchestrator.errors import InfraError, UserError
 
 VERDICTS = ("good", "bad", "skip")

@@ -20,6 +20,14 @@ why.
 Every build, boot, run, sample and decision goes to the store as it happens, and the git bisect
 log after every mark, so `resume` picks up after a crash (mid-confirmation too): boots already
 taken are reused, never taken twice.
+
+Every boot a decision uses comes from one lab host: hosts differ in speed, so a step is judged
+only against references measured on its own host. When that host fails (HostFailed) and the
+campaign was not pinned to it, the campaign goes on on another host: the boot in flight is
+stored as lost (its runs kept, never compared), the move is stored as a decision of role
+`host`, the references are measured again on the new host, the verdicts already taken stand
+(each was judged against its own host's references), and a confirmation under way starts
+afresh. A pinned host, or no host left, pauses the campaign as any host fault does.
 """
 
 from __future__ import annotations
@@ -28,12 +36,12 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.decide import ERROR, Decision, Verdict, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
-from orchestrator.bisect.gitlog import BisectState
 from orchestrator.campaign import Campaign
 from orchestrator.errors import (
     BootFailed,
@@ -42,6 +50,7 @@ from orchestrator.errors import (
     UserError,
     WorkloadFailed,
 )
+from orchestrator.hosts.errors import HostFailed
 from orchestrator.ports import Event, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import (
     Boot,
@@ -71,6 +80,8 @@ REEXAMINATIONS = 2
 MAX_ROUNDS = 6
 # A confidence below this is called low in every output.
 HIGH_CONFIDENCE = 0.95
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -139,11 +150,40 @@ class Engine:
         self._last_ref_first = ""
         self._boot_cache: dict[str, list[Boot]] | None = None
         self._booting = ""
+        # the lab host whose boots the decisions use: None until the first guest of this process
+        # (then every stored boot counts: one host so far); after a move, no boot counts until
+        # the next guest is up (`_unplaced`)
+        self._on: str | None = None
+        self._unplaced = False
 
     # ---- the campaign ----------------------------------------------------------------------
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
+        return self._moving(campaign_id, lambda: self._run(campaign_id))
+
+    def _moving(self, campaign_id: int, work: Callable[[], T]) -> T:
+        """`work`, started again on another host whenever its host fails and the campaign may
+        move (see the module's docstring); resumable work picks up what is stored."""
+        if not self._unplaced and self._on is None:
+            self._on = self.measurer.host
+        while True:
+            try:
+                return work()
+            except HostFailed as exc:
+                if not self.measurer.move_on():
+                    raise
+                self._moved(campaign_id, exc)
+
+    def _moved(self, campaign_id: int, exc: HostFailed) -> None:
+        self.store.add_decision(campaign_id, Decided(
+            "", "host", "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
+            "campaign goes on on another host, its references measured there again", 0.0, 0))
+        self._emit("requeue", message=f"{exc}; the campaign goes on on another host (the references are measured "
+                   "there again)")
+        self._on, self._unplaced, self._boot_cache = None, True, None
+
+    def _run(self, campaign_id: int) -> Outcome:
         c = self.c
         self.vcs.prepare()
         good = self.vcs.resolve(c.good, "good")
@@ -216,11 +256,21 @@ class Engine:
         return sum(len(b.runs) for b in self._boots(campaign_id).get(commit, []))
 
     def _boots(self, campaign_id: int) -> dict[str, list[Boot]]:
-        """Every commit's boots; read from the store once, then kept in step with every run the
-        engine stores (the engine is the campaign's only writer)."""
+        """Every commit's boots on the campaign's current host; read from the store once, then
+        kept in step with every run the engine stores (the engine is the campaign's only
+        writer)."""
+        if self._unplaced:
+            return {}
         if self._boot_cache is None:
-            self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name)
+            moved = any(d.role == "host" for d in self.store.decisions(campaign_id))
+            self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name, self._on, legacy=not moved)
         return self._boot_cache
+
+    def _place(self, campaign_id: int, host: str) -> None:
+        """The guest just booted is on `host`: from now on the decisions use that host's boots."""
+        if host != self._on or self._unplaced:
+            self._on, self._unplaced, self._boot_cache = host, False, None
+            self._boots(campaign_id)
 
     def _add_to_cache(self, campaign_id: int, commit: str, new_boot: bool, value: float) -> None:
         """The run just stored, added to the boots as `Store.boot_samples` would read them: the
@@ -256,7 +306,8 @@ class Engine:
         boot_id = self.store.start_boot(campaign_id, commit)
         try:
             with self.measurer.boot(kernel) as session:
-                self.store.end_boot(boot_id, "ok", session.boot_seconds)
+                self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host)
+                self._place(campaign_id, session.host)
                 for i in range(self.c.runs_per_boot):
                     self._emit("measure", commit, have + i)
                     result = session.run()
@@ -268,6 +319,9 @@ class Engine:
                     self._add_to_cache(campaign_id, commit, i == 0, float(values[self.c.metric.name]))
         except BootFailed as exc:
             self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}"[:4000])
+            raise
+        except HostFailed as exc:
+            self.store.end_boot(boot_id, "lost", 0.0, str(exc)[:4000], host=exc.host)
             raise
 
     def _interleave(self, campaign_id: int, commits: list[str], need: int, since: int = 0) -> None:
@@ -287,11 +341,15 @@ class Engine:
             round_no += 1
 
     def measure(self, campaign_id: int, commits: list[str], boots: int) -> dict[str, list[Boot]]:
-        """Every commit booted interleaved (A B B A) until it has `boots` boots; all boots of the
-        campaign by commit. The one way vmbisect measures kernels against each other: `verify`
-        uses it too."""
-        self._interleave(campaign_id, commits, boots)
-        return self._boots(campaign_id)
+        """Every commit booted interleaved (A B B A) until it has `boots` boots on the current
+        host (all of them again on another host when that one fails); all boots of the campaign
+        on that host by commit. The one way vmbisect measures kernels against each other:
+        `verify` uses it too."""
+        def interleaved() -> dict[str, list[Boot]]:
+            self._interleave(campaign_id, commits, boots)
+            return self._boots(campaign_id)
+
+        return self._moving(campaign_id, interleaved)
 
     def _refresh(self, campaign_id: int, good: str, bad: str) -> None:
         """Boot both references again when REFRESH_AFTER boots passed since either's last one."""
@@ -552,9 +610,10 @@ class Engine:
         """The first boot of a pair measurement (`role` confirm or revert, of `commit`): stored
         as a `measuring` decision when it starts, so a resumed campaign goes on with the same
         boots. A measurement started before the latest step or re-examination is stale: the
-        verdicts moved since, and the pair is measured afresh."""
+        verdicts moved since, and the pair is measured afresh; so is one started on a host the
+        campaign moved away from."""
         decisions = self.store.decisions(campaign_id)
-        last_verdict = max((i for i, d in enumerate(decisions) if d.role in ("step", "recheck")), default=-1)
+        last_verdict = max((i for i, d in enumerate(decisions) if d.role in ("step", "recheck", "host")), default=-1)
         for d in decisions[last_verdict + 1:]:
             if d.role == role and d.commit == commit and d.verdict == "measuring":
                 return int(d.reason.split()[2].rstrip(":"))
@@ -651,10 +710,15 @@ class Engine:
         measured = [d for d in latest if d.verdict in ("good", "bad") and not d.reason.startswith("same image as")]
         confidence = math.prod(d.confidence for d in measured)
         doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
-        boots = self._boots(campaign_id)
-        notes = [x for x in (unresolved, self._drift(campaign_id, good, bad)) if x]
+        moves = [d.reason.split(";")[0] for d in self.store.decisions(campaign_id) if d.role == "host"]
+        if moves:
+            moves.append(f"the references were measured again on {self._on}, which measured every step "
+                         "after the move; no sample of one host was compared with another's")
+        notes = [x for x in (unresolved, self._drift(campaign_id, good, bad), *moves) if x]
         saved = sum(1 for d in latest if d.reason.startswith("same image as"))
-        result: dict[str, Any] = {"notes": notes, "inherited": saved, "boots": sum(len(v) for v in boots.values())}
+        everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
+        result: dict[str, Any] = {"notes": notes, "inherited": saved, "host": self._on,
+                                  "boots": sum(len(v) for v in everywhere.values())}
         kind, culprit, candidates = state.kind, state.culprit, state.candidates
         if state.kind == "found" and "identical to its parent" in unresolved:
             kind, culprit = "inconclusive", ""

@@ -88,9 +88,6 @@ def verify_commit(engine: Engine, campaign_id: int, rev: str, boots: int, revert
     commit = vcs.resolve(rev, "commit")
     parent = vcs.parent(commit)
     measured = engine.measure(campaign_id, [parent, commit], boots)
-    threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
-        level(measured[parent]), c.metric.threshold.value)
-    answer = judge(measured[parent], measured[commit], engine.direction, threshold, c.alpha, c.max_boots_per_commit)
     revert_line = ""
     if revert_on:
         tip = vcs.resolve(revert_on, "revert_on")
@@ -98,9 +95,14 @@ def verify_commit(engine: Engine, campaign_id: int, rev: str, boots: int, revert
         if not revert.commit:
             revert_line = f"revert does not apply: {revert.reason}"
         else:
-            measured = engine.measure(campaign_id, [tip, revert.commit], boots)
+            # the pair already measured boots nothing more, unless its host failed since: then
+            # all four are measured on the next host, and compared there
+            measured = engine.measure(campaign_id, [parent, commit, tip, revert.commit], boots)
             revert_line = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
                                        engine.direction, c.alpha)
+    threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
+        level(measured[parent]), c.metric.threshold.value)
+    answer = judge(measured[parent], measured[commit], engine.direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
     engine.store.set_state(campaign_id, "done", {
         "kind": "verify", "commit": commit, "parent": parent, "verdict": [x for x in (answer.line, revert_line) if x],

@@ -19,9 +19,9 @@ def run(a: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.backends.factory import host_launcher
     from orchestrator.doctor import Check, boot_check, remote_checks, run_checks
     from orchestrator.hosts.lab import Host, load_lab, local_lab
+    from orchestrator.hosts.launchers import host_launcher
 
     lab = load_lab(a.lab) if a.lab is not None else local_lab(a.uri)
 

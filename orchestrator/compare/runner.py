@@ -110,7 +110,7 @@ def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: Ke
         boot_id = store.start_boot(campaign_id, label[:40])
         try:
             with measurer.boot(kernel, group[0].append) as session:
-                store.end_boot(boot_id, "ok", session.boot_seconds)
+                store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host)
                 knobs = GuestSettings(session.guest, group)
                 for slot in boot.slots:
                     variant = by_name[slot.variant]
@@ -129,5 +129,5 @@ def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: Ke
             store.end_boot(boot_id, "failed", error=str(exc))
             raise
         except HostFailed as exc:
-            store.end_boot(boot_id, "failed", error=str(exc))
+            store.end_boot(boot_id, "lost", error=str(exc), host=exc.host)
             raise

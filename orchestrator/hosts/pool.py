@@ -14,12 +14,17 @@ reaches the caller as HostFailed naming the host, after the pool marked that hos
 reason: the caller puts its work back in its queue and acquires again; `acquire` never hands
 out a slot of a host that is down. Kernel faults (BootFailed, WorkloadFailed) and UserErrors
 pass through and leave the host up.
+
+With `locks` (a lab file's pool: orchestrator/hosts/cpulocks.py), a slot is also leased against
+other controller processes of this machine: a slot whose host CPUs another controller's guest
+holds is skipped, and `acquire` waits (polling) until one is free.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -27,6 +32,7 @@ from typing import Callable, Iterator
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import InfraError, UserError
+from orchestrator.hosts.cpulocks import CpuLocks
 from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.lab import Host, Lab, Slot
 from orchestrator.ports import KernelArtifact
@@ -48,10 +54,16 @@ class HostStatus:
     busy: int
 
 
+# How often a pool waiting for a slot another controller holds looks again.
+FOREIGN_POLL_S = 1.0
+
+
 class GuestPool:
-    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher]) -> None:
+    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher], locks: CpuLocks | None = None) -> None:
         self.lab = lab
         self._launcher_for = launcher_for
+        self._locks = locks
+        self._held: dict[tuple[str, int], list[int]] = {}
         self._launchers: dict[str, GuestLauncher] = {}
         self._accels: dict[tuple[str, str], str] = {}
         self._down: dict[str, str] = {}
@@ -63,22 +75,37 @@ class GuestPool:
         """A free slot (on `host` if named), waiting while all are busy. InfraError when the
         wanted host, or every host, is down; also after `timeout_s` without a free slot."""
         hosts = (self.lab.host(host),) if host is not None else self.lab.hosts
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._cond:
             while True:
                 up = [h for h in hosts if h.name not in self._down]
                 if not up:
                     raise InfraError("no host is up: " + "; ".join(f"{h.name}: {self._down[h.name]}" for h in hosts))
+                foreign = False
                 for h in up:
                     for slot in h.slots:
-                        if (h.name, slot.index) not in self._busy:
-                            self._busy.add((h.name, slot.index))
-                            return Lease(h, slot)
-                if not self._cond.wait(timeout_s):
+                        if (h.name, slot.index) in self._busy:
+                            continue
+                        held = self._locks.take(h, slot) if self._locks is not None else []
+                        if held is None:  # another controller's guest is on those host CPUs
+                            foreign = True
+                            continue
+                        self._busy.add((h.name, slot.index))
+                        self._held[(h.name, slot.index)] = held
+                        return Lease(h, slot)
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
                     raise InfraError(f"no free slot within {timeout_s:g} s")
+                wait = min(FOREIGN_POLL_S, left) if foreign and left is not None else (
+                    FOREIGN_POLL_S if foreign else left)
+                self._cond.wait(wait)
 
     def release(self, lease: Lease) -> None:
         with self._cond:
-            self._busy.discard((lease.host.name, lease.slot.index))
+            key = (lease.host.name, lease.slot.index)
+            self._busy.discard(key)
+            if self._locks is not None:
+                self._locks.give(self._held.pop(key, []))
             self._cond.notify_all()
 
     def mark_down(self, host: str, reason: str) -> None:

@@ -40,7 +40,7 @@ olddefconfig:
 $(O)/%.o: %.c $(O)/.config
 	@mkdir -p $(dir $@)
 	@if grep -q '^#error' $<; then echo "$<:3:2: error: #error this commit does not compile"; \
-	  echo "make[2]: *** [scripts/Makefile.build:250: $@] Error 1"; exit 1; fi
+	echo "make[2]: *** [scripts/Makefile.build:250: $@] Error 1"; exit 1; fi
 	@echo "  CC      $@"
 	@cp $< $@
 

@@ -5,11 +5,14 @@ read or written (AuthorizedKeysFile and the known_hosts file live in the temp di
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +57,27 @@ class SshServer:
                 pass
         self.proc.wait()
         self.proc = None
+
+    def cut_after_runs(self, db: Path, runs: int, host: str = "sshhost", timeout_s: float = 1800) -> threading.Thread:
+        """A thread that cuts the host once the store `db` (SQLite) holds `runs` runs measured on
+        it (a bisection's run names its lab host at the top, a comparison's in its result)."""
+        def watch() -> None:
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                try:  # read-only: opening a Store here would race the controller creating the tables
+                    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                        raws = [json.loads(raw) for (raw,) in conn.execute("SELECT raw FROM runs")]
+                    there = [r for r in raws if (r.get("lab_host") or r.get("result", {}).get("lab_host")) == host]
+                    if len(there) >= runs:
+                        self.cut()
+                        return
+                except sqlite3.Error:  # no database or no runs table yet
+                    pass
+                time.sleep(0.3)
+
+        thread = threading.Thread(target=watch, daemon=True)
+        thread.start()
+        return thread
 
     def lab_dict(self, name: str = "sshhost", **extra: object) -> dict:
         return {"name": name, "ssh": f"root@127.0.0.1:{self.port}", "key": str(self.key),

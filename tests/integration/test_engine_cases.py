@@ -18,9 +18,9 @@ import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine
-from orchestrator.ports import Event
 from orchestrator.campaign import parse_campaign
 from orchestrator.errors import InfraError
+from orchestrator.ports import Event
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import Repo, linear, merge_heavy
@@ -427,3 +427,57 @@ def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_
         right += ok
         confident_wrong += not ok and outcome.kind == "found" and outcome.confidence >= HIGH_CONFIDENCE
     assert right >= 98 and confident_wrong == 0
+
+
+def test_a_host_failing_mid_bisection_moves_it_to_another_host_whose_own_references_judge_the_rest(tmp_path):
+    """Host `fast` fails during the steps; the campaign goes on on `slow`, whose guests read half
+    as much: judged against fast's references every later step would look bad (without the
+    filter by host this bisection breaks). The references are measured again on slow, the
+    verdicts fast took stand, the boot in flight is kept as lost, and the notes say what moved."""
+    repo = linear(tmp_path / "u", 24)
+    c = make_campaign(repo, "c0", "c23")
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign(c.name, {})
+    measurer = FakeMeasurer(values(repo, "c12", 0.15, True), seed=4, host="fast", host_fails_after={"fast": 70},
+                            spare_hosts=["slow"], speed={"fast": 1.0, "slow": 0.5})
+    events: list[Event] = []
+    outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store,
+                     on_event=events.append).run(cid)
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.confirmation["confirmation"]["verdict"] == "confirmed"
+    decisions = store.decisions(cid)
+    moves = [i for i, d in enumerate(decisions) if d.role == "host"]
+    assert len(moves) == 1 and decisions[moves[0]].reason.startswith("host fast failed: ssh: connection lost")
+    before = [d for d in decisions[:moves[0]] if d.role == "step"]
+    after = [d for d in decisions[moves[0]:] if d.role == "step"]
+    assert before and after, "the host should fail between two steps"
+    boots = store.boots(cid)
+    assert [b.status for b in boots if b.host == "fast"].count("lost") == 1
+    on_slow = {b.commit for b in boots if b.host == "slow" and b.status == "ok"}
+    assert {repo.names["c0"], repo.names["c23"]} <= on_slow, "the references were not measured again on slow"
+    assert all(d.commit in on_slow for d in after if not d.reason.startswith("same image as"))
+    assert any(e.phase == "requeue" and "host fast" in e.message for e in events)
+    assert any(n.startswith("host fast failed") for n in outcome.notes)
+    result = store.campaign(cid).result
+    everywhere = store.boot_samples(cid, "iops")
+    assert result["host"] == "slow" and result["boots"] == sum(len(bs) for bs in everywhere.values())
+    assert sum(len(bs) for bs in store.boot_samples(cid, "iops", "slow").values()) < result["boots"]
+    from orchestrator.report import collect, render_markdown
+
+    md = render_markdown(collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info))
+    assert re.search(r"Measured on: fast \(\d+ boots, 1 lost when the host failed\), slow \(\d+ boots\)", md), md
+    assert re.search(r"\| step \| \w{12} \| c\d+ \| \w+ \| fast \|", md) and re.search(
+        r"\| step \| \w{12} \| c\d+ \| \w+ \| slow \|", md)
+    assert "| host | moved |" not in md and "| measuring |" not in md
+
+
+def test_a_host_the_campaign_was_pinned_to_failing_pauses_it_instead_of_moving(tmp_path):
+    repo = linear(tmp_path / "u", 24)
+    c = make_campaign(repo, "c0", "c23")
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign(c.name, {})
+    measurer = FakeMeasurer(values(repo, "c12", 0.15, True), host="fast", host_fails_after={"fast": 30},
+                            spare_hosts=["slow"], asked=True)
+    with pytest.raises(InfraError, match="host fast: ssh: connection lost"):
+        Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store).run(cid)
+    assert not [d for d in store.decisions(cid) if d.role == "host"]
+    assert {b.host for b in store.boots(cid) if b.status == "ok"} == {"fast"}

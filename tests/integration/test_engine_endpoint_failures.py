@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from orchestrator.bisect.engine import EndpointFailed
 from orchestrator.cli import main
 from orchestrator.store import Store
-from orchestrator.bisect.engine import EndpointFailed
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import linear
 from tests.integration.test_engine_cases import bisect, campaign, regression_at

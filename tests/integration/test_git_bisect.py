@@ -9,7 +9,7 @@ from typing import Callable
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect, git
-from orchestrator.bisect.gitlog import BisectState
+from orchestrator.backends.gitlog import BisectState
 from orchestrator.errors import UserError
 from tests.integration.gitrepo import Repo, linear, merge_heavy
 

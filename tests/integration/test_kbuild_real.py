@@ -21,7 +21,7 @@ from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
 from orchestrator.kbuild.store import KernelStore
-from orchestrator.vm.spec import VmSpec
+from orchestrator.vm.spec import DiskSpec, VmSpec
 from tests.conftest import require
 from tests.integration.treesnap import snapshot
 
@@ -57,3 +57,28 @@ def test_linux_6_1_guest_base_builds_reproducibly_leaves_the_repo_alone_and_boot
         result = guest.exec(["uname", "-r"])
     assert result.exit_code == 0 and result.stdout.decode().strip() == image.release
     assert Path(image.manifest["build_log"]).is_file()
+
+
+@pytest.mark.long
+def test_a_driver_the_recipe_builds_as_a_module_reaches_the_guest_and_drives_its_disks(launcher, tmp_path):
+    """The recipe makes the LSI MegaRAID SAS driver a module (CONFIG_MEGARAID_SAS=m): the
+    kernel's own modules go into the guest image with it (orchestrator/kernels.py), the guest
+    loads megaraid_sas and sees the disks behind the lsisas1078 controller. A recipe that
+    changes kernel config recompiles most of the kernel: about 10 minutes on 2 cores, so this
+    runs in `make test-long`."""
+    from orchestrator.kernels import Kernels
+
+    require(DEBIAN_TARBALL.is_file(), f"{DEBIAN_TARBALL} missing (make setup installs linux-source-6.1)")
+    source = ensure_linux_source_repo()
+    recipe = parse_recipe(["guest-base", "CONFIG_MODULES=y", "CONFIG_MEGARAID_SAS=m"])
+    builder = KernelBuilder(KernelStore(), paths.cache_dir() / "test-kbuild", paths.cache_dir() / "ccache")
+    kernel = Kernels(builder, source.path, recipe).build(source.commit).kernel
+    assert kernel.release and kernel.modules_dir is not None
+    assert list((kernel.modules_dir / kernel.release).rglob("megaraid_sas.ko*")), "the driver was not built as a module"
+    spec = VmSpec(vcpus=2, memory_mib=512, disks=DiskSpec(count=2, size_mib=64, controller="lsisas1078"))
+    with launcher.boot(spec, kernel.image, "tcg", kernel.release, timeout_s=180,
+                       modules_root=kernel.modules_dir) as guest:
+        modules = guest.exec(["cat", "/proc/modules"]).stdout.decode()
+        disks = guest.exec(["ls", "/sys/block"]).stdout.decode().split()
+    assert any(line.startswith("megaraid_sas ") for line in modules.splitlines()), modules
+    assert [d for d in disks if d.startswith("sd")] == ["sda", "sdb"], disks

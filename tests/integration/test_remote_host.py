@@ -12,15 +12,14 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import libvirt
 import pytest
 
-from orchestrator.backends.factory import host_launcher
 from orchestrator.backends.libvirt_vm import owner_pid
 from orchestrator.cli import main
 from orchestrator.hosts.errors import HostFailed
+from orchestrator.hosts.launchers import host_launcher
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.hosts.push import file_sha256
 from orchestrator.ports import KernelArtifact
@@ -98,7 +97,7 @@ def test_host_cut_mid_run_is_host_failed_naming_the_host_and_leaves_no_guest(
 CONTROLLER = """
 import sys, time
 from pathlib import Path
-from orchestrator.backends.factory import host_launcher
+from orchestrator.hosts.launchers import host_launcher
 from orchestrator.hosts.lab import load_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.ports import KernelArtifact
@@ -161,24 +160,7 @@ def test_compare_whose_ssh_host_is_cut_mid_run_finishes_on_the_other_host(launch
                                              {"name": "local", "slots": [{"cpus": "0-1"}]}]}))
     db = tmp_path / "db.sqlite"
     store = f"sqlite:///{db}"
-
-    def cut_after_the_first_run_there() -> None:
-        import sqlite3
-
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            try:  # read-only: opening a Store here would race the controller creating the tables
-                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-                    raws = [json.loads(raw) for (raw,) in conn.execute("SELECT raw FROM runs")]
-                if any(raw["result"]["lab_host"] == "sshhost" for raw in raws):
-                    live_ssh_server.cut()
-                    return
-            except sqlite3.Error:  # no database or no runs table yet
-                pass
-            time.sleep(0.3)
-
-    cutter = threading.Thread(target=cut_after_the_first_run_there, daemon=True)
-    cutter.start()
+    cutter = live_ssh_server.cut_after_runs(db, 1, timeout_s=600)
     argv = ["compare", "--lab", str(lab), "--kernel", str(distro.image), "--initrd-modules-from", distro.release,
             "--accel", "tcg", "--disks", "1", "--disk-size", "64", "--workload", "fio", "--param", "runtime=2",
             "--param", "ramp_time=0", "--variant", "none=sched:none", "--variant", "dl=sched:mq-deadline",

@@ -89,3 +89,16 @@ def test_a_postgresql_store_from_before_the_kind_column_gets_it_with_kinds_deriv
     again = Store(postgres_url)
     assert [again.campaign(i).kind for i in ids] == ["bisect", "compare", "verify"]
     assert again.campaign(again.new_campaign("new", {}, "compare")).kind == "compare"
+
+
+def test_a_postgresql_store_from_before_boots_named_their_host_gets_it_from_their_runs(postgres_url):
+    store = Store(postgres_url)
+    cid = store.new_campaign("pg-hosts", {})
+    boot = store.start_boot(cid, "a" * 40)
+    store.add_run(cid, boot, "a" * 40, {"iops": 1.0}, {"lab_host": "big1"})
+    from sqlalchemy import create_engine
+    with create_engine(postgres_url).begin() as conn:  # the table as the previous release made it
+        conn.exec_driver_sql("ALTER TABLE boots DROP COLUMN host")
+    again = Store(postgres_url)
+    assert [b.host for b in again.boots(cid)] == ["big1"]
+    assert list(again.boot_samples(cid, "iops", "big1")) == ["a" * 40]

@@ -20,11 +20,12 @@ def boots(level: float, n: int, between: float, seed: int, start: int = 0) -> li
     return [Boot(start + 2 * i, (level * (1 + rng.gauss(0, between)),) * 3) for i in range(n)]
 
 
-def verification(tmp_path, commit: str, revert_on: str = "", restores: bool = True):  # type: ignore[no-untyped-def]
+def verification(tmp_path, commit: str, revert_on: str = "", restores: bool = True,  # type: ignore[no-untyped-def]
+                 **hosts):
     repo = linear(tmp_path / "u", 12)
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = store.new_campaign("t", {})
-    measurer = FakeMeasurer(values(repo, "c6", 0.15, restores), seed=3, between=0.03)
+    measurer = FakeMeasurer(values(repo, "c6", 0.15, restores), seed=3, between=0.03, **hosts)
     engine = Engine(make_campaign(repo, "c0", "c11"), "higher", GitBisect(repo.path, tmp_path / "work"),
                     FakeBuilder(), measurer, store)
     result = verify_commit(engine, cid, repo.names[commit], 5, repo.names[revert_on] if revert_on else "")
@@ -89,3 +90,20 @@ def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engi
     assert result.answer.verdict == "confirmed" and result.parent == repo.names["c5"]
     assert result.revert.startswith("revert restores the metric")
     assert store.campaign(cid).result["answer"] == "confirmed"
+
+
+def test_a_verification_whose_host_fails_during_the_revert_measures_all_four_again_on_the_next_host(tmp_path):
+    """Host `fast` fails while the revert is measured; `slow` reads half as fast, so the pair
+    measured on fast cannot be compared with the revert measured on slow: all four are booted
+    again on slow and the answers come from its boots alone."""
+    repo, store, cid, result, measurer = verification(
+        tmp_path, "c6", revert_on="c11", host="fast", host_fails_after={"fast": 40}, spare_hosts=["slow"],
+        speed={"fast": 1.0, "slow": 0.5})
+    assert result.answer.verdict == "confirmed"
+    assert result.revert.startswith("revert restores the metric")
+    ok = [b for b in store.boots(cid) if b.status == "ok"]
+    names = {sha: name for name, sha in repo.names.items()}
+    assert {names.get(b.commit, "c11 reverted") for b in ok if b.host == "slow"} == {"c5", "c6", "c11", "c11 reverted"}
+    assert [b.status for b in store.boots(cid) if b.host == "fast"].count("lost") == 1
+    assert all(len(v) >= 5 for v in result.boot_means.values()) and max(
+        m for v in result.boot_means.values() for m in v) < 60, "a boot of fast was compared on slow"

@@ -1,6 +1,6 @@
 import pytest
 
-from orchestrator.bisect.gitlog import parse_bisect_output
+from orchestrator.backends.gitlog import parse_bisect_output
 
 SHA1, SHA2 = "a" * 40, "b" * 40
 

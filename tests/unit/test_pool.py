@@ -57,7 +57,7 @@ def pool_with(failures=None):
 def test_slots_are_handed_out_once_until_released():
     pool, _ = pool_with()
     leases = [pool.acquire() for _ in range(3)]
-    assert [(l.host.name, l.slot.index) for l in leases] == [("a", 0), ("a", 1), ("b", 0)]
+    assert [(lease.host.name, lease.slot.index) for lease in leases] == [("a", 0), ("a", 1), ("b", 0)]
     with pytest.raises(InfraError, match="no free slot within 0.05 s"):
         pool.acquire(timeout_s=0.05)
     pool.release(leases[1])
@@ -194,3 +194,58 @@ def test_a_measurer_moves_on_from_its_host_only_when_nobody_asked_for_that_host(
     assert not PoolMeasurer(pool, VmSpec(), fio, {}, {}, host="b").move_on()  # --host b
     resumed = PoolMeasurer(pool, VmSpec(), fio, {}, {}, host="b", pinned=False)  # where it measured last
     assert resumed.move_on() and resumed.host is None
+
+
+def locked_pool(root, lab=LAB):
+    from orchestrator.hosts.cpulocks import CpuLocks
+
+    return GuestPool(lab, lambda host: FakeLauncher(host), CpuLocks(root))
+
+
+def test_two_controllers_with_one_lab_file_never_share_a_slots_host_cpus(tmp_path):
+    first, second = locked_pool(tmp_path), locked_pool(tmp_path)  # two processes' pools, one lab
+    a0 = first.acquire("a")
+    a1 = second.acquire("a")
+    assert (a0.slot.index, a1.slot.index) == (0, 1)  # the second skips the first's slot
+    with pytest.raises(InfraError, match="no free slot within 0.3 s"):
+        second.acquire("a", timeout_s=0.3)
+    first.release(a0)
+    assert second.acquire("a", timeout_s=0.3).slot.index == 0
+
+
+def test_a_lab_file_naming_the_same_machine_otherwise_meets_it_on_its_cpus(tmp_path):
+    other = parse_lab({"hosts": [{"name": "renamed", "ssh": "perf@b:22", "key": "/k", "slots": [{"cpus": "1-2"}]}]})
+    first, second = locked_pool(tmp_path), locked_pool(tmp_path, other)
+    held = first.acquire("b")  # root@b, CPUs 0 and 1
+    with pytest.raises(InfraError, match="no free slot"):
+        second.acquire("renamed", timeout_s=0.3)  # CPU 1 overlaps
+    first.release(held)
+    assert second.acquire("renamed", timeout_s=0.3).host.name == "renamed"
+
+
+def test_a_waiting_controller_gets_the_slot_when_the_other_releases_it(tmp_path):
+    first, second = locked_pool(tmp_path), locked_pool(tmp_path)
+    held = [first.acquire("b")]
+    threading.Timer(0.3, lambda: first.release(held[0])).start()
+    assert second.acquire("b", timeout_s=5).host.name == "b"
+
+
+def test_a_killed_controller_leaves_no_lease_behind(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from pathlib import Path; from orchestrator.hosts.cpulocks import CpuLocks; "
+            "from tests.unit.test_pool import LAB; held = CpuLocks(Path(sys.argv[1])).take(LAB.hosts[1], "
+            "LAB.hosts[1].slots[0]); print('held' if held else 'busy', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        pool = locked_pool(tmp_path)
+        with pytest.raises(InfraError, match="no free slot"):
+            pool.acquire("b", timeout_s=0.3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert pool.acquire("b", timeout_s=3).host.name == "b"
+    finally:
+        proc.kill()

@@ -93,3 +93,34 @@ def test_the_last_run_of_a_campaign_is_the_one_stored_last(store):
     store.add_run(cid, boot, "a" * 40, {"iops": 2.0}, {"lab_host": "big2"})
     last = store.last_run(cid)
     assert last is not None and last.raw == {"lab_host": "big2"}
+
+
+def test_a_store_from_before_boots_named_their_host_gets_each_boots_host_from_its_runs(tmp_path):
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    first = Store(url)
+    cid = first.new_campaign("c", {})
+    boots = [first.start_boot(cid, x * 40) for x in "abc"]
+    first.add_run(cid, boots[0], "a" * 40, {"iops": 1.0}, {"lab_host": "big1"})  # a bisection's run
+    first.add_run(cid, boots[1], "b" * 40, {"iops": 2.0}, {"result": {"lab_host": "big2"}})  # a comparison's
+    first.add_run(cid, boots[2], "c" * 40, {"iops": 3.0}, {})  # from before lab hosts
+    with create_engine(url).begin() as conn:  # the table as the previous release made it
+        conn.exec_driver_sql("ALTER TABLE boots DROP COLUMN host")
+    again = Store(url)
+    assert [b.host for b in again.boots(cid)] == ["big1", "big2", ""]
+    assert set(again.boot_samples(cid, "iops", "big1")) == {"a" * 40, "c" * 40}  # "": the campaign's one host
+    assert set(again.boot_samples(cid, "iops", "big1", legacy=False)) == {"a" * 40}
+
+
+def test_boots_a_failed_host_lost_are_kept_but_never_sampled(store):
+    cid = store.new_campaign("c", {})
+    kept, lost = store.start_boot(cid, "a" * 40), store.start_boot(cid, "a" * 40)
+    store.end_boot(kept, "ok", 1.0, host="big1")
+    store.add_run(cid, kept, "a" * 40, {"iops": 1.0}, {"lab_host": "big1"})
+    store.end_boot(lost, "ok", 1.0, host="big1")
+    store.add_run(cid, lost, "a" * 40, {"iops": 9.0}, {"lab_host": "big1"})
+    store.end_boot(lost, "lost", error="host big1: ssh connection lost")
+    assert [b.runs for b in store.boot_samples(cid, "iops")["a" * 40]] == [(1.0,)]
+    assert [(b.status, b.host) for b in store.boots(cid)] == [("ok", "big1"), ("lost", "big1")]
+    assert len(list(store.runs(cid))) == 2

@@ -77,7 +77,8 @@ def test_an_unknown_workload_names_every_workload_and_preset():
     (["--workload", "netperf", "--param", "test=UDP_STREAM"],
      "vmbisect: param: netperf test: invalid value 'UDP_STREAM'; valid choices: TCP_STREAM, TCP_MAERTS, TCP_RR"),
     (["--workload", "dbench"], "vmbisect: disks: dbench needs at least 1 data disk(s); add --disks N"),
-    (["--workload", "fio", "--disks", "1", "--reps", "0"], "vmbisect: measure: argument --reps: expected a whole number from 1 to 1000, got '0'"),
+    (["--workload", "fio", "--disks", "1", "--reps", "0"],
+     "vmbisect: measure: argument --reps: expected a whole number from 1 to 1000, got '0'"),
     (["--workload", "fio", "--disks", "2", "--param", "disks=3"],
      "vmbisect: param: fio disks=3 but the guest gets 2 (--disks); valid choices: all, 1..2"),
     (["--workload", "dbench", "--disks", "2", "--param", "disk=2"],
@@ -87,7 +88,7 @@ def test_measure_rejects_bad_input_in_one_line_before_any_guest_starts(argv, exp
     def no_launcher(*_a, **_k):
         raise AssertionError("a guest was about to start")
 
-    monkeypatch.setattr("orchestrator.backends.factory.host_launcher", no_launcher)
+    monkeypatch.setattr("orchestrator.hosts.launchers.host_launcher", no_launcher)
     assert main(KERNEL + argv) == 2
     assert capsys.readouterr().err == expected + "\n"
 
