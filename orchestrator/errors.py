@@ -27,6 +27,17 @@ class InfraError(VmbisectError):
     exit_code = 3
 
 
+class HostFailed(InfraError):
+    """A lab host itself failed (SSH dropped, libvirt gone, the host vanished): an InfraError
+    naming the host. A scheduler that catches it puts the work in flight back for another
+    host's slot; the kernel under test is never blamed for it."""
+
+    def __init__(self, host: str, message: str) -> None:
+        super().__init__(f"host {host}: {message}")
+        self.host = host
+        self.reason = message
+
+
 class KernelFault(VmbisectError):
     exit_code = 4
     detail_label = "console tail"

@@ -132,7 +132,10 @@ def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str
         if b.status in ("ok", "lost"):
             counts = used if b.status == "ok" else lost
             counts[b.host or "this machine"] = counts.get(b.host or "this machine", 0) + 1
-    parts = [f"{h} ({n} boots" + (f", {lost[h]} lost when the host failed" if lost.get(h) else "") + ")"
+    def boots_of(n: int) -> str:
+        return f"{n} boot" + ("" if n == 1 else "s")
+
+    parts = [f"{h} ({boots_of(n)}" + (f", {lost[h]} lost when the host failed" if lost.get(h) else "") + ")"
              for h, n in used.items()]
     parts += [f"{h} (0 boots, {n} lost when the host failed)" for h, n in lost.items() if h not in used]
     return boots, {c: h for c, h in host_of.items() if h}, ", ".join(parts)

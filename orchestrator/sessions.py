@@ -10,7 +10,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Mapping
 
 from orchestrator.backends.libvirt_vm import Guest
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.ports import KernelArtifact, RunResult
 from orchestrator.vm.spec import VmSpec

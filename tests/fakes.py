@@ -14,8 +14,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.compare.variant import Variant
-from orchestrator.errors import BootFailed, BuildFailed, InfraError, WorkloadFailed
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
 from orchestrator.ports import Build, KernelArtifact
 from orchestrator.stats import Boot
 from orchestrator.store import Decided

@@ -36,8 +36,7 @@ import libvirt
 from orchestrator import paths
 from orchestrator.agent.client import AgentClient, AgentSilent
 from orchestrator.agent.protocol import ExecResult
-from orchestrator.errors import BootFailed, InfraError, UserError, WorkloadFailed
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError, WorkloadFailed
 from orchestrator.vm.console import console_fault, fault_hint, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
 from orchestrator.vm.spec import VmSpec

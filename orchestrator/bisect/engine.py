@@ -46,11 +46,11 @@ from orchestrator.campaign import Campaign
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
+    HostFailed,
     KernelFault,
     UserError,
     WorkloadFailed,
 )
-from orchestrator.hosts.errors import HostFailed
 from orchestrator.ports import Event, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import (
     Boot,

@@ -19,8 +19,7 @@ from orchestrator.compare.collect import run_host
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
 from orchestrator.compare.variant import Variant
-from orchestrator.errors import KernelFault, UserError, WorkloadFailed
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed, KernelFault, UserError, WorkloadFailed
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store

@@ -31,9 +31,8 @@ from typing import Callable, Iterator
 
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import Guest
-from orchestrator.errors import InfraError, UserError
+from orchestrator.errors import HostFailed, InfraError, UserError
 from orchestrator.hosts.cpulocks import CpuLocks
-from orchestrator.hosts.errors import HostFailed
 from orchestrator.hosts.lab import Host, Lab, Slot
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec

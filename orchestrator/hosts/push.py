@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Protocol
 
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed
 from orchestrator.hosts.ssh import Completed
 
 PART_SUFFIX = ".part"

@@ -25,8 +25,7 @@ from orchestrator import paths
 from orchestrator.accel import AccelChoice, one_line
 from orchestrator.agent.client import AgentClient
 from orchestrator.backends.libvirt_vm import RunFiles, _pid_alive, owner_pid
-from orchestrator.errors import UserError, VmbisectError
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed, UserError, VmbisectError
 from orchestrator.hosts.lab import Host
 from orchestrator.hosts.push import file_sha256, part_owner, push
 from orchestrator.hosts.ssh import SshHost

@@ -17,7 +17,7 @@ from typing import Any
 
 import paramiko
 
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed
 from orchestrator.hosts.lab import SshTarget
 
 CONNECT_TIMEOUT_S = 15.0

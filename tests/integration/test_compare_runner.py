@@ -246,8 +246,7 @@ def test_a_host_lost_mid_comparison_is_replaced_and_its_runs_are_kept_but_never_
 
 def test_a_lost_host_that_was_asked_for_stops_the_comparison_and_with_no_host_left_it_stops_too(
         tmp_path: Path) -> None:
-    from orchestrator.errors import InfraError
-    from orchestrator.hosts.errors import HostFailed
+    from orchestrator.errors import HostFailed, InfraError
 
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "2")
     store, cid = _store(tmp_path)

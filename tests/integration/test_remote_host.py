@@ -18,7 +18,7 @@ import pytest
 
 from orchestrator.backends.libvirt_vm import owner_pid
 from orchestrator.cli import main
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed
 from orchestrator.hosts.launchers import host_launcher
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.hosts.push import file_sha256

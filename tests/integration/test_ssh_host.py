@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from orchestrator.backends.libvirt_vm import LibvirtProvider
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed
 from orchestrator.hosts.push import push, remote_sha256
 from orchestrator.hosts.remote import RemoteSite
 from orchestrator.hosts.ssh import SshHost

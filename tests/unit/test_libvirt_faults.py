@@ -9,8 +9,7 @@ import pytest
 
 from orchestrator.agent.client import AgentSilent
 from orchestrator.backends.libvirt_vm import GuestAgent, HostDomain, _alive, libvirt_fault
-from orchestrator.errors import InfraError, KernelFault
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import HostFailed, InfraError, KernelFault
 
 
 class Conn:

@@ -8,8 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from orchestrator.errors import BootFailed, InfraError, UserError
-from orchestrator.hosts.errors import HostFailed
+from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError
 from orchestrator.hosts.lab import parse_lab
 from orchestrator.hosts.pool import GuestPool, fit_spec
 from orchestrator.ports import KernelArtifact
