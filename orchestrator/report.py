@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import statistics
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -126,16 +127,13 @@ def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str
     host_of = {b.commit: b.host for b in rows if b.status == "ok"}
     per_host = {h: store.boot_samples(campaign_id, metric, h or None) for h in set(host_of.values())}
     boots = {c: per_host[h][c] for c, h in host_of.items() if c in per_host[h]}
-    used: dict[str, int] = {}
-    lost: dict[str, int] = {}
-    for b in rows:
-        if b.status in ("ok", "lost"):
-            counts = used if b.status == "ok" else lost
-            counts[b.host or "this machine"] = counts.get(b.host or "this machine", 0) + 1
+    used = Counter(b.host or "this machine" for b in rows if b.status == "ok")
+    lost = Counter(b.host or "this machine" for b in rows if b.status == "lost")
+
     def boots_of(n: int) -> str:
         return f"{n} boot" + ("" if n == 1 else "s")
 
-    parts = [f"{h} ({boots_of(n)}" + (f", {lost[h]} lost when the host failed" if lost.get(h) else "") + ")"
+    parts = [f"{h} ({boots_of(n)}" + (f", {lost[h]} lost when the host failed" if lost[h] else "") + ")"
              for h, n in used.items()]
     parts += [f"{h} (0 boots, {n} lost when the host failed)" for h, n in lost.items() if h not in used]
     return boots, {c: h for c, h in host_of.items() if h}, ", ".join(parts)

@@ -51,13 +51,10 @@ class CpuLocks:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                self.give(held)
-                return None
-            except BaseException:
-                os.close(fd)
-                self.give(held)
+            except BaseException as exc:
+                self.give([*held, fd])
+                if isinstance(exc, BlockingIOError):  # another controller holds it
+                    return None
                 raise
             held.append(fd)
         return held

@@ -95,9 +95,9 @@ class GuestPool:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise InfraError(f"no free slot within {timeout_s:g} s")
-                wait = min(FOREIGN_POLL_S, left) if foreign and left is not None else (
-                    FOREIGN_POLL_S if foreign else left)
-                self._cond.wait(wait)
+                if foreign:  # no notify comes from another process: look again soon
+                    left = FOREIGN_POLL_S if left is None else min(FOREIGN_POLL_S, left)
+                self._cond.wait(left)
 
     def release(self, lease: Lease) -> None:
         with self._cond:
