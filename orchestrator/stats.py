@@ -437,3 +437,35 @@ def evidence(t: TwoSample, expected: float) -> float:
         return 0.0
     observed, target = math.log1p(t.change), math.log1p(expected)
     return float(sps.t.logpdf((observed - target) / t.se, t.df) - sps.t.logpdf(observed / t.se, t.df))
+
+
+# ---- stray boots -------------------------------------------------------------------------------
+
+STRAY_K = 4.0
+
+
+def stray_boots(groups: Mapping[str, Sequence[Boot]], suspect: set[int], k: float = STRAY_K) -> set[int]:
+    """The `seq` of every suspect boot (measured on a host that had not settled: docs/campaign.md,
+    "Quiet host") whose value lies more than `k` robust boot SDs from the median of the other
+    boots of its group. The robust SD is 1.4826 x the median absolute deviation of boot values
+    from their group's median, pooled over groups of 3+ boots; without one, nothing is stray.
+    A boot is never stray for its value alone: only a suspect boot that also strays is left out
+    of the decisions (and shown as such); the others, however far, are evidence."""
+    deviations = []
+    for boots in groups.values():
+        values = [b.value for b in boots]
+        if len(values) >= 3:
+            med = statistics.median(values)
+            deviations += [abs(v - med) for v in values]
+    if not deviations:
+        return set()
+    scale = 1.4826 * statistics.median(deviations)
+    if scale <= 0:
+        return set()
+    out = set()
+    for boots in groups.values():
+        for b in boots:
+            others = [o.value for o in boots if o.seq != b.seq]
+            if b.seq in suspect and len(others) >= 2 and abs(b.value - statistics.median(others)) > k * scale:
+                out.add(b.seq)
+    return out

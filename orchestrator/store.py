@@ -111,6 +111,10 @@ class BootRow(Base):
     # the lab host the guest ran on ("" for a boot that never came up, and for boots a store from
     # before hosts holds: those ran on the campaign's one host)
     host: Mapped[str] = mapped_column(Short(64), default="")
+    # what the host was doing when the guest started and where the boot's time went:
+    # {"host_state": HostState.to_dict(), "phases": {phase: seconds}} (orchestrator/backends/quiet.py,
+    # LibvirtProvider.boot); {} for boots of a store from before them
+    facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 
 
@@ -283,6 +287,18 @@ def _add_boot_host(engine: Engine) -> None:
             raise
 
 
+def _add_boot_facts(engine: Engine) -> None:
+    """A store from before the boots' `facts` column gets it, empty for the boots it holds."""
+    if "facts" in {c["name"] for c in inspect(engine).get_columns("boots")}:
+        return
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE boots ADD COLUMN facts JSON NOT NULL DEFAULT '{}'")
+    except (SQLAlchemyError, InfraError):
+        if "facts" not in {c["name"] for c in inspect(engine).get_columns("boots")}:
+            raise
+
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
@@ -301,6 +317,7 @@ class Store:
             _widen(self.engine)
             _add_kind(self.engine)
             _add_boot_host(self.engine)
+            _add_boot_facts(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from exc
@@ -412,14 +429,18 @@ class Store:
             s.add(row)
         return row.id
 
-    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "") -> None:
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "",
+                 facts: Mapping[str, Any] | None = None) -> None:
         """`status`: ok (the guest came up on lab host `host`), failed (the kernel did not boot)
-        or lost (the host failed under it: its runs are kept, never compared)."""
+        or lost (the host failed under it: its runs are kept, never compared). `facts`: the
+        host's state before the boot and the boot's phases (BootRow.facts)."""
         with self._session() as s, s.begin():
             row = s.get(BootRow, boot_id)
             assert row is not None
             row.status, row.boot_seconds, row.error = status, boot_seconds, error
             row.host = host or row.host
+            if facts is not None:
+                row.facts = dict(facts)
 
     def boots(self, campaign_id: int) -> list[BootRow]:
         with self._session() as s:

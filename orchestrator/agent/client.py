@@ -138,9 +138,6 @@ class AgentClient:
     def get(self, path: str) -> bytes:
         return protocol.unb64(self.call("get", REPLY_MARGIN_S * 4, path=path)["data_b64"])
 
-    def shutdown(self, timeout_s: float = 10.0) -> None:
-        self.call("shutdown", timeout_s)
-
     def _send(self, data: bytes) -> None:
         try:
             self._send_all(data)

@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
@@ -36,6 +36,7 @@ import libvirt
 from orchestrator import paths
 from orchestrator.agent.client import AgentClient, AgentSilent
 from orchestrator.agent.protocol import ExecResult
+from orchestrator.backends.quiet import QUIET_KIB, SETTLE_TIMEOUT_S, HostState, settle
 from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError, WorkloadFailed
 from orchestrator.vm.console import console_fault, fault_hint, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
@@ -154,6 +155,12 @@ class Guest:
     domain: Any
     host: str = "local"
     read_console: Callable[[], str] | None = None
+    # the host before the guest started (orchestrator/backends/quiet.py)
+    host_state: HostState | None = None
+    # where the boot's time went, in seconds: cleanup, stage, disks, settle, define (createXML),
+    # to_agent (start to the agent's hello); teardown (destroy, files removed) is added when the
+    # guest ends: it is destroyed at once, its disks are scratch and its results already read
+    phases: dict[str, float] = field(default_factory=dict)
 
     def exec(self, argv: list[str], **kwargs: Any) -> ExecResult:
         try:
@@ -193,6 +200,8 @@ class Site(Protocol):
     def agent(self, dom: Any, run: RunFiles) -> AgentClient: ...
     def close_run(self, run: RunFiles, disks: list[Path]) -> None: ...
     def sweep(self, live: set[str], everything: bool) -> list[str]: ...
+    def sync(self) -> None: ...
+    def read_proc(self, path: str) -> str: ...
 
 
 class LocalSite:
@@ -225,6 +234,12 @@ class LocalSite:
     def agent(self, dom: Any, run: RunFiles) -> AgentClient:
         return AgentClient.over_socket(_connect(run.socket))
 
+    def sync(self) -> None:
+        os.sync()
+
+    def read_proc(self, path: str) -> str:
+        return Path(path).read_text()
+
     def close_run(self, run: RunFiles, disks: list[Path]) -> None:
         for disk in disks:
             disk.unlink(missing_ok=True)
@@ -240,9 +255,11 @@ class LocalSite:
 
 class LibvirtProvider:
     def __init__(self, uri: str = DEFAULT_URI, run_root: Path | None = None, log_root: Path | None = None,
-                 site: Site | None = None) -> None:
+                 site: Site | None = None, settle_bound_kib: int = QUIET_KIB,
+                 settle_timeout_s: float = SETTLE_TIMEOUT_S) -> None:
         _quiet_libvirt_errors()
         self.uri = uri
+        self.settle_bound_kib, self.settle_timeout_s = settle_bound_kib, settle_timeout_s
         self.remote = site is not None
         self.site: Site = site or LocalSite(run_root, log_root)
         try:
@@ -333,15 +350,22 @@ class LibvirtProvider:
         spec.validate()
         if not kernel.is_file():
             raise UserError(f"kernel: no such file {kernel}")
+        phases: dict[str, float] = {}
+        clock = _Phases(phases)
         self.cleanup_leftovers()
+        clock.lap("cleanup")
         name = domain_name()
         staged_kernel, staged_initrd = self.site.stage(kernel, initrd)
         run = self.site.open_run(name)
+        clock.lap("stage")
         disks: list[Path] = []
         dom = None
         client: AgentClient | None = None
         try:
             disks = self.site.make_disks(spec, run)
+            clock.lap("disks")
+            state = settle(self.site.sync, self.site.read_proc, self.settle_bound_kib, self.settle_timeout_s)
+            clock.lap("settle")
             files = BootFiles(
                 name=name,
                 kernel=staged_kernel,
@@ -357,21 +381,27 @@ class LibvirtProvider:
             started = time.monotonic()
             dom = self._create(domain_xml(spec, files))
             client = self.site.agent(dom, run)
+            clock.lap("define")
 
             def console() -> str:
                 return self.site.read_console(run)
 
             host_dom = HostDomain(dom, self._fault)
             hello = _await_hello(client, host_dom, console, started + timeout_s, timeout_s)
-            yield Guest(name, accel, hello, time.monotonic() - started, run.local_console,
-                        GuestAgent(client, self._lost), host_dom, self.site.name, console)
-            _shutdown(client, dom)
+            clock.lap("to_agent")
+            try:
+                yield Guest(name, accel, hello, time.monotonic() - started, run.local_console,
+                            GuestAgent(client, self._lost), host_dom, self.site.name, console, state, phases)
+            finally:
+                clock.lap("guest")
         finally:
             if client is not None:
                 client.close()
             if dom is not None:
                 self._end(name, dom)
+            clock.lap("destroy")
             self.site.close_run(run, disks if spec.disks.backing != "block" else [])
+            clock.lap("files")
 
     def _create(self, xml: str) -> Any:
         try:
@@ -380,6 +410,18 @@ class LibvirtProvider:
             if not self.conn.isAlive():
                 raise HostFailed(self.site.name, f"libvirt connection lost: {exc.get_error_message()}") from exc
             raise InfraError(f"libvirt could not start the guest: {exc.get_error_message()}") from exc
+
+
+class _Phases:
+    """Seconds since the last lap, added to `into` under each lap's name."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into, self.last = into, time.monotonic()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.into[name] = round(self.into.get(name, 0.0) + now - self.last, 3)
+        self.last = now
 
 
 def _redacted(uri: str) -> str:
@@ -488,17 +530,6 @@ def _active(dom: Any) -> bool:
         return bool(dom.isActive())
     except libvirt.libvirtError:
         return False
-
-
-def _shutdown(client: AgentClient, dom: Any, grace_s: float = 10.0) -> None:
-    """Ask the agent to power off; the caller destroys whatever is still running after."""
-    try:
-        client.shutdown(timeout_s=5.0)
-    except (AgentSilent, WorkloadFailed):
-        return
-    deadline = time.monotonic() + grace_s
-    while _active(dom) and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 def _destroy(dom: Any) -> None:

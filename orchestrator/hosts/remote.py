@@ -256,6 +256,12 @@ class RemoteSite:
         client.on_close(lambda: self._channels.remove(channel))
         return client
 
+    def sync(self) -> None:
+        self.ssh.run(["sync"], timeout_s=300.0)
+
+    def read_proc(self, path: str) -> str:
+        return self.ssh.run(["cat", "--", path]).text
+
     def close_run(self, run: RunFiles, disks: list[Path]) -> None:
         """Keep the console log beside local ones; remove the run's files from the host. A host
         that is gone keeps them until the next start sweeps them (`sweep`)."""

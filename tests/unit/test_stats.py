@@ -18,6 +18,7 @@ from orchestrator.stats import (
     reps_to_detect,
     robust_cov,
     step_odds,
+    stray_boots,
     summarize,
 )
 
@@ -125,3 +126,26 @@ def test_compare_runs_uses_the_plain_scale_when_a_value_can_be_zero_and_refuses_
     assert t is not None and t.change == pytest.approx((4.5 - 1.25) / 1.25)
     assert compare_runs({1: [1.0, 2.0, 3.0]}, {2: [4.0], 3: [5.0]}) is None  # one boot on a side
     assert compare_runs({1: [1.0], 2: [2.0]}, {2: [4.0], 3: [5.0]}) is None  # boots partly shared
+
+
+def _boots(start: int, *values: float) -> list[Boot]:
+    return [Boot(start + i, (v,)) for i, v in enumerate(values)]
+
+
+def test_a_suspect_boot_far_below_its_commits_other_boots_is_stray():
+    groups = {"good": _boots(0, 100, 102, 98, 101, 55), "bad": _boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups, suspect={4}) == {4}
+
+
+def test_a_boot_that_strays_on_a_quiet_host_is_still_evidence():
+    groups = {"good": _boots(0, 100, 102, 98, 101, 55), "bad": _boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups, suspect=set()) == set()
+
+
+def test_a_suspect_boot_within_the_noise_is_kept():
+    groups = {"good": _boots(0, 100, 102, 98, 101, 97), "bad": _boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups, suspect={4, 5}) == set()
+
+
+def test_nothing_is_stray_without_a_noise_estimate():
+    assert stray_boots({"good": _boots(0, 100, 50)}, suspect={1}) == set()

@@ -124,3 +124,20 @@ def test_boots_a_failed_host_lost_are_kept_but_never_sampled(store):
     assert [b.runs for b in store.boot_samples(cid, "iops")["a" * 40]] == [(1.0,)]
     assert [(b.status, b.host) for b in store.boots(cid)] == [("ok", "big1"), ("lost", "big1")]
     assert len(list(store.runs(cid))) == 2
+
+
+def test_a_boot_keeps_its_host_state_and_phases_and_an_older_store_gets_the_column_empty(tmp_path):
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    first = Store(url)
+    cid = first.new_campaign("c", {})
+    old = first.start_boot(cid, "a" * 40)
+    with create_engine(url).begin() as conn:  # the table as the previous release made it
+        conn.exec_driver_sql("ALTER TABLE boots DROP COLUMN facts")
+    again = Store(url)
+    new = again.start_boot(cid, "a" * 40)
+    facts = {"host_state": {"dirty_kib": 10, "writeback_kib": 0, "load1": 0.1, "waited_s": 0.0, "quiet": True},
+             "phases": {"to_agent": 2.5}}
+    again.end_boot(new, "ok", 2.5, host="local", facts=facts)
+    assert [(b.id, b.facts) for b in again.boots(cid)] == [(old, {}), (new, facts)]
