@@ -22,6 +22,7 @@ from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
+from orchestrator.decisions import Kind, Role
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
@@ -96,7 +97,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
     def subject(sha: str) -> str:
         return info(sha).subject
 
-    shown = [d for d in store.decisions(campaign_id) if d.role != "host" and d.verdict != "measuring"]
+    shown = [d for d in store.decisions(campaign_id) if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
     steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), boots.get(d.commit, [])), d.verdict,
                        d.reason, d.confidence, host_of.get(d.commit, ""))
                   for i, d in enumerate(shown))

@@ -44,6 +44,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, InterfaceError, Operat
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from orchestrator import paths
+from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import InfraError, UserError
 from orchestrator.stats import Boot
 
@@ -148,6 +149,11 @@ class DecisionRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     confidence: Mapped[float] = mapped_column(Float, default=0.0)
     samples: Mapped[int] = mapped_column(Integer, default=0)
+    # orchestrator/decisions.py: what backs the decision, the commit an inherited verdict comes
+    # from, the first boot of a pair measurement (-1: none)
+    kind: Mapped[str] = mapped_column(Short(16), default="measured")
+    inherited_from: Mapped[str] = mapped_column(Short(64), default="")
+    since: Mapped[int] = mapped_column(Integer, default=-1)
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 
 
@@ -189,16 +195,6 @@ def process_start(pid: int) -> str:
     except OSError:
         return ""
     return stat.rsplit(")", 1)[1].split()[19]
-
-
-@dataclass(frozen=True)
-class Decided:
-    commit: str
-    role: str
-    verdict: str
-    reason: str
-    confidence: float
-    samples: int
 
 
 def _host_fault(context: ExceptionContext) -> None:
@@ -299,6 +295,58 @@ def _add_boot_facts(engine: Engine) -> None:
             raise
 
 
+LEGACY_KINDS = (("same image as ", Kind.INHERITED), ("ambiguous after the cap", Kind.AMBIGUOUS),
+                ("doubtful after the cap", Kind.DOUBTFUL), ("build failed:", Kind.BUILD_FAILED),
+                ("boot failed:", Kind.BOOT_FAILED), ("workload failed:", Kind.WORKLOAD_FAILED))
+
+
+def legacy_fields(role: str, verdict: str, reason: str, commits: list[str]) -> tuple[Kind, str, int]:
+    """The kind, inherited_from and since of a decision a store from before those columns holds,
+    read once from its reason as that version wrote it (`commits`: the campaign's decided
+    commits, to name the full commit an inherited verdict came from). The only place a reason
+    is read: when the columns are added."""
+    if verdict == "measuring":
+        words = reason.split()
+        return Kind.MEASURING, "", int(words[2].rstrip(":")) if len(words) > 2 and words[2].rstrip(":").isdigit() else 0
+    if role == Role.HOST.value:
+        return Kind.MOVED, "", -1
+    if role in (Role.GOOD.value, Role.BAD.value):
+        return Kind.ENDPOINTS, "", -1
+    text = reason.removeprefix("re-examined (").split("): ", 1)[-1] if reason.startswith("re-examined (") else reason
+    for prefix, kind in LEGACY_KINDS:
+        if text.startswith(prefix):
+            if kind is Kind.INHERITED:
+                short = text.removeprefix(prefix).split()[0]
+                return kind, next((c for c in commits if c.startswith(short)), short), -1
+            return kind, "", -1
+    return Kind.MEASURED, "", -1
+
+
+def _add_decision_fields(engine: Engine) -> None:
+    """A store from before the decisions' kind, inherited_from and since columns gets them, each
+    old decision's values derived once (legacy_fields)."""
+    if "kind" in {c["name"] for c in inspect(engine).get_columns("decisions")}:
+        return
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE decisions ADD COLUMN kind VARCHAR(16) NOT NULL DEFAULT 'measured'")
+            conn.exec_driver_sql("ALTER TABLE decisions ADD COLUMN inherited_from VARCHAR(64) NOT NULL DEFAULT ''")
+            conn.exec_driver_sql("ALTER TABLE decisions ADD COLUMN since INTEGER NOT NULL DEFAULT -1")
+            rows = conn.execute(select(DecisionRow.id, DecisionRow.campaign_id, DecisionRow.commit, DecisionRow.role,
+                                       DecisionRow.verdict, DecisionRow.reason).order_by(DecisionRow.id)).fetchall()
+            commits: dict[int, list[str]] = defaultdict(list)
+            for _id, campaign_id, commit, *_rest in rows:
+                commits[campaign_id].append(commit)
+            for decision_id, campaign_id, _commit, role, verdict, reason in rows:
+                kind, source, since = legacy_fields(role, verdict, reason, commits[campaign_id])
+                if (kind, source, since) != (Kind.MEASURED, "", -1):
+                    conn.execute(update(DecisionRow).where(DecisionRow.id == decision_id).values(
+                        kind=kind.value, inherited_from=source, since=since))
+    except (SQLAlchemyError, InfraError):
+        if "kind" not in {c["name"] for c in inspect(engine).get_columns("decisions")}:
+            raise
+
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         url = url or default_url()
@@ -318,6 +366,7 @@ class Store:
             _add_kind(self.engine)
             _add_boot_host(self.engine)
             _add_boot_facts(self.engine)
+            _add_decision_fields(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from exc
@@ -503,10 +552,12 @@ class Store:
 
     def add_decision(self, campaign_id: int, d: Decided) -> None:
         with self._session() as s, s.begin():
-            s.add(DecisionRow(campaign_id=campaign_id, commit=d.commit, role=d.role, verdict=d.verdict,
-                              reason=d.reason, confidence=d.confidence, samples=d.samples))
+            s.add(DecisionRow(campaign_id=campaign_id, commit=d.commit, role=Role(d.role).value, verdict=d.verdict,
+                              reason=d.reason, confidence=d.confidence, samples=d.samples, kind=Kind(d.kind).value,
+                              inherited_from=d.inherited_from, since=d.since))
 
     def decisions(self, campaign_id: int) -> list[Decided]:
         with self._session() as s:
             rows = s.scalars(select(DecisionRow).where(DecisionRow.campaign_id == campaign_id).order_by(DecisionRow.id))
-            return [Decided(r.commit, r.role, r.verdict, r.reason, r.confidence, r.samples) for r in rows]
+            return [Decided(r.commit, Role(r.role), r.verdict, r.reason, r.confidence, r.samples, Kind(r.kind),
+                            r.inherited_from, r.since) for r in rows]

@@ -14,10 +14,10 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.compare.variant import Variant
+from orchestrator.decisions import Decided
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
 from orchestrator.ports import Build, KernelArtifact
 from orchestrator.stats import Boot
-from orchestrator.store import Decided
 from orchestrator.workloads.result import Metric, RunResult
 
 SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")

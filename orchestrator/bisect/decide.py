@@ -15,20 +15,13 @@ depend on the metric's direction: the references carry it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from orchestrator.decisions import Kind, Verdict
 from orchestrator.stats import StepOdds
 
 ERROR = 0.01
 DOUBTFUL = 0.2
 APART = 0.001
-
-
-class Verdict(str, Enum):
-    GOOD = "good"
-    BAD = "bad"
-    SKIP = "skip"
-    MORE = "more"
 
 
 @dataclass(frozen=True)
@@ -37,6 +30,7 @@ class Decision:
     reason: str
     confidence: float  # 1 - the chance that the verdict is wrong; 0 for MORE and SKIP
     position: float
+    kind: Kind = Kind.MEASURED  # DOUBTFUL or AMBIGUOUS at the cap of boots
 
 
 def describe(odds: StepOdds, boots: int) -> str:
@@ -53,12 +47,14 @@ def decide(odds: StepOdds | None, boots: int, min_boots: int, max_boots: int, er
         where = f"{where}; apart from both references (p={odds.fit_p:.2g} against the nearer)"
         if boots < max_boots:
             return Decision(Verdict.MORE, where, 0.0, odds.position)
-        return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position)
+        return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position,
+                        Kind.AMBIGUOUS)
     if odds.p_wrong <= error:
         return Decision(verdict, where, 1 - odds.p_wrong, odds.position)
     if boots < max_boots:
         return Decision(Verdict.MORE, where, 0.0, odds.position)
     if odds.p_wrong <= DOUBTFUL:
         return Decision(verdict, f"doubtful after the cap of {max_boots} boots: {where}", 1 - odds.p_wrong,
-                        odds.position)
-    return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position)
+                        odds.position, Kind.DOUBTFUL)
+    return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position,
+                    Kind.AMBIGUOUS)

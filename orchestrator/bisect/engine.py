@@ -32,17 +32,20 @@ afresh. A pinned host, or no host left, pauses the campaign as any host fault do
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.backends.gitlog import BisectState
-from orchestrator.bisect.decide import ERROR, Decision, Verdict, decide
+from orchestrator.bisect.decide import ERROR, Decision, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
 from orchestrator.campaign import Campaign
+from orchestrator.decisions import Decided, Kind, Role, Verdict
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
@@ -63,7 +66,7 @@ from orchestrator.stats import (
     reps_to_detect,
     step_odds,
 )
-from orchestrator.store import Decided, Store
+from orchestrator.store import Store
 
 # The references are booted again once this many boots of other commits passed since their last.
 REFRESH_AFTER = 6
@@ -82,6 +85,29 @@ MAX_ROUNDS = 6
 HIGH_CONFIDENCE = 0.95
 
 T = TypeVar("T")
+
+
+class Doubt(StrEnum):
+    """Why an answer is doubted before it is given (the sentence beside it is for people):
+    the culprit builds its parent's image (`noop`), verdicts not sure against the references
+    measured since (`unsure`), the revert does not restore the metric (`revert`), the culprit
+    does not differ from its parent re-measured (`not_seen`), only ambiguous skips left
+    (`ambiguous`)."""
+
+    NOOP = "noop"
+    UNSURE = "unsure"
+    REVERT = "revert"
+    NOT_SEEN = "not_seen"
+    AMBIGUOUS = "ambiguous"
+
+
+@dataclass(frozen=True)
+class Doubts:
+    """The verdicts to re-examine before an answer can be given, and why (`kind` none: none)."""
+
+    commits: list[str] = field(default_factory=list)
+    kind: Doubt | None = None
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -177,8 +203,8 @@ class Engine:
 
     def _moved(self, campaign_id: int, exc: HostFailed) -> None:
         self.store.add_decision(campaign_id, Decided(
-            "", "host", "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
-            "campaign goes on on another host, its references measured there again", 0.0, 0))
+            "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
+            "campaign goes on on another host, its references measured there again", 0.0, 0, Kind.MOVED))
         self._emit("requeue", message=f"{exc}; the campaign goes on on another host (the references are measured "
                    "there again)")
         self._on, self._unplaced, self._boot_cache = None, True, None
@@ -196,35 +222,36 @@ class Engine:
         if not check.ok:
             self.store.set_state(campaign_id, "refused", {"reason": check.message})
             raise CampaignRefused(f"campaign refused: {check.message}")
-        if not any(d.role == "good" for d in self.store.decisions(campaign_id)):
-            for commit, role in ((good, "good"), (bad, "bad")):
+        if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
+            for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
                 n = self._runs(campaign_id, commit)
-                self.store.add_decision(campaign_id, Decided(commit, role, role, check.message, 1.0, n))
+                self.store.add_decision(campaign_id, Decided(commit, role, role.value, check.message, 1.0, n,
+                                                             Kind.ENDPOINTS))
         log = self.store.campaign(campaign_id).bisect_log
         state = self.vcs.replay(log, self._scratch(campaign_id)) if log else self.vcs.start(good, bad, c.first_parent)
-        self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role == "step")
-        unresolved = ""
+        self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.STEP)
+        unresolved = Doubts()
         confirmation: dict[str, Any] = {}
         asked: dict[tuple[str, ...], int] = {}
         for round_no in range(MAX_ROUNDS + 1):
             state = self._bisect(campaign_id, state, good, bad)
             if state.kind == "found":
-                doubts, why, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
+                doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
             else:
-                doubts, why = self._ambiguous(campaign_id, state)
-            if not doubts:
+                doubts = self._ambiguous(campaign_id, state)
+            if not doubts.commits:
                 break
-            doubt = (why.split(":")[0], *sorted(doubts))
-            booted = sum(len(self._boots(campaign_id).get(x, [])) for x in doubts)
+            doubt = (str(doubts.kind), *sorted(doubts.commits))
+            booted = sum(len(self._boots(campaign_id).get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
             again = doubt in asked and (state.kind == "found" or asked[doubt] == booted)
             if round_no == MAX_ROUNDS or again:
-                unresolved = why
+                unresolved = doubts
                 break
             asked[doubt] = booted
-            self._emit("recheck", state.culprit, message=why)
-            if self._reexamine(campaign_id, doubts, good, bad, why):
+            self._emit("recheck", state.culprit, message=doubts.why)
+            if self._reexamine(campaign_id, doubts.commits, good, bad, doubts.why):
                 state = self.vcs.restart(good, bad, c.first_parent, self._marks(campaign_id))
                 self.store.set_bisect_log(campaign_id, self.vcs.log())
             # unchanged verdicts: the next round doubts what is left (the confirmation comes next)
@@ -236,7 +263,7 @@ class Engine:
         while state.kind == "testing":
             commit = self.vcs.current()
             self._step += 1
-            decision = self._judge(campaign_id, commit, good, bad, state.steps_left, "step")
+            decision = self._judge(campaign_id, commit, good, bad, state.steps_left, Role.STEP)
             self._emit("decide", commit, decision.samples, f"{decision.verdict}: {decision.reason}", state.steps_left)
             self.store.add_decision(campaign_id, decision)
             state = self.vcs.mark(commit, decision.verdict)
@@ -262,7 +289,7 @@ class Engine:
         if self._unplaced:
             return {}
         if self._boot_cache is None:
-            moved = any(d.role == "host" for d in self.store.decisions(campaign_id))
+            moved = any(d.role is Role.HOST for d in self.store.decisions(campaign_id))
             self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name, self._on, legacy=not moved)
         return self._boot_cache
 
@@ -403,21 +430,21 @@ class Engine:
     def _images(self, campaign_id: int) -> dict[str, str]:
         return {b.commit: b.sha256 for b in self.store.builds(campaign_id) if b.status == "ok" and b.sha256}
 
-    def _inherited(self, campaign_id: int, commit: str, role: str) -> Decided | None:
+    def _inherited(self, campaign_id: int, commit: str, role: Role) -> Decided | None:
         """The verdict of an image already judged, when `commit` builds the same image."""
         images = self._images(campaign_id)
         sha = images.get(commit)
         if not sha:
             return None
-        known = [d for d in self.store.decisions(campaign_id) if d.role in ("good", "bad")] + self._latest(campaign_id)
+        known = [d for d in self.store.decisions(campaign_id) if d.role in (Role.GOOD, Role.BAD)] \
+            + self._latest(campaign_id)
         for d in reversed(known):
-            if d.commit != commit and images.get(d.commit) == sha and d.verdict in ("good", "bad") \
-                    and not d.reason.startswith("same image as"):
+            if d.commit != commit and images.get(d.commit) == sha and d.verdict in ("good", "bad") and not d.inherited:
                 return Decided(commit, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
-                               d.confidence, 0)
+                               d.confidence, 0, Kind.INHERITED, d.commit)
         return None
 
-    def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: str,
+    def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: Role,
                min_boots: int = 0, error: float = 0.0, cap: int = 0) -> Decided:
         c = self.c
         cap = cap or c.max_boots_per_commit
@@ -437,23 +464,23 @@ class Engine:
                 d: Decision = decide(self._odds(campaign_id, good, bad, commit), have, min_boots, cap, error)
                 n = self._runs(campaign_id, commit)
                 if d.verdict is not Verdict.MORE:
-                    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n)
+                    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n, d.kind)
                 self._emit("decide", commit, n, f"{d.verdict.value}: {d.reason}", steps_left)
                 min_boots = min(have + 1, cap)
         except BuildFailed as exc:
-            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0)
+            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
         except BootFailed as exc:
             verdict = "bad" if c.skip_policy.boot_failure == "bad" else "skip"
-            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0)
+            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Kind.BOOT_FAILED)
         except WorkloadFailed as exc:
-            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0)
+            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
 
     def _latest(self, campaign_id: int) -> list[Decided]:
         """Each step commit's latest decision (a re-examination overrides the step), in the order
         the commits were first decided."""
         latest: dict[str, Decided] = {}
         for d in self.store.decisions(campaign_id):
-            if d.role in ("step", "recheck"):
+            if d.role in (Role.STEP, Role.RECHECK):
                 latest[d.commit] = d
         return list(latest.values())
 
@@ -462,7 +489,7 @@ class Engine:
 
     # ---- doubting the answer -----------------------------------------------------------------
 
-    def _doubts(self, campaign_id: int, culprit: str, good: str, bad: str) -> tuple[list[str], str, dict[str, Any]]:
+    def _doubts(self, campaign_id: int, culprit: str, good: str, bad: str) -> tuple[Doubts, dict[str, Any]]:
         """The steps to re-examine before `culprit` can be named, and why; and the confirmation
         measured on the way (culprit against parent)."""
         latest = self._latest(campaign_id)
@@ -478,47 +505,48 @@ class Engine:
         if images.get(parent) and images.get(parent) == images.get(culprit):
             # the culprit's badness and the parent's goodness cannot both hold: re-examine the
             # verdicts that made the culprit bad and the ones that made its parent good
-            doubt = self._boundary(campaign_id, judged, culprit, parent)
-            return doubt, (f"the culprit {culprit[:12]}'s kernel image is identical to its parent "
-                           f"{parent[:12]}'s: a commit that changes nothing cannot be the culprit"), {}
+            return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.NOOP, (
+                f"the culprit {culprit[:12]}'s kernel image is identical to its parent {parent[:12]}'s: a commit "
+                "that changes nothing cannot be the culprit")), {}
         moved = []
-        rechecked = {d.commit for d in self.store.decisions(campaign_id) if d.role == "recheck"}
+        rechecked = {d.commit for d in self.store.decisions(campaign_id) if d.role is Role.RECHECK}
         for d in judged:
-            if d.reason.startswith("same image as") or d.commit in (good, bad) or d.commit in rechecked:
+            if d.inherited or d.commit in (good, bad) or d.commit in rechecked:
                 continue
             odds = self._odds(campaign_id, good, bad, d.commit)
             if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > self.error) \
                     and len(self._boots(campaign_id).get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
                 moved.append(d.commit)
         if moved:
-            return moved, (f"{len(moved)} verdict(s) are not sure against the references measured since (a "
-                           f"doubtful verdict, drift or noise): {', '.join(x[:12] for x in moved)}"), {}
+            return Doubts(moved, Doubt.UNSURE, (
+                f"{len(moved)} verdict(s) are not sure against the references measured since (a doubtful verdict, "
+                f"drift or noise): {', '.join(x[:12] for x in moved)}")), {}
         confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
         if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
             confirmation["revert"] = self._revert(campaign_id, culprit, good, bad)
             if confirmation["revert"]["verdict"] == "revert does not restore the metric":
-                return self._boundary(campaign_id, judged, culprit, parent), (
+                return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
-                    f"{confirmation['revert']['text']}"), confirmation
+                    f"{confirmation['revert']['text']}")), confirmation
         if confirmation.get("verdict") == "not seen":
-            return self._boundary(campaign_id, judged, culprit, parent), (
+            return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.NOT_SEEN, (
                 f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
-                           f"interleaved: {confirmation['text']}"), confirmation
-        return [], "", confirmation
+                f"interleaved: {confirmation['text']}")), confirmation
+        return Doubts(), confirmation
 
-    def _ambiguous(self, campaign_id: int, state: BisectState) -> tuple[list[str], str]:
+    def _ambiguous(self, campaign_id: int, state: BisectState) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
         latest = {d.commit: d for d in self._latest(campaign_id)}
-        unclear = [x for x in state.candidates if x in latest and "ambiguous after the cap" in latest[x].reason]
+        unclear = [x for x in state.candidates if x in latest and latest[x].kind is Kind.AMBIGUOUS]
         if not unclear:
-            return [], ""
+            return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
         judged = [d for d in latest.values() if d.verdict in ("good", "bad")]
         around = [x for c in unclear for x in self._boundary(campaign_id, judged, c, self.vcs.parent(c))]
-        return list(dict.fromkeys(unclear + around)), (
-            f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}")
+        return Doubts(list(dict.fromkeys(unclear + around)), Doubt.AMBIGUOUS, (
+            f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}"))
 
     def _boundary(self, campaign_id: int, judged: list[Decided], culprit: str, parent: str) -> list[str]:
         """The verdicts that made `culprit` the answer: the nearest bad ones at or after it and the
@@ -535,11 +563,11 @@ class Engine:
         """The commit whose measured verdict `commit` carries: itself, or for an inherited verdict
         the measured commit with the same kernel image (`commit` when that is an endpoint)."""
         d = latest.get(commit)
-        if d is None or not d.reason.startswith("same image as"):
+        if d is None or not d.inherited:
             return commit
         images = self._images(campaign_id)
         return next((x for x, e in latest.items() if x != commit and images.get(x) == images.get(commit)
-                     and not e.reason.startswith("same image as")), commit)
+                     and not e.inherited), commit)
 
     def _own_judgements(self, campaign_id: int, commits: list[str]) -> list[str]:
         """The commits whose verdicts were measured, following inherited ones to their source."""
@@ -556,11 +584,11 @@ class Engine:
         kernel image), so no mark contradicts the measurement it came from."""
         images = self._images(campaign_id)
         for d in self._latest(campaign_id):
-            if d.commit != source.commit and d.reason.startswith("same image as") and d.verdict != source.verdict \
+            if d.commit != source.commit and d.inherited and d.verdict != source.verdict \
                     and images.get(d.commit) == images.get(source.commit):
                 self.store.add_decision(campaign_id, Decided(
-                    d.commit, "recheck", source.verdict, f"same image as {source.commit[:12]} ({source.verdict}); "
-                    "not booted", source.confidence, 0))
+                    d.commit, Role.RECHECK, source.verdict, f"same image as {source.commit[:12]} ({source.verdict}); "
+                    "not booted", source.confidence, 0, Kind.INHERITED, source.commit))
 
     def _reexamine(self, campaign_id: int, commits: list[str], good: str, bad: str, why: str) -> bool:
         """Each of `commits` booted as many times again (at least boots_per_commit, up to
@@ -573,14 +601,14 @@ class Engine:
         for commit in commits:
             before = latest.get(commit)
             have = len(self._boots(campaign_id).get(commit, []))
-            times = sum(1 for d in decisions if d.commit == commit and d.role == "recheck")
+            times = sum(1 for d in decisions if d.commit == commit and d.role is Role.RECHECK)
             cap = REEXAMINE_BOOTS * self.c.max_boots_per_commit * min(times + 1, REEXAMINATIONS)
             if have >= cap:
                 continue
             more = max(self.c.boots_per_commit, have)  # as many fresh boots again: the old ones may be the doubt
-            d = self._judge(campaign_id, commit, good, bad, 0, "recheck", min_boots=have + more, error=self.error / 10,
-                            cap=cap)
-            d = Decided(d.commit, d.role, d.verdict, f"re-examined ({why[:200]}): {d.reason}", d.confidence, d.samples)
+            d = self._judge(campaign_id, commit, good, bad, 0, Role.RECHECK, min_boots=have + more,
+                            error=self.error / 10, cap=cap)
+            d = dataclasses.replace(d, reason=f"re-examined ({why[:200]}): {d.reason}")
             self._emit("decide", commit, d.samples, f"{d.verdict}: {d.reason}")
             self.store.add_decision(campaign_id, d)
             if before is None or before.verdict != d.verdict:
@@ -606,20 +634,22 @@ class Engine:
     def _worse(self, change: float) -> bool:
         return change < 0 if self.direction == "higher" else change > 0
 
-    def _since(self, campaign_id: int, role: str, commit: str) -> int:
+    def _since(self, campaign_id: int, role: Role, commit: str) -> int:
         """The first boot of a pair measurement (`role` confirm or revert, of `commit`): stored
         as a `measuring` decision when it starts, so a resumed campaign goes on with the same
         boots. A measurement started before the latest step or re-examination is stale: the
         verdicts moved since, and the pair is measured afresh; so is one started on a host the
         campaign moved away from."""
         decisions = self.store.decisions(campaign_id)
-        last_verdict = max((i for i, d in enumerate(decisions) if d.role in ("step", "recheck", "host")), default=-1)
+        last_verdict = max((i for i, d in enumerate(decisions) if d.role in (Role.STEP, Role.RECHECK, Role.HOST)),
+                           default=-1)
         for d in decisions[last_verdict + 1:]:
-            if d.role == role and d.commit == commit and d.verdict == "measuring":
-                return int(d.reason.split()[2].rstrip(":"))
+            if d.role is role and d.commit == commit and d.kind is Kind.MEASURING:
+                return d.since
         since = sum(len(bs) for bs in self._boots(campaign_id).values())
         self.store.add_decision(campaign_id, Decided(commit, role, "measuring", f"from boot {since}: both booted "
-                                                     "interleaved (A B B A), on boots of their own", 0.0, 0))
+                                                     "interleaved (A B B A), on boots of their own", 0.0, 0,
+                                                     Kind.MEASURING, since=since))
         return since
 
     def _pair(self, campaign_id: int, commits: list[str], since: int) -> list[list[Boot]]:
@@ -632,10 +662,10 @@ class Engine:
         the same boots), and the interleaving, not a drift model, keeps a drifting host out of
         it (Welch's test on the pair's boots)."""
         stored = next((d for d in reversed(self.store.decisions(campaign_id))
-                       if d.role == "confirm" and d.commit == culprit and d.verdict != "measuring"), None)
+                       if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
         try:
             self._kernel(campaign_id, parent)
-            since = self._since(campaign_id, "confirm", culprit)
+            since = self._since(campaign_id, Role.CONFIRM, culprit)
             self._interleave(campaign_id, [parent, culprit], self._confirm_boots(campaign_id, good, bad), since)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
             return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
@@ -654,7 +684,7 @@ class Engine:
         if significant and not seen:
             text += f", smaller than the {self.c.metric.threshold.describe()} asked about"
         if stored is None or stored.reason != text:
-            self.store.add_decision(campaign_id, Decided(culprit, "confirm", verdict, text, 1 - t.p if seen else t.p,
+            self.store.add_decision(campaign_id, Decided(culprit, Role.CONFIRM, verdict, text, 1 - t.p if seen else t.p,
                                                          t.n_b))
         self._emit("confirm", culprit, message=f"{verdict}: {text}")
         return {"verdict": verdict, "text": text, "change": t.change, "low": t.low, "high": t.high, "p": t.p,
@@ -678,7 +708,7 @@ class Engine:
             result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:
             try:
-                since = self._since(campaign_id, "revert", culprit)
+                since = self._since(campaign_id, Role.REVERT, culprit)
                 self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots(campaign_id, good, bad), since)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                 return {"verdict": "cannot tell", "commit": revert.commit,
@@ -696,31 +726,32 @@ class Engine:
                       "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
                               f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
         stored = next((d for d in reversed(self.store.decisions(campaign_id))
-                       if d.role == "revert" and d.verdict != "measuring"), None)
+                       if d.role is Role.REVERT and d.kind is not Kind.MEASURING), None)
         if stored is None or stored.reason != result["text"]:
-            self.store.add_decision(campaign_id, Decided(culprit, "revert", result["verdict"], result["text"], 0.0, 0))
+            self.store.add_decision(campaign_id, Decided(culprit, Role.REVERT, result["verdict"], result["text"], 0.0,
+                                                         0))
         self._emit("confirm", culprit, message=result["text"])
         return result
 
     # ---- the answer --------------------------------------------------------------------------
 
     def _finish(self, campaign_id: int, state: BisectState, check: EndpointCheck, good: str, bad: str,
-                unresolved: str, confirmation: dict[str, Any]) -> Outcome:
+                unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
         latest = self._latest(campaign_id)
-        measured = [d for d in latest if d.verdict in ("good", "bad") and not d.reason.startswith("same image as")]
+        measured = [d for d in latest if d.verdict in ("good", "bad") and not d.inherited]
         confidence = math.prod(d.confidence for d in measured)
         doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
-        moves = [d.reason.split(";")[0] for d in self.store.decisions(campaign_id) if d.role == "host"]
+        moves = [d.reason for d in self.store.decisions(campaign_id) if d.role is Role.HOST]
         if moves:
             moves.append(f"the references were measured again on {self._on}, which measured every step "
                          "after the move; no sample of one host was compared with another's")
-        notes = [x for x in (unresolved, self._drift(campaign_id, good, bad), *moves) if x]
-        saved = sum(1 for d in latest if d.reason.startswith("same image as"))
+        notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
+        saved = sum(1 for d in latest if d.inherited)
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
         result: dict[str, Any] = {"notes": notes, "inherited": saved, "host": self._on,
                                   "boots": sum(len(v) for v in everywhere.values())}
         kind, culprit, candidates = state.kind, state.culprit, state.candidates
-        if state.kind == "found" and "identical to its parent" in unresolved:
+        if state.kind == "found" and unresolved.kind is Doubt.NOOP:
             kind, culprit = "inconclusive", ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0

@@ -19,6 +19,7 @@ def run(a: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from orchestrator.decisions import Role
     from orchestrator.store import Store
 
     store = Store(a.store)
@@ -36,7 +37,7 @@ def run(a: argparse.Namespace) -> int:
             shown = "inconclusive: " + shown
         if "confidence" in result:  # the answer's confidence beside it, LOW when it is
             shown += f" ({result.get('confidence_text', '').split(':')[0]})"
-        table.add_row(str(row.id), row.kind, row.name, row.state, str(sum(d.role == "step" for d in decisions)),
+        table.add_row(str(row.id), row.kind, row.name, row.state, str(sum(d.role is Role.STEP for d in decisions)),
                       str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
     Console().print(table)
     return 0

@@ -242,14 +242,14 @@ def test_bisection_case(tmp_path, case):
     assert (outcome.confidence >= HIGH_CONFIDENCE) == e.high_confidence, (outcome.confidence, result)
     assert result["confidence_text"].startswith("confidence" if e.high_confidence else "LOW confidence")
     decisions = store.decisions(cid)
-    assert sum(d.reason.startswith("same image as") for d in decisions) >= e.inherited
+    assert sum(d.inherited for d in decisions) >= e.inherited
     assert any(d.role == "recheck" for d in decisions) == e.rechecked
     skipped = [d.reason for d in decisions if d.verdict == "skip"]
     assert all(any(r.startswith(prefix) for r in skipped) for prefix in e.skips), skipped
     if not e.skips and e.kind == "found":
         assert not skipped
     assert not e.note or any(re.search(e.note, n) for n in outcome.notes), outcome.notes
-    inherited = {d.commit for d in decisions if d.reason.startswith("same image as")}
+    inherited = {d.commit for d in decisions if d.inherited}
     confirmed = {outcome.culprit, result.get("parent", "")}
     assert not (inherited - confirmed) & set(measurer.booted), "a commit that inherited its verdict was booted"
     if outcome.culprit:
@@ -454,7 +454,7 @@ def test_a_host_failing_mid_bisection_moves_it_to_another_host_whose_own_referen
     assert [b.status for b in boots if b.host == "fast"].count("lost") == 1
     on_slow = {b.commit for b in boots if b.host == "slow" and b.status == "ok"}
     assert {repo.names["c0"], repo.names["c23"]} <= on_slow, "the references were not measured again on slow"
-    assert all(d.commit in on_slow for d in after if not d.reason.startswith("same image as"))
+    assert all(d.commit in on_slow for d in after if not d.inherited)
     assert any(e.phase == "requeue" and "host fast" in e.message for e in events)
     assert any(n.startswith("host fast failed") for n in outcome.notes)
     result = store.campaign(cid).result

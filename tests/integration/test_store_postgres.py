@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.store import Decided, Store
+from orchestrator.decisions import Decided, Kind
+from orchestrator.store import Store
 from tests.conftest import require
 
 PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
@@ -102,3 +103,23 @@ def test_a_postgresql_store_from_before_boots_named_their_host_gets_it_from_thei
     again = Store(postgres_url)
     assert [b.host for b in again.boots(cid)] == ["big1"]
     assert list(again.boot_samples(cid, "iops", "big1")) == ["a" * 40]
+
+
+def test_a_postgresql_store_from_before_typed_decisions_and_boot_facts_gets_them_derived(postgres_url):
+    store = Store(postgres_url)
+    cid = store.new_campaign("pg-typed", {})
+    measured = "a" * 40
+    store.add_decision(cid, Decided(measured, "step", "bad", "2 boots at 98% of the gap", 0.99, 6))
+    store.add_decision(cid, Decided("b" * 40, "step", "bad", f"same image as {measured[:12]} (bad); not booted",
+                                    0.99, 0))
+    store.add_decision(cid, Decided(measured, "revert", "measuring", "from boot 9: both booted", 0.0, 0))
+    boot = store.start_boot(cid, measured)
+    from sqlalchemy import create_engine
+    with create_engine(postgres_url).begin() as conn:  # the tables as the previous release made them
+        for column in ("kind", "inherited_from", "since"):
+            conn.exec_driver_sql(f"ALTER TABLE decisions DROP COLUMN {column}")
+        conn.exec_driver_sql("ALTER TABLE boots DROP COLUMN facts")
+    again = Store(postgres_url)
+    assert [(d.kind, d.inherited_from, d.since) for d in again.decisions(cid)] == [
+        (Kind.MEASURED, "", -1), (Kind.INHERITED, measured, -1), (Kind.MEASURING, "", 9)]
+    assert [b.facts for b in again.boots(cid) if b.id == boot] == [{}]

@@ -4,8 +4,9 @@ import random
 
 import pytest
 
-from orchestrator.bisect.decide import ERROR, Verdict, decide
+from orchestrator.bisect.decide import ERROR, decide
 from orchestrator.bisect.endpoints import Threshold, check_endpoints
+from orchestrator.decisions import Verdict
 from orchestrator.stats import Boot, step_odds
 
 

@@ -3,8 +3,9 @@
 import pytest
 from sqlalchemy.exc import StatementError
 
+from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import InfraError, UserError
-from orchestrator.store import Decided, Store
+from orchestrator.store import Store
 
 
 @pytest.fixture
@@ -57,8 +58,8 @@ def test_unreachable_database_is_an_infra_error():
 
 def test_a_value_longer_than_its_column_is_refused_on_sqlite_as_postgresql_would(store):
     cid = store.new_campaign("long", {})
-    with pytest.raises(StatementError, match="holds 16"):
-        store.add_decision(cid, Decided("a" * 40, "r" * 17, "bad", "why", 1.0, 1))
+    with pytest.raises(StatementError, match="holds 64"):
+        store.add_decision(cid, Decided("a" * 40, Role.STEP, "bad", "why", 1.0, 1, Kind.INHERITED, "f" * 65))
     assert store.decisions(cid) == []
 
 
@@ -141,3 +142,28 @@ def test_a_boot_keeps_its_host_state_and_phases_and_an_older_store_gets_the_colu
              "phases": {"to_agent": 2.5}}
     again.end_boot(new, "ok", 2.5, host="local", facts=facts)
     assert [(b.id, b.facts) for b in again.boots(cid)] == [(old, {}), (new, facts)]
+
+
+def test_a_store_from_before_typed_decisions_gets_kind_source_and_since_derived_once(tmp_path):
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    first = Store(url)
+    cid = first.new_campaign("c", {})
+    measured, same = "a" * 40, "b" * 40
+    old = [Decided(measured, Role.GOOD, "good", "good 100, bad 50", 1.0, 6),  # as the previous release wrote them
+           Decided(measured, Role.STEP, "bad", "2 boots at 98% of the good-to-bad gap", 0.99, 6),
+           Decided(same, Role.STEP, "bad", f"same image as {measured[:12]} (bad); not booted", 0.99, 0),
+           Decided("c" * 40, Role.STEP, "skip", "ambiguous after the cap of 6 boots: 6 boots at 50%", 0.0, 18),
+           Decided("d" * 40, Role.RECHECK, "skip", "re-examined (why: x): build failed: error", 1.0, 0),
+           Decided(measured, Role.CONFIRM, "measuring", "from boot 17: both booted interleaved", 0.0, 0),
+           Decided("", Role.HOST, "moved", "host big1 failed: gone; its boots are kept", 0.0, 0)]
+    for d in old:
+        first.add_decision(cid, d)
+    with create_engine(url).begin() as conn:  # the table as the previous release made it
+        for column in ("kind", "inherited_from", "since"):
+            conn.exec_driver_sql(f"ALTER TABLE decisions DROP COLUMN {column}")
+    got = [(d.kind, d.inherited_from, d.since) for d in Store(url).decisions(cid)]
+    assert got == [(Kind.ENDPOINTS, "", -1), (Kind.MEASURED, "", -1), (Kind.INHERITED, measured, -1),
+                   (Kind.AMBIGUOUS, "", -1), (Kind.BUILD_FAILED, "", -1), (Kind.MEASURING, "", 17),
+                   (Kind.MOVED, "", -1)]
