@@ -36,6 +36,7 @@ class PoolSession:
         self.guest, self.workload, self.params, self.run_s = guest, workload, params, run_s
         self.boot_seconds = guest.boot_seconds
         self.host = guest.host
+        self.host_state, self.phases = guest.host_state, guest.phases  # stored with the boot (judge.boot_facts)
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         target = self.guest if nice is None else NicedGuest(self.guest, nice)

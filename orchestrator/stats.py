@@ -154,10 +154,12 @@ def boots_needed(between_cov: float, within_cov: float, runs_per_boot: int, chan
 
 @dataclass(frozen=True)
 class Boot:
-    """One guest boot: `seq` orders boots in time (the store's boot id), `runs` its values."""
+    """One guest boot: `seq` orders boots in time (the store's boot id), `runs` its values,
+    `busy`: its host had not settled when the guest started (docs/campaign.md, "Quiet host")."""
 
     seq: int
     runs: tuple[float, ...]
+    busy: bool = False
 
     @property
     def value(self) -> float:
@@ -444,13 +446,15 @@ def evidence(t: TwoSample, expected: float) -> float:
 STRAY_K = 4.0
 
 
-def stray_boots(groups: Mapping[str, Sequence[Boot]], suspect: set[int], k: float = STRAY_K) -> set[int]:
-    """The `seq` of every suspect boot (measured on a host that had not settled: docs/campaign.md,
+def stray_boots(groups: Mapping[str, Sequence[Boot]], k: float = STRAY_K) -> set[int]:
+    """The `seq` of every busy boot (measured on a host that had not settled: docs/campaign.md,
     "Quiet host") whose value lies more than `k` robust boot SDs from the median of the other
     boots of its group. The robust SD is 1.4826 x the median absolute deviation of boot values
     from their group's median, pooled over groups of 3+ boots; without one, nothing is stray.
-    A boot is never stray for its value alone: only a suspect boot that also strays is left out
+    A boot is never stray for its value alone: only a busy boot that also strays is left out
     of the decisions (and shown as such); the others, however far, are evidence."""
+    if not any(b.busy for boots in groups.values() for b in boots):
+        return set()
     deviations = []
     for boots in groups.values():
         values = [b.value for b in boots]
@@ -466,6 +470,6 @@ def stray_boots(groups: Mapping[str, Sequence[Boot]], suspect: set[int], k: floa
     for boots in groups.values():
         for b in boots:
             others = [o.value for o in boots if o.seq != b.seq]
-            if b.seq in suspect and len(others) >= 2 and abs(b.value - statistics.median(others)) > k * scale:
+            if b.busy and len(others) >= 2 and abs(b.value - statistics.median(others)) > k * scale:
                 out.add(b.seq)
     return out

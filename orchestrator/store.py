@@ -519,22 +519,26 @@ class Store:
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
                      legacy: bool = True) -> dict[str, list[Boot]]:
         """Samples of one metric by commit, grouped by the boot that took them (the unit of
-        replication; see orchestrator.stats); `seq` numbers the boots returned in time. With
+        replication; see orchestrator.stats); `seq` numbers the boots returned in time, `busy`
+        marks those whose host had not settled (BootRow.facts). With
         `host`, only boots of that lab host (and, when `legacy`, boots of a store from before
         hosts were recorded, which ran on the campaign's one host): samples of different hosts
         are never compared. Boots a failed host lost are never returned."""
         runs: dict[tuple[str, int], list[float]] = defaultdict(list)
+        busy: set[int] = set()
         with self._session() as s:
-            q = (select(SampleRow.commit, RunRow.boot_id, SampleRow.value)
+            q = (select(SampleRow.commit, RunRow.boot_id, SampleRow.value, BootRow.facts)
                  .join(RunRow, RunRow.id == SampleRow.run_id).join(BootRow, BootRow.id == RunRow.boot_id)
                  .where(SampleRow.campaign_id == campaign_id, SampleRow.metric == metric, BootRow.status != "lost"))
             if host is not None:
                 q = q.where(BootRow.host.in_([host, ""] if legacy else [host]))
-            for commit, boot_id, value in s.execute(q.order_by(SampleRow.id)):
+            for commit, boot_id, value, facts in s.execute(q.order_by(SampleRow.id)):
                 runs[(commit, boot_id)].append(value)
+                if not ((facts or {}).get("host_state") or {}).get("quiet", True):
+                    busy.add(boot_id)
         out: dict[str, list[Boot]] = defaultdict(list)
-        for seq, ((commit, _boot_id), values) in enumerate(sorted(runs.items(), key=lambda kv: kv[0][1])):
-            out[commit].append(Boot(seq, tuple(values)))
+        for seq, ((commit, boot_id), values) in enumerate(sorted(runs.items(), key=lambda kv: kv[0][1])):
+            out[commit].append(Boot(seq, tuple(values), boot_id in busy))
         return dict(out)
 
     def sample_count(self, campaign_id: int) -> int:

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Callable
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
-from orchestrator.bisect.engine import Engine, Outcome
+from orchestrator.bisect.engine import Engine, Outcome, Vcs
 from orchestrator.bisect.session import campaign_workdir
 from orchestrator.campaign import Campaign
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.hosts.lab import Lab, lab_from
+from orchestrator.judge import Judge
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kernels import Kernels
 from orchestrator.ports import Event
@@ -87,6 +88,14 @@ def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(lab_from(campaign.lab, campaign.host, uri)),
                                   host)
     return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
+
+
+def verification_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+                     on_event: Callable[[Event], None]) -> tuple[Judge, Vcs, str]:
+    """A verification's judge over the same parts as a bisection's (engine_for), its
+    repository and the metric's direction."""
+    engine = engine_for(campaign, store, campaign_id, uri, on_event)
+    return engine.judge_for(campaign_id), engine.vcs, engine.direction
 
 
 def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,

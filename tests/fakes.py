@@ -292,6 +292,7 @@ class MemoryStore:
         self._boot_ends: dict[int, tuple[str, str]] = {}  # boot id -> (status, host)
         self._runs: dict[int, list[tuple[int, str, dict[str, float]]]] = {}  # campaign -> (boot, commit, metrics)
         self._decisions: dict[int, list[Decided]] = {}
+        self._busy: set[int] = set()  # boots whose host had not settled
 
     def new_campaign(self, name: str, spec: Mapping[str, Any], kind: str = "bisect") -> int:
         cid = len(self._campaigns) + 1
@@ -325,8 +326,11 @@ class MemoryStore:
         self._boots[boot_id] = (campaign_id, commit)
         return boot_id
 
-    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "") -> None:
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "",
+                 facts: Mapping[str, Any] | None = None) -> None:
         self._boot_ends[boot_id] = (status, host or self._boot_ends.get(boot_id, ("", ""))[1])
+        if facts is not None and not (facts.get("host_state") or {}).get("quiet", True):
+            self._busy.add(boot_id)
 
     def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Mapping[str, float],
                 raw: Mapping[str, Any]) -> int:
@@ -343,8 +347,8 @@ class MemoryStore:
             if metric in metrics and status != "lost" and (hosts is None or on in hosts):
                 by_boot.setdefault((commit, boot_id), []).append(metrics[metric])
         out: dict[str, list[Boot]] = {}
-        for seq, ((commit, _boot), values) in enumerate(sorted(by_boot.items(), key=lambda kv: kv[0][1])):
-            out.setdefault(commit, []).append(Boot(seq, tuple(values)))
+        for seq, ((commit, boot), values) in enumerate(sorted(by_boot.items(), key=lambda kv: kv[0][1])):
+            out.setdefault(commit, []).append(Boot(seq, tuple(values), boot in self._busy))
         return out
 
     def add_decision(self, campaign_id: int, d: Decided) -> None:

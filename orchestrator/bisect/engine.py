@@ -38,9 +38,8 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Protocol
 
-from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.decide import ERROR, Decision, decide
 from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
@@ -49,24 +48,20 @@ from orchestrator.decisions import Decided, Kind, Role, Verdict
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
-    HostFailed,
     KernelFault,
     UserError,
     WorkloadFailed,
 )
-from orchestrator.ports import Event, KernelArtifact, KernelBuilder, Measurer
+from orchestrator.judge import CampaignStore, Judge
+from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.stats import (
     Boot,
-    StepOdds,
     compare_boots,
     components,
     drift,
     evidence,
-    pooled_boot_variance,
     reps_to_detect,
-    step_odds,
 )
-from orchestrator.store import Store
 
 # The references are booted again once this many boots of other commits passed since their last.
 REFRESH_AFTER = 6
@@ -83,9 +78,6 @@ REEXAMINATIONS = 2
 MAX_ROUNDS = 6
 # A confidence below this is called low in every output.
 HIGH_CONFIDENCE = 0.95
-
-T = TypeVar("T")
-
 
 class Doubt(StrEnum):
     """Why an answer is doubted before it is given (the sentence beside it is for people):
@@ -150,15 +142,34 @@ def confidence_words(confidence: float, doubtful: list[str]) -> str:
     return f"LOW confidence {shown}: the answer may be wrong{where}"
 
 
+class Vcs(Protocol):
+    """What the engine needs of the repository: orchestrator/backends/git_bisect.py's GitBisect
+    (tests/fakes.py FakeLinearVcs for the simulator)."""
+
+    repo: Path
+
+    def prepare(self) -> None: ...
+    def resolve(self, rev: str, field: str) -> str: ...
+    def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState: ...
+    def restart(self, good: str, bad: str, first_parent: bool, marks: list[tuple[str, str]]) -> BisectState: ...
+    def mark(self, commit: str, verdict: str) -> BisectState: ...
+    def current(self) -> str: ...
+    def log(self) -> str: ...
+    def replay(self, log: str, scratch: Path) -> BisectState: ...
+    def parent(self, commit: str) -> str: ...
+    def is_ancestor(self, ancestor: str, commit: str) -> bool: ...
+    def revert(self, commit: str, onto: str) -> Any: ...
+
+
 class Engine:
     def __init__(
         self,
         campaign: Campaign,
         direction: str,
-        vcs: GitBisect,
+        vcs: Vcs,
         builder: KernelBuilder,
         measurer: Measurer,
-        store: Store,
+        store: CampaignStore,
         on_event: Callable[[Event], None] = lambda e: None,
         error: float = ERROR,
     ) -> None:
@@ -171,43 +182,27 @@ class Engine:
         self.on_event = on_event
         self.error = error
         self._start = time.monotonic()
-        self._kernels: dict[str, KernelArtifact] = {}
         self._step = 0
-        self._last_ref_first = ""
-        self._boot_cache: dict[str, list[Boot]] | None = None
-        self._booting = ""
-        # the lab host whose boots the decisions use: None until the first guest of this process
-        # (then every stored boot counts: one host so far); after a move, no boot counts until
-        # the next guest is up (`_unplaced`)
-        self._on: str | None = None
-        self._unplaced = False
+        self._judge_of: Judge | None = None
+
+    @property
+    def judge(self) -> Judge:
+        assert self._judge_of is not None, "the judge exists once a campaign runs (judge_for)"
+        return self._judge_of
+
+    def judge_for(self, campaign_id: int) -> Judge:
+        """The campaign's judge (orchestrator/judge.py): every boot of this engine goes through it."""
+        if self._judge_of is None or self._judge_of.campaign_id != campaign_id:
+            self._judge_of = Judge(campaign_id, self.store, self.builder, self.measurer, self.c.metric.name,
+                                   self.c.runs_per_boot,
+                                   lambda phase, key, samples, message: self._emit(phase, key, samples, message))
+        return self._judge_of
 
     # ---- the campaign ----------------------------------------------------------------------
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
-        return self._moving(campaign_id, lambda: self._run(campaign_id))
-
-    def _moving(self, campaign_id: int, work: Callable[[], T]) -> T:
-        """`work`, started again on another host whenever its host fails and the campaign may
-        move (see the module's docstring); resumable work picks up what is stored."""
-        if not self._unplaced and self._on is None:
-            self._on = self.measurer.host
-        while True:
-            try:
-                return work()
-            except HostFailed as exc:
-                if not self.measurer.move_on():
-                    raise
-                self._moved(campaign_id, exc)
-
-    def _moved(self, campaign_id: int, exc: HostFailed) -> None:
-        self.store.add_decision(campaign_id, Decided(
-            "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
-            "campaign goes on on another host, its references measured there again", 0.0, 0, Kind.MOVED))
-        self._emit("requeue", message=f"{exc}; the campaign goes on on another host (the references are measured "
-                   "there again)")
-        self._on, self._unplaced, self._boot_cache = None, True, None
+        return self.judge_for(campaign_id).moving(lambda: self._run(campaign_id))
 
     def _run(self, campaign_id: int) -> Outcome:
         c = self.c
@@ -224,7 +219,7 @@ class Engine:
             raise CampaignRefused(f"campaign refused: {check.message}")
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
-                n = self._runs(campaign_id, commit)
+                n = self.judge.runs(commit)
                 self.store.add_decision(campaign_id, Decided(commit, role, role.value, check.message, 1.0, n,
                                                              Kind.ENDPOINTS))
         log = self.store.campaign(campaign_id).bisect_log
@@ -242,7 +237,7 @@ class Engine:
             if not doubts.commits:
                 break
             doubt = (str(doubts.kind), *sorted(doubts.commits))
-            booted = sum(len(self._boots(campaign_id).get(x, [])) for x in doubts.commits)
+            booted = sum(len(self.judge.evidence().get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
             again = doubt in asked and (state.kind == "found" or asked[doubt] == booted)
@@ -279,117 +274,6 @@ class Engine:
 
     # ---- measuring ---------------------------------------------------------------------------
 
-    def _runs(self, campaign_id: int, commit: str) -> int:
-        return sum(len(b.runs) for b in self._boots(campaign_id).get(commit, []))
-
-    def _boots(self, campaign_id: int) -> dict[str, list[Boot]]:
-        """Every commit's boots on the campaign's current host; read from the store once, then
-        kept in step with every run the engine stores (the engine is the campaign's only
-        writer)."""
-        if self._unplaced:
-            return {}
-        if self._boot_cache is None:
-            moved = any(d.role is Role.HOST for d in self.store.decisions(campaign_id))
-            self._boot_cache = self.store.boot_samples(campaign_id, self.c.metric.name, self._on, legacy=not moved)
-        return self._boot_cache
-
-    def _place(self, campaign_id: int, host: str) -> None:
-        """The guest just booted is on `host`: from now on the decisions use that host's boots."""
-        if host != self._on or self._unplaced:
-            self._on, self._unplaced, self._boot_cache = host, False, None
-            self._boots(campaign_id)
-
-    def _add_to_cache(self, campaign_id: int, commit: str, new_boot: bool, value: float) -> None:
-        """The run just stored, added to the boots as `Store.boot_samples` would read them: the
-        first run of a boot opens the next boot in sequence, the others extend it."""
-        boots = self._boots(campaign_id)
-        mine = boots.setdefault(commit, [])
-        if new_boot or not mine:
-            mine.append(Boot(sum(len(bs) for bs in boots.values()), (value,)))
-        else:
-            mine[-1] = Boot(mine[-1].seq, (*mine[-1].runs, value))
-
-    def _kernel(self, campaign_id: int, commit: str) -> KernelArtifact:
-        if commit not in self._kernels:
-            self._emit("build", commit)
-            started = time.monotonic()
-            try:
-                built = self.builder.build(commit)
-            except BuildFailed as exc:
-                self.store.add_build(campaign_id, commit, "failed", error=str(exc)[:2000],
-                                     duration_s=time.monotonic() - started)
-                raise
-            self.store.add_build(campaign_id, commit, "ok", image=str(built.kernel.image), sha256=built.kernel.sha256,
-                                 cache_hit=built.cache_hit, duration_s=built.duration_s)
-            self._kernels[commit] = built.kernel
-        return self._kernels[commit]
-
-    def _boot_once(self, campaign_id: int, commit: str) -> None:
-        """One guest of `commit`, `runs_per_boot` runs in it, each stored as it completes."""
-        self._booting = commit
-        kernel = self._kernel(campaign_id, commit)
-        have = self._runs(campaign_id, commit)
-        self._emit("boot", commit, have)
-        boot_id = self.store.start_boot(campaign_id, commit)
-        try:
-            with self.measurer.boot(kernel) as session:
-                self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host)
-                self._place(campaign_id, session.host)
-                for i in range(self.c.runs_per_boot):
-                    self._emit("measure", commit, have + i)
-                    result = session.run()
-                    if self.c.metric.name not in result.metrics:
-                        raise WorkloadFailed(f"metric {self.c.metric.name!r} missing from the results; "
-                                             f"got {', '.join(sorted(result.metrics))}")
-                    values = result.values()
-                    self.store.add_run(campaign_id, boot_id, commit, values, result.to_json())
-                    self._add_to_cache(campaign_id, commit, i == 0, float(values[self.c.metric.name]))
-        except BootFailed as exc:
-            self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}"[:4000])
-            raise
-        except HostFailed as exc:
-            self.store.end_boot(boot_id, "lost", 0.0, str(exc)[:4000], host=exc.host)
-            raise
-
-    def _interleave(self, campaign_id: int, commits: list[str], need: int, since: int = 0) -> None:
-        """Boots until every commit has `need` (counting its boots from boot `since` on), one
-        boot each in turn, the order reversed every round (A B B A): a linear drift of the host
-        hits all of them alike."""
-        commits = list(dict.fromkeys(commits))
-        round_no = 0
-        while True:
-            boots = self._boots(campaign_id)
-            have = {x: sum(1 for b in boots.get(x, []) if b.seq >= since) for x in commits}
-            todo = [x for x in commits if have[x] < need]
-            if not todo:
-                return
-            for commit in (todo if round_no % 2 == 0 else todo[::-1]):
-                self._boot_once(campaign_id, commit)
-            round_no += 1
-
-    def measure(self, campaign_id: int, commits: list[str], boots: int) -> dict[str, list[Boot]]:
-        """Every commit booted interleaved (A B B A) until it has `boots` boots on the current
-        host (all of them again on another host when that one fails); all boots of the campaign
-        on that host by commit. The one way vmbisect measures kernels against each other:
-        `verify` uses it too."""
-        def interleaved() -> dict[str, list[Boot]]:
-            self._interleave(campaign_id, commits, boots)
-            return self._boots(campaign_id)
-
-        return self._moving(campaign_id, interleaved)
-
-    def _refresh(self, campaign_id: int, good: str, bad: str) -> None:
-        """Boot both references again when REFRESH_AFTER boots passed since either's last one."""
-        boots = self._boots(campaign_id)
-        last = max((b.seq for bs in boots.values() for b in bs), default=-1)
-        latest = min(max((b.seq for b in boots.get(ref, [])), default=-1) for ref in (good, bad))
-        if last - latest < REFRESH_AFTER:
-            return
-        order = [good, bad] if self._last_ref_first != good else [bad, good]
-        self._last_ref_first = order[0]
-        for ref in order:
-            self._boot_once(campaign_id, ref)
-
     def _check_endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
         """Both endpoints booted interleaved until the check is clear; then the references get
         REFERENCE_BOOTS x the boots a step needs (their means are part of every step's noise)."""
@@ -398,10 +282,10 @@ class Engine:
         cap = REFERENCE_BOOTS * c.max_boots_per_commit
         while True:
             try:
-                self._interleave(campaign_id, [good, bad], need)
+                self.judge.interleave([good, bad], need)
             except KernelFault as exc:
-                raise EndpointFailed("good" if self._booting == good else "bad", self._booting, exc) from exc
-            boots = self._boots(campaign_id)
+                raise EndpointFailed("good" if self.judge.booting == good else "bad", self.judge.booting, exc) from exc
+            boots = self.judge.evidence()
             check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
                                     c.max_boots_per_commit, c.alpha, self.error)
             self._emit("endpoints", message=check.message)
@@ -421,29 +305,6 @@ class Engine:
 
     # ---- judging -----------------------------------------------------------------------------
 
-    def _odds(self, campaign_id: int, good: str, bad: str, commit: str) -> StepOdds | None:
-        boots = self._boots(campaign_id)
-        others = [bs for x, bs in boots.items() if x not in (good, bad, commit)]
-        ss, df = pooled_boot_variance(others)
-        return step_odds(boots.get(good, []), boots.get(bad, []), boots.get(commit, []), ss, df)
-
-    def _images(self, campaign_id: int) -> dict[str, str]:
-        return {b.commit: b.sha256 for b in self.store.builds(campaign_id) if b.status == "ok" and b.sha256}
-
-    def _inherited(self, campaign_id: int, commit: str, role: Role) -> Decided | None:
-        """The verdict of an image already judged, when `commit` builds the same image."""
-        images = self._images(campaign_id)
-        sha = images.get(commit)
-        if not sha:
-            return None
-        known = [d for d in self.store.decisions(campaign_id) if d.role in (Role.GOOD, Role.BAD)] \
-            + self._latest(campaign_id)
-        for d in reversed(known):
-            if d.commit != commit and images.get(d.commit) == sha and d.verdict in ("good", "bad") and not d.inherited:
-                return Decided(commit, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
-                               d.confidence, 0, Kind.INHERITED, d.commit)
-        return None
-
     def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: Role,
                min_boots: int = 0, error: float = 0.0, cap: int = 0) -> Decided:
         c = self.c
@@ -451,18 +312,19 @@ class Engine:
         min_boots = min(max(min_boots, c.boots_per_commit), cap)
         error = error or self.error
         try:
-            self._kernel(campaign_id, commit)
-            inherited = self._inherited(campaign_id, commit, role)
+            self.judge.kernel(commit)
+            known = [d for d in self.store.decisions(campaign_id) if d.role in (Role.GOOD, Role.BAD)]
+            inherited = self.judge.inherited(commit, role, known + self._latest(campaign_id))
             if inherited is not None:
                 return inherited
             while True:
-                have = len(self._boots(campaign_id).get(commit, []))
+                have = len(self.judge.evidence().get(commit, []))
                 if have < min_boots:
-                    self._refresh(campaign_id, good, bad)
-                    self._boot_once(campaign_id, commit)
+                    self.judge.refresh(good, bad)
+                    self.judge.boot_once(commit)
                     continue
-                d: Decision = decide(self._odds(campaign_id, good, bad, commit), have, min_boots, cap, error)
-                n = self._runs(campaign_id, commit)
+                d: Decision = decide(self.judge.odds(good, bad, commit), have, min_boots, cap, error)
+                n = self.judge.runs(commit)
                 if d.verdict is not Verdict.MORE:
                     return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n, d.kind)
                 self._emit("decide", commit, n, f"{d.verdict.value}: {d.reason}", steps_left)
@@ -495,11 +357,11 @@ class Engine:
         latest = self._latest(campaign_id)
         judged = [d for d in latest if d.verdict in ("good", "bad")]
         parent = self.vcs.parent(culprit)
-        images = self._images(campaign_id)
+        images = self.judge.images()
         try:
-            self._kernel(campaign_id, parent)
-            self._kernel(campaign_id, culprit)
-            images = self._images(campaign_id)
+            self.judge.kernel(parent)
+            self.judge.kernel(culprit)
+            images = self.judge.images()
         except BuildFailed:
             pass
         if images.get(parent) and images.get(parent) == images.get(culprit):
@@ -513,9 +375,9 @@ class Engine:
         for d in judged:
             if d.inherited or d.commit in (good, bad) or d.commit in rechecked:
                 continue
-            odds = self._odds(campaign_id, good, bad, d.commit)
+            odds = self.judge.odds(good, bad, d.commit)
             if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > self.error) \
-                    and len(self._boots(campaign_id).get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
+                    and len(self.judge.evidence().get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
                 moved.append(d.commit)
         if moved:
             return Doubts(moved, Doubt.UNSURE, (
@@ -565,7 +427,7 @@ class Engine:
         d = latest.get(commit)
         if d is None or not d.inherited:
             return commit
-        images = self._images(campaign_id)
+        images = self.judge.images()
         return next((x for x, e in latest.items() if x != commit and images.get(x) == images.get(commit)
                      and not e.inherited), commit)
 
@@ -582,7 +444,7 @@ class Engine:
     def _follow(self, campaign_id: int, source: Decided) -> None:
         """A re-examined verdict carried over to the commits that inherited the old one (the same
         kernel image), so no mark contradicts the measurement it came from."""
-        images = self._images(campaign_id)
+        images = self.judge.images()
         for d in self._latest(campaign_id):
             if d.commit != source.commit and d.inherited and d.verdict != source.verdict \
                     and images.get(d.commit) == images.get(source.commit):
@@ -600,7 +462,7 @@ class Engine:
         latest = {d.commit: d for d in self._latest(campaign_id)}
         for commit in commits:
             before = latest.get(commit)
-            have = len(self._boots(campaign_id).get(commit, []))
+            have = len(self.judge.evidence().get(commit, []))
             times = sum(1 for d in decisions if d.commit == commit and d.role is Role.RECHECK)
             cap = REEXAMINE_BOOTS * self.c.max_boots_per_commit * min(times + 1, REEXAMINATIONS)
             if have >= cap:
@@ -622,7 +484,7 @@ class Engine:
         """Boots of each side of a confirmation: enough for a two-sided test on boot values to
         see the good-to-bad change with 95% power at the campaign's boot noise (at least 4, at
         most max_boots_per_commit)."""
-        boots = self._boots(campaign_id)
+        boots = self.judge.evidence()
         noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
         gap = math.expm1(abs(boots_gap(boots[good], boots[bad])))
         try:
@@ -646,14 +508,14 @@ class Engine:
         for d in decisions[last_verdict + 1:]:
             if d.role is role and d.commit == commit and d.kind is Kind.MEASURING:
                 return d.since
-        since = sum(len(bs) for bs in self._boots(campaign_id).values())
+        since = sum(len(bs) for bs in self.judge.boots().values())
         self.store.add_decision(campaign_id, Decided(commit, role, "measuring", f"from boot {since}: both booted "
                                                      "interleaved (A B B A), on boots of their own", 0.0, 0,
                                                      Kind.MEASURING, since=since))
         return since
 
     def _pair(self, campaign_id: int, commits: list[str], since: int) -> list[list[Boot]]:
-        boots = self._boots(campaign_id)
+        boots = self.judge.evidence()
         return [[b for b in boots.get(x, []) if b.seq >= since] for x in commits]
 
     def _confirm(self, campaign_id: int, culprit: str, parent: str, good: str, bad: str) -> dict[str, Any]:
@@ -664,12 +526,12 @@ class Engine:
         stored = next((d for d in reversed(self.store.decisions(campaign_id))
                        if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
         try:
-            self._kernel(campaign_id, parent)
+            self.judge.kernel(parent)
             since = self._since(campaign_id, Role.CONFIRM, culprit)
-            self._interleave(campaign_id, [parent, culprit], self._confirm_boots(campaign_id, good, bad), since)
+            self.judge.interleave([parent, culprit], self._confirm_boots(campaign_id, good, bad), since)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
             return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
-        boots = self._boots(campaign_id)
+        boots = self.judge.evidence()
         t = compare_boots(*self._pair(campaign_id, [parent, culprit], since))
         if t is None:
             return {"verdict": "cannot tell", "text": "too few boots to compare"}
@@ -709,11 +571,11 @@ class Engine:
         else:
             try:
                 since = self._since(campaign_id, Role.REVERT, culprit)
-                self._interleave(campaign_id, [bad, revert.commit], self._confirm_boots(campaign_id, good, bad), since)
+                self.judge.interleave([bad, revert.commit], self._confirm_boots(campaign_id, good, bad), since)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                 return {"verdict": "cannot tell", "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
-            boots = self._boots(campaign_id)
+            boots = self.judge.evidence()
             t = compare_boots(*self._pair(campaign_id, [bad, revert.commit], since))
             if t is None:
                 return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
@@ -743,12 +605,12 @@ class Engine:
         doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
         moves = [d.reason for d in self.store.decisions(campaign_id) if d.role is Role.HOST]
         if moves:
-            moves.append(f"the references were measured again on {self._on}, which measured every step "
+            moves.append(f"the references were measured again on {self.judge.on}, which measured every step "
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
         saved = sum(1 for d in latest if d.inherited)
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
-        result: dict[str, Any] = {"notes": notes, "inherited": saved, "host": self._on,
+        result: dict[str, Any] = {"notes": notes, "inherited": saved, "host": self.judge.on,
                                   "boots": sum(len(v) for v in everywhere.values())}
         kind, culprit, candidates = state.kind, state.culprit, state.candidates
         if state.kind == "found" and unresolved.kind is Doubt.NOOP:
@@ -779,7 +641,7 @@ class Engine:
     def _drift(self, campaign_id: int, good: str, bad: str) -> str:
         """The drift guard's report: the references' common linear drift over the campaign, when
         it is significant (|t| > 3)."""
-        boots = self._boots(campaign_id)
+        boots = self.judge.evidence()
         rate, t = drift(boots.get(good, []), boots.get(bad, []))
         if abs(t) < 3:
             return ""

@@ -1,7 +1,7 @@
 """`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
 parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
-interleaved by the engine (Engine.measure), so a verification and a bisection's confirmation
-are the same measurement and the same statistics (Welch's test on the pair's boot values: the
+interleaved by the judge (orchestrator/judge.py, Judge.measure), so a verification and a
+bisection's confirmation are the same measurement and the same statistics (Welch's test on the pair's boot values: the
 A B B A order, not a drift model, keeps a drifting host out of it); `judge` and
 `judge_revert` are pure.
 
@@ -23,7 +23,9 @@ from orchestrator.bisect.endpoints import level
 from orchestrator.stats import Boot, TwoSample, compare_boots, components, relative_change, reps_to_detect
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.engine import Engine
+    from orchestrator.bisect.engine import Vcs
+    from orchestrator.campaign import Campaign
+    from orchestrator.judge import Judge
 
 
 @dataclass(frozen=True)
@@ -80,14 +82,14 @@ class Verification:
     boot_means: dict[str, list[float]]
 
 
-def verify_commit(engine: Engine, campaign_id: int, rev: str, boots: int, revert_on: str = "") -> Verification:
+def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str, boots: int,
+                  revert_on: str = "") -> Verification:
     """`rev` against its parent, and (with `revert_on`) that tip with `rev` reverted against the
-    tip, each pair booted interleaved by the engine; stored as it goes, the answer at the end."""
-    c, vcs = engine.c, engine.vcs
+    tip, each pair booted interleaved by the judge; stored as it goes, the answer at the end."""
     vcs.prepare()
     commit = vcs.resolve(rev, "commit")
     parent = vcs.parent(commit)
-    measured = engine.measure(campaign_id, [parent, commit], boots)
+    measured = judge_.measure([parent, commit], boots)
     revert_line = ""
     if revert_on:
         tip = vcs.resolve(revert_on, "revert_on")
@@ -97,14 +99,14 @@ def verify_commit(engine: Engine, campaign_id: int, rev: str, boots: int, revert
         else:
             # the pair already measured boots nothing more, unless its host failed since: then
             # all four are measured on the next host, and compared there
-            measured = engine.measure(campaign_id, [parent, commit, tip, revert.commit], boots)
+            measured = judge_.measure([parent, commit, tip, revert.commit], boots)
             revert_line = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
-                                       engine.direction, c.alpha)
+                                       direction, c.alpha)
     threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
         level(measured[parent]), c.metric.threshold.value)
-    answer = judge(measured[parent], measured[commit], engine.direction, threshold, c.alpha, c.max_boots_per_commit)
+    answer = judge(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
-    engine.store.set_state(campaign_id, "done", {
+    judge_.store.set_state(judge_.campaign_id, "done", {
         "kind": "verify", "commit": commit, "parent": parent, "verdict": [x for x in (answer.line, revert_line) if x],
         "answer": answer.verdict, "boots_needed": answer.boots_needed})
     return Verification(commit, parent, answer, revert_line, means)

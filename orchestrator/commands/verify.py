@@ -68,19 +68,19 @@ def execute(store: Any, campaign_id: int, uri: str, take_over: bool = False) -> 
     from orchestrator.commands.bisect import paused_on_infra_error
     from orchestrator.progress import json_lines
     from orchestrator.specs import VerifySpec, stored
-    from orchestrator.wiring import engine_for
+    from orchestrator.wiring import verification_for
 
     spec = stored(store.campaign(campaign_id))
     assert isinstance(spec, VerifySpec)
     campaign = spec.campaign
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
-        engine = engine_for(campaign, store, campaign_id, uri, json_lines(sys.stderr))
+        judge, vcs, direction = verification_for(campaign, store, campaign_id, uri, json_lines(sys.stderr))
         print(f"vmbisect: verification {campaign_id}; resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-        result = verify_commit(engine, campaign_id, spec.commit, spec.boots, spec.revert_on)
+        result = verify_commit(judge, vcs, campaign, direction, spec.commit, spec.boots, spec.revert_on)
     print(result.answer.line)
     if result.revert:
         print(result.revert)
-    print("\n".join(table(result, campaign.metric.name, engine.direction)))
+    print("\n".join(table(result, campaign.metric.name, direction)))
     return 0
 
 

@@ -19,7 +19,8 @@ from orchestrator.compare.collect import run_host
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
 from orchestrator.compare.variant import Variant
-from orchestrator.errors import HostFailed, KernelFault, UserError, WorkloadFailed
+from orchestrator.errors import HostFailed, UserError, WorkloadFailed
+from orchestrator.judge import Judge
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
@@ -73,20 +74,18 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
     the comparison starts over on another host: the failed host's runs stay stored but are
     never compared with another host's (compare/collect.py keeps the last host's)."""
     started = time.monotonic()
-    while True:
-        try:
-            _run_schedule(plan, store, campaign_id, kernels, measurer, on_event, started)
-            return
-        except HostFailed as exc:
-            if not measurer.move_on():
-                raise
-            on_event(Event("requeue", exc.host, message=f"{exc}; the comparison starts over on another host "
-                           f"(the runs {exc.host} measured are kept, not compared)",
-                           elapsed_s=time.monotonic() - started))
+    judge = Judge(campaign_id, store, None, measurer)
+
+    def moved(exc: HostFailed) -> None:
+        on_event(Event("requeue", exc.host, message=f"{exc}; the comparison starts over on another host "
+                       f"(the runs {exc.host} measured are kept, not compared)", elapsed_s=time.monotonic() - started))
+
+    judge.moving(lambda: _run_schedule(plan, store, campaign_id, kernels, judge, on_event, started), moved)
 
 
-def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,
+def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, judge: Judge,
                   on_event: Callable[[Event], None], started: float) -> None:
+    measurer = judge.measurer
     names = [[v.name for v in g] for g in plan.groups]
     by_name = {v.name: v for v in plan.variants}
     have = stored_counts(store, campaign_id, measurer.host) if measurer.host is not None else Counter()
@@ -106,27 +105,18 @@ def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: Ke
         kernel = resolved[boot.group]
         label = ",".join(v.name for v in group)
         emit("boot", label, boot_no, f"boot {boot_no}/{len(todo)}: {label} ({kernel.description})")
-        boot_id = store.start_boot(campaign_id, label[:40])
-        try:
-            with measurer.boot(kernel, group[0].append) as session:
-                store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host)
-                knobs = GuestSettings(session.guest, group)
-                for slot in boot.slots:
-                    variant = by_name[slot.variant]
-                    knobs.apply(variant)
-                    point = plan.points[slot.point]
-                    result = session.run(point.params, variant.nice)
-                    store.add_run(campaign_id, boot_id, variant.name, result.values(),
-                                  {"variant": variant.name, "point": point.point.label, "point_index": slot.point,
-                                   "rep": slot.rep, "kernel": kernel.description, "result": result.to_json()})
-                    done += 1
-                    emit("measure", variant.name, boot_no,
-                         f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
-                         f" rep {slot.rep + 1}: " + ", ".join(
-                             f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))
-        except KernelFault as exc:
-            store.end_boot(boot_id, "failed", error=str(exc))
-            raise
-        except HostFailed as exc:
-            store.end_boot(boot_id, "lost", error=str(exc), host=exc.host)
-            raise
+        with judge.session(label[:40], kernel, group[0].append) as (boot_id, session):
+            knobs = GuestSettings(session.guest, group)
+            for slot in boot.slots:
+                variant = by_name[slot.variant]
+                knobs.apply(variant)
+                point = plan.points[slot.point]
+                result = session.run(point.params, variant.nice)
+                store.add_run(campaign_id, boot_id, variant.name, result.values(),
+                              {"variant": variant.name, "point": point.point.label, "point_index": slot.point,
+                               "rep": slot.rep, "kernel": kernel.description, "result": result.to_json()})
+                done += 1
+                emit("measure", variant.name, boot_no,
+                     f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
+                     f" rep {slot.rep + 1}: " + ", ".join(
+                         f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))

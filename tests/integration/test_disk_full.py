@@ -71,10 +71,10 @@ def test_store_write_on_a_full_disk_pauses_and_resume_finds_the_culprit(tmp_path
         """The disk fills up at the fourth boot, between stored runs."""
 
         @contextmanager
-        def boot(self, kernel):  # type: ignore[no-untyped-def]
+        def boot(self, kernel, append=None):  # type: ignore[no-untyped-def]
             if self.boots == 3:
                 small_fs.fill(keep=0)
-            with super().boot(kernel) as session:
+            with super().boot(kernel, append) as session:
                 yield session
 
     def engine(measurer_class: type[FakeMeasurer] = FakeMeasurer) -> Engine:

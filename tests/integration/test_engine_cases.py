@@ -295,10 +295,10 @@ def test_a_controller_killed_during_confirmation_resumes_there(tmp_path):
     cid = store.new_campaign(c.name, {})
 
     class HostFailsInConfirmation(FakeMeasurer):
-        def boot(self, kernel):  # type: ignore[no-untyped-def]
+        def boot(self, kernel, append=None):  # type: ignore[no-untyped-def]
             if "first bad commit" in store.campaign(cid).bisect_log:
                 raise InfraError("libvirt could not start the guest: fake host failure")
-            return super().boot(kernel)
+            return super().boot(kernel, append)
 
     with pytest.raises(InfraError, match="fake host failure"):
         Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), HostFailsInConfirmation(value),

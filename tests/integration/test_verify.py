@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import Engine
 from orchestrator.bisect.verify import judge, verify_commit
+from orchestrator.judge import Judge
 from orchestrator.stats import Boot
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
@@ -26,9 +26,10 @@ def verification(tmp_path, commit: str, revert_on: str = "", restores: bool = Tr
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = store.new_campaign("t", {})
     measurer = FakeMeasurer(values(repo, "c6", 0.15, restores), seed=3, between=0.03, **hosts)
-    engine = Engine(make_campaign(repo, "c0", "c11"), "higher", GitBisect(repo.path, tmp_path / "work"),
-                    FakeBuilder(), measurer, store)
-    result = verify_commit(engine, cid, repo.names[commit], 5, repo.names[revert_on] if revert_on else "")
+    campaign = make_campaign(repo, "c0", "c11")
+    judge_ = Judge(cid, store, FakeBuilder(), measurer, campaign.metric.name, campaign.runs_per_boot)
+    result = verify_commit(judge_, GitBisect(repo.path, tmp_path / "work"), campaign, "higher", repo.names[commit], 5,
+                           repo.names[revert_on] if revert_on else "")
     return repo, store, cid, result, measurer
 
 
@@ -85,8 +86,9 @@ def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engi
     c = again.campaign
     assert (c.guest.disks.count, c.guest.disks.controller, c.metric.name) == (2, "lsisas1078", "read_iops")
     measurer = FakeMeasurer(values(repo, "c6", 0.15, True), seed=3, between=0.03, metric="read_iops")
-    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store)
-    result = verify_commit(engine, cid, again.commit, again.boots, again.revert_on)
+    judge_ = Judge(cid, store, FakeBuilder(), measurer, c.metric.name, c.runs_per_boot)
+    result = verify_commit(judge_, GitBisect(repo.path, tmp_path / "work"), c, "higher", again.commit, again.boots,
+                           again.revert_on)
     assert result.answer.verdict == "confirmed" and result.parent == repo.names["c5"]
     assert result.revert.startswith("revert restores the metric")
     assert store.campaign(cid).result["answer"] == "confirmed"

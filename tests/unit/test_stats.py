@@ -128,24 +128,24 @@ def test_compare_runs_uses_the_plain_scale_when_a_value_can_be_zero_and_refuses_
     assert compare_runs({1: [1.0], 2: [2.0]}, {2: [4.0], 3: [5.0]}) is None  # boots partly shared
 
 
-def _boots(start: int, *values: float) -> list[Boot]:
-    return [Boot(start + i, (v,)) for i, v in enumerate(values)]
+def _boots(start: int, *values: float, busy: set[int] = frozenset()) -> list[Boot]:
+    return [Boot(start + i, (v,), start + i in busy) for i, v in enumerate(values)]
 
 
-def test_a_suspect_boot_far_below_its_commits_other_boots_is_stray():
-    groups = {"good": _boots(0, 100, 102, 98, 101, 55), "bad": _boots(5, 80, 79, 81, 82)}
-    assert stray_boots(groups, suspect={4}) == {4}
+def test_a_busy_boot_far_below_its_commits_other_boots_is_stray():
+    groups = {"good": _boots(0, 100, 102, 98, 101, 55, busy={4}), "bad": _boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups) == {4}
 
 
 def test_a_boot_that_strays_on_a_quiet_host_is_still_evidence():
     groups = {"good": _boots(0, 100, 102, 98, 101, 55), "bad": _boots(5, 80, 79, 81, 82)}
-    assert stray_boots(groups, suspect=set()) == set()
+    assert stray_boots(groups) == set()
 
 
-def test_a_suspect_boot_within_the_noise_is_kept():
-    groups = {"good": _boots(0, 100, 102, 98, 101, 97), "bad": _boots(5, 80, 79, 81, 82)}
-    assert stray_boots(groups, suspect={4, 5}) == set()
+def test_a_busy_boot_within_the_noise_is_kept():
+    groups = {"good": _boots(0, 100, 102, 98, 101, 97, busy={4}), "bad": _boots(5, 80, 79, 81, 82, busy={5})}
+    assert stray_boots(groups) == set()
 
 
 def test_nothing_is_stray_without_a_noise_estimate():
-    assert stray_boots({"good": _boots(0, 100, 50)}, suspect={1}) == set()
+    assert stray_boots({"good": _boots(0, 100, 50, busy={1})}) == set()

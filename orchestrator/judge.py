@@ -1,0 +1,287 @@
+"""The judge: "this kernel on this lab" -> boots stored as they happen -> evidence.
+
+Every search over kernels calls it (syzkaller's `env.test()`, which both its bisecter and its
+config minimizer call): the commit bisection (orchestrator/bisect/engine.py), `verify`
+(orchestrator/bisect/verify.py) and the comparison (orchestrator/compare/runner.py, which boots
+through `session`). What it owns:
+
+- kernels: a candidate's KernelArtifact, built once per judge and every build stored (`kernel`);
+- boots: a guest of a kernel on the measurer's host, its host state and phases stored with it, a
+  boot the kernel failed or the host lost stored as such (`session`), and the campaign's runs of
+  the metric, `runs_per_boot` per guest, each stored as it completes (`boot_once`);
+- the evidence: every candidate's boots on the current host (the boot is the unit of
+  replication), read from the store once and then kept in step with what this judge stores
+  (`boots`), without the boots the stray rule leaves out (`evidence`, docs/campaign.md "Quiet
+  host"); odds of a candidate against two references (`odds`);
+- interleaving (A B B A, `interleave`) and the references' refresh (`refresh`);
+- inheritance: a candidate whose kernel image equals one already judged carries that verdict
+  (`inherited`), so it is never booted;
+- the host: when the measurer's host fails (HostFailed) and the campaign may move, the boot in
+  flight is stored as lost, the move stored as a decision of role `host`, and the work started
+  again on another host (`moving`); the evidence then holds only boots of the new host.
+
+A candidate is named by its key: the string the store keeps in its `commit` column (a commit
+id for a bisection; a variant label for a comparison). Several judgements may be in flight at
+once (rounds over several slots): the boot cache, the kernels and the store writes are guarded
+by one lock, and a guest is booted and measured outside it, so two threads measuring two
+candidates on two slots each store their own boots, every boot once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable, Protocol, TypeVar
+
+from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.errors import BuildFailed, HostFailed, KernelFault, WorkloadFailed
+from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilder, Measurer
+from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
+
+T = TypeVar("T")
+
+# The references are booted again once this many boots of other candidates passed since their last.
+REFRESH_AFTER = 6
+
+
+class CampaignStore(Protocol):
+    """What the judge and the engine read and write of a campaign's store (orchestrator/store.py;
+    tests/fakes.py MemoryStore for the simulator)."""
+
+    def campaign(self, campaign_id: int) -> Any: ...
+    def set_state(self, campaign_id: int, state: str, result: Any = None) -> None: ...
+    def set_bisect_log(self, campaign_id: int, log: str) -> None: ...
+    def add_build(self, campaign_id: int, commit: str, status: str, **fields: Any) -> None: ...
+    def builds(self, campaign_id: int) -> list[Any]: ...
+    def start_boot(self, campaign_id: int, commit: str) -> int: ...
+    def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "",
+                 facts: Any = None) -> None: ...
+    def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Any, raw: Any) -> int: ...
+    def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
+                     legacy: bool = True) -> dict[str, list[Boot]]: ...
+    def add_decision(self, campaign_id: int, d: Decided) -> None: ...
+    def decisions(self, campaign_id: int) -> list[Decided]: ...
+
+
+def boot_facts(session: Any) -> dict[str, Any]:
+    """What a guest's session tells of its host and its boot (LibvirtProvider: host_state, phases)."""
+    state = getattr(session, "host_state", None)
+    return {"host_state": state.to_dict() if state is not None else None, "phases": dict(getattr(session, "phases", {}))}
+
+
+class Judge:
+    """One campaign's measurements: `metric` measured `runs_per_boot` times per guest by
+    `measurer`, kernels from `builder` (None for a comparison, which resolves its variants'
+    kernels itself and boots them through `session`), everything stored in `store` under
+    `campaign_id`.
+    `emit(phase, key, samples)` reports progress (build, boot, measure, requeue)."""
+
+    def __init__(self, campaign_id: int, store: CampaignStore, builder: KernelBuilder | None, measurer: Measurer,
+                 metric: str = "", runs_per_boot: int = 0,
+                 emit: Callable[[str, str, int, str], None] = lambda phase, key, samples, message: None) -> None:
+        self.campaign_id, self.store, self.builder, self.measurer = campaign_id, store, builder, measurer
+        self.metric, self.runs_per_boot, self.emit = metric, runs_per_boot, emit
+        self._lock = threading.RLock()
+        self._kernels: dict[str, KernelArtifact] = {}
+        self._cache: dict[str, list[Boot]] | None = None
+        self._last_ref_first = ""
+        self.booting = ""  # the candidate of the boot in flight (or last): whose fault a failure is
+        # the lab host whose boots count: None until the first guest of this process (then every
+        # stored boot counts: one host so far); after a move, no boot counts until the next guest
+        # is up (`unplaced`)
+        self.on: str | None = measurer.host
+        self._unplaced = False
+
+    # ---- the host ----------------------------------------------------------------------------
+
+    def moving(self, work: Callable[[], T], on_move: Callable[[HostFailed], None] | None = None) -> T:
+        """`work`, started again on another host whenever its host fails and the measurer may
+        move on; resumable work picks up what is stored. `on_move` replaces the default record
+        of the move (a decision of role `host`, as a bisection and a verification keep it)."""
+        while True:
+            try:
+                return work()
+            except HostFailed as exc:
+                if not self.measurer.move_on():
+                    raise
+                (on_move or self._moved)(exc)
+                with self._lock:
+                    self.on, self._unplaced, self._cache = None, True, None
+
+    def _moved(self, exc: HostFailed) -> None:
+        self.store.add_decision(self.campaign_id, Decided(
+            "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
+            "campaign goes on on another host, its references measured there again", 0.0, 0, Kind.MOVED))
+        self.emit("requeue", "", 0, f"{exc}; the campaign goes on on another host (the references are measured "
+                  "there again)")
+
+    def _place(self, host: str) -> None:
+        """The guest just booted is on `host`: from now on the decisions use that host's boots."""
+        if host != self.on or self._unplaced:
+            self.on, self._unplaced, self._cache = host, False, None
+            self.boots()
+
+    # ---- the evidence ------------------------------------------------------------------------
+
+    def boots(self) -> dict[str, list[Boot]]:
+        """Every candidate's boots on the current host; read from the store once, then kept in
+        step with every run this judge stores (the campaign's only writer)."""
+        with self._lock:
+            if self._unplaced:
+                return {}
+            if self._cache is None:
+                moved = any(d.role is Role.HOST for d in self.store.decisions(self.campaign_id))
+                self._cache = self.store.boot_samples(self.campaign_id, self.metric, self.on, legacy=not moved)
+            return self._cache
+
+    def evidence(self) -> dict[str, list[Boot]]:
+        """A snapshot of `boots` without the stray ones (stats.stray_boots): what every decision
+        rests on."""
+        with self._lock:
+            boots = {key: list(bs) for key, bs in self.boots().items()}
+        stray = stray_boots(boots)
+        if not stray:
+            return boots
+        return {key: [b for b in bs if b.seq not in stray] for key, bs in boots.items()}
+
+    def runs(self, key: str) -> int:
+        return sum(len(b.runs) for b in self.evidence().get(key, []))
+
+    def odds(self, good: str, bad: str, key: str) -> StepOdds | None:
+        """`key`'s boots against the two references, the noise pooled over every other candidate."""
+        boots = self.evidence()
+        others = [bs for x, bs in boots.items() if x not in (good, bad, key)]
+        ss, df = pooled_boot_variance(others)
+        return step_odds(boots.get(good, []), boots.get(bad, []), boots.get(key, []), ss, df)
+
+    def _add(self, key: str, new_boot: bool, value: float, busy: bool) -> None:
+        """The run just stored, added to the boots as `Store.boot_samples` would read them: the
+        first run of a boot opens the next boot in sequence, the others extend it."""
+        boots = self.boots()
+        mine = boots.setdefault(key, [])
+        if new_boot or not mine:
+            mine.append(Boot(sum(len(bs) for bs in boots.values()), (value,), busy))
+        else:
+            mine[-1] = Boot(mine[-1].seq, (*mine[-1].runs, value), mine[-1].busy)
+
+    # ---- kernels -----------------------------------------------------------------------------
+
+    def kernel(self, key: str) -> KernelArtifact:
+        """`key`'s kernel, built once; every build (and a failed one) stored."""
+        with self._lock:
+            if key in self._kernels:
+                return self._kernels[key]
+        if self.builder is None:
+            raise ValueError(f"no kernel builder for {key}: this judge boots kernels given to it (session)")
+        self.emit("build", key, 0, "")
+        started = time.monotonic()
+        try:
+            built = self.builder.build(key)
+        except BuildFailed as exc:
+            self.store.add_build(self.campaign_id, key, "failed", error=str(exc)[:2000],
+                                 duration_s=time.monotonic() - started)
+            raise
+        with self._lock:
+            if key not in self._kernels:
+                self.store.add_build(self.campaign_id, key, "ok", image=str(built.kernel.image),
+                                     sha256=built.kernel.sha256, cache_hit=built.cache_hit,
+                                     duration_s=built.duration_s)
+                self._kernels[key] = built.kernel
+            return self._kernels[key]
+
+    def images(self) -> dict[str, str]:
+        return {b.commit: b.sha256 for b in self.store.builds(self.campaign_id) if b.status == "ok" and b.sha256}
+
+    def inherited(self, key: str, role: Role, known: list[Decided]) -> Decided | None:
+        """The verdict of an identical kernel image among `known` decisions (the latest last),
+        carried by `key` without a boot; None when no measured verdict has its image."""
+        images = self.images()
+        sha = images.get(key)
+        if not sha:
+            return None
+        for d in reversed(known):
+            if d.commit != key and images.get(d.commit) == sha and d.verdict in ("good", "bad") and not d.inherited:
+                return Decided(key, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
+                               d.confidence, 0, Kind.INHERITED, d.commit)
+        return None
+
+    # ---- boots -------------------------------------------------------------------------------
+
+    @contextmanager
+    def session(self, key: str, kernel: KernelArtifact, append: str | None = None) -> Iterator[tuple[int, GuestSession]]:
+        """A guest of `kernel` stored as a boot of `key` (its id and the guest's session): up
+        (with its host, host state and phases), failed (the kernel's fault) or lost (the host's);
+        the caller runs and stores the runs under the boot's id."""
+        boot_id = self.store.start_boot(self.campaign_id, key)
+        try:
+            with self.measurer.boot(kernel, append) as session:
+                self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
+                                    facts=boot_facts(session))
+                yield boot_id, session
+        except KernelFault as exc:  # the guest did not boot, or the workload failed in it
+            self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
+            raise
+        except HostFailed as exc:
+            self.store.end_boot(boot_id, "lost", 0.0, str(exc)[:4000], host=exc.host)
+            raise
+
+    def boot_once(self, key: str) -> None:
+        """One guest of `key`, `runs_per_boot` runs of the metric in it, each stored as it completes."""
+        self.booting = key
+        kernel = self.kernel(key)
+        have = self.runs(key)
+        self.emit("boot", key, have, "")
+        with self.session(key, kernel) as (boot_id, session):
+            busy = not ((boot_facts(session)["host_state"] or {}).get("quiet", True))
+            with self._lock:
+                self._place(session.host)
+            for i in range(self.runs_per_boot):
+                self.emit("measure", key, have + i, "")
+                result = session.run()
+                if self.metric not in result.metrics:
+                    raise WorkloadFailed(f"metric {self.metric!r} missing from the results; "
+                                         f"got {', '.join(sorted(result.metrics))}")
+                values = result.values()
+                with self._lock:
+                    self.store.add_run(self.campaign_id, boot_id, key, values, result.to_json())
+                    self._add(key, i == 0, float(values[self.metric]), busy)
+
+    def interleave(self, keys: list[str], need: int, since: int = 0) -> None:
+        """Boots until every key has `need` (counting its boots from boot `since` on), one boot
+        each in turn, the order reversed every round (A B B A): a linear drift of the host hits
+        all of them alike."""
+        keys = list(dict.fromkeys(keys))
+        round_no = 0
+        while True:
+            boots = self.evidence()
+            have = {x: sum(1 for b in boots.get(x, []) if b.seq >= since) for x in keys}
+            todo = [x for x in keys if have[x] < need]
+            if not todo:
+                return
+            for key in (todo if round_no % 2 == 0 else todo[::-1]):
+                self.boot_once(key)
+            round_no += 1
+
+    def measure(self, keys: list[str], boots: int) -> dict[str, list[Boot]]:
+        """Every key booted interleaved (A B B A) until it has `boots` boots on the current host
+        (all of them again on another host when that one fails); the evidence by key."""
+        def interleaved() -> dict[str, list[Boot]]:
+            self.interleave(keys, boots)
+            return self.evidence()
+
+        return self.moving(interleaved)
+
+    def refresh(self, good: str, bad: str) -> None:
+        """Boot both references again when REFRESH_AFTER boots passed since either's last one,
+        the one that went first last time second (A B B A)."""
+        boots = self.evidence()
+        last = max((b.seq for bs in boots.values() for b in bs), default=-1)
+        latest = min(max((b.seq for b in boots.get(ref, [])), default=-1) for ref in (good, bad))
+        if last - latest < REFRESH_AFTER:
+            return
+        order = [good, bad] if self._last_ref_first != good else [bad, good]
+        self._last_ref_first = order[0]
+        for ref in order:
+            self.boot_once(ref)

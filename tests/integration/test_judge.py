@@ -1,0 +1,99 @@
+"""The judge (orchestrator/judge.py) on the real SQLite store with the fake guests: two
+judgements in flight at once on two slots, the stray-boot rule, a comparison's boots."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from orchestrator.backends.quiet import HostState
+from orchestrator.judge import Judge
+from orchestrator.store import Store
+from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
+
+QUIET = HostState(0, 0, 0.1, 0.0, True)
+BUSY = HostState(2_000_000, 0, 3.0, 120.0, False)
+
+
+class TwoSlots(FakeMeasurer):
+    """Guests that wait for each other: every boot stays up until a second guest is up too, so a
+    test passes only when two judgements really measure at the same time."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.up = threading.Barrier(2, timeout=10)
+        self.lock = threading.Lock()
+        self.now = self.most = 0
+
+    @contextmanager
+    def boot(self, kernel: Any, append: str | None = None) -> Iterator[FakeSession]:
+        with super().boot(kernel, append) as session:
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            self.up.wait()
+            try:
+                yield session
+            finally:
+                with self.lock:
+                    self.now -= 1
+
+
+def test_two_judgements_in_flight_on_two_slots_store_every_boot_once(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("two slots", {})
+    measurer = TwoSlots(value_of=lambda commit: 100.0 if commit == "a" * 40 else 50.0, between=0.02)
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 3)
+    threads = [threading.Thread(target=judge.interleave, args=([key], 4)) for key in ("a" * 40, "b" * 40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert measurer.most == 2, "the two judgements never measured at the same time"
+    boots = store.boots(cid)
+    assert sorted(b.commit[0] for b in boots) == ["a"] * 4 + ["b"] * 4 and all(b.status == "ok" for b in boots)
+    assert len(list(store.runs(cid))) == 8 * 3
+    assert judge.boots() == store.boot_samples(cid, "iops", judge.on)  # the cache holds what the store holds
+    assert {b.seq for bs in judge.boots().values() for b in bs} == set(range(8))
+
+
+class OneBusyBoot(FakeMeasurer):
+    """The `busy_boot`-th guest starts on a host that had not settled and reads `factor` x."""
+
+    def __init__(self, busy_boot: int, factor: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.busy_boot, self.factor = busy_boot, factor
+
+    @contextmanager
+    def boot(self, kernel: Any, append: str | None = None) -> Iterator[FakeSession]:
+        with super().boot(kernel, append) as session:
+            busy = self.boots == self.busy_boot
+            session.host_state = BUSY if busy else QUIET  # type: ignore[attr-defined]
+            session.phases = {"to_agent": 2.5}  # type: ignore[attr-defined]
+            if busy:
+                session.value *= self.factor
+            yield session
+
+
+def judged(tmp_path, busy_boot: int, factor: float) -> tuple[Store, int, Judge]:  # type: ignore[no-untyped-def]
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("stray", {})
+    measurer = OneBusyBoot(busy_boot, factor, value_of=lambda commit: 100.0 if commit == "a" * 40 else 80.0,
+                           between=0.02, seed=4)
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 2)
+    judge.interleave(["a" * 40, "b" * 40], 5)
+    return store, cid, judge
+
+
+def test_a_busy_boot_that_strays_is_kept_in_the_store_and_left_out_of_the_evidence(tmp_path):
+    store, cid, judge = judged(tmp_path, busy_boot=4, factor=0.5)
+    assert len(judge.boots()["a" * 40]) == 6 and len(judge.evidence()["a" * 40]) == 5  # booted once more
+    facts = [b.facts for b in store.boots(cid)]
+    assert facts[3]["host_state"]["quiet"] is False and facts[0]["phases"] == {"to_agent": 2.5}
+    assert [b.busy for b in store.boot_samples(cid, "iops")["a" * 40]][1] is True
+
+
+def test_a_busy_boot_within_the_noise_stays_evidence(tmp_path):
+    _, _, judge = judged(tmp_path, busy_boot=4, factor=1.0)
+    assert len(judge.evidence()["a" * 40]) == len(judge.boots()["a" * 40]) == 5
