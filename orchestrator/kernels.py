@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from orchestrator.errors import UserError
+from orchestrator.errors import InfraError, UserError
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import Recipe
 from orchestrator.kbuild.store import KernelImage, KernelStore, sha256_file
@@ -41,6 +41,11 @@ class Kernels:
     def build(self, commit: str, modules: str | None = None) -> Build:
         """Raises BuildFailed (the commit's fault) or InfraError (the host's)."""
         assert self.builder is not None and self.repo is not None and self.recipe is not None
+        if not (self.repo / ".git").exists() and not (self.repo / "HEAD").exists():
+            # checked before the campaign started: it went away under it (deleted, moved). Not
+            # the commit's fault: the campaign pauses, and resumes once the repository is back
+            raise InfraError(f"repository: {self.repo} is gone (deleted or moved during the campaign); "
+                             "restore it to resume")
         theirs = subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{commit}^{{commit}}"],
                                 capture_output=True).returncode == 0
         objects = None if theirs or self.clone is None else self.clone

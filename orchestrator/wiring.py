@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from orchestrator.sessions import PoolMeasurer
 
 
+def say(message: str) -> None:
+    """A one-line note to the user beside the progress (a clone made again)."""
+    print(f"vmbisect: {message}", file=sys.stderr, flush=True)
+
+
 def open_pool(lab: Lab) -> "GuestPool":
     """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot. The
     slots of a lab file are leased against other controllers of this machine too (their host
@@ -48,7 +53,7 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "Gu
     from orchestrator.sessions import PoolMeasurer
 
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
-    kernels = Kernels(default_builder(), campaign.repository, recipe, campaign.timeouts.build_s, clone)
+    kernels = Kernels(default_builder(note=say), campaign.repository, recipe, campaign.timeouts.build_s, clone)
     measurer = PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
                             choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
                             campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True,
@@ -67,7 +72,7 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
 
     builder = recipe = None
     if any(v.commit for v in plan.variants):
-        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+        builder = default_builder(progress=say)
         recipe = parse_recipe(list(plan.recipe))
     kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
     needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
@@ -82,7 +87,7 @@ def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
     builds the reverts made in that clone), guests running the campaign's workload on one host
     of its lab (this machine without one); a resumed campaign goes on on the host of its runs."""
     choice = choose_workload(campaign)
-    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
+    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
     last = store.last_run(campaign_id)
     host = (last.raw.get("lab_host") if last else None) or campaign.host
     kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(lab_from(campaign.lab, campaign.host, uri)),

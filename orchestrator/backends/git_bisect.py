@@ -1,18 +1,27 @@
 """`git bisect` in a vmbisect-owned bare clone: real bisect semantics, never the user's tree.
 
-The clone shares the user's objects (`--shared`) and is bisected with `--no-checkout`, so no
-working tree is written anywhere; the builder checks commits out in its own place.
+The clone owns its objects (a local clone hard-links the user's object files; later commits are
+fetched), so a user repository deleted and made again, or rebased and pruned, cannot take
+objects from under a campaign (issue #21); the endpoints a bisection starts from are kept under
+refs/vmbisect/ so the range stays reachable whatever the user's branches do. It is bisected
+with `--no-checkout`, so no working tree is written anywhere; the builder checks commits out in
+its own place. A clone an older vmbisect made with `--shared`, or one whose refs name missing
+objects, is made again at start and at resume (the reverts it held are made again, with the
+same hashes).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from orchestrator.backends.gitlog import BisectState, parse_bisect_output
 from orchestrator.errors import InfraError, UserError
+from orchestrator.kbuild.gitrepo import stale
 
 VERDICTS = ("good", "bad", "skip")
 
@@ -40,17 +49,22 @@ def git(repo: Path, *args: str, check: bool = True,
 
 
 class GitBisect:
-    def __init__(self, user_repo: Path, workdir: Path) -> None:
+    def __init__(self, user_repo: Path, workdir: Path, note: Callable[[str], None] = lambda _msg: None) -> None:
         self.user_repo = user_repo
         self.repo = workdir / "bisect.git"
+        self.note = note
 
     def prepare(self) -> None:
-        """Clone (or refresh) the bare working copy of the user's repository."""
+        """Clone (or refresh) the bare working copy of the user's repository; made again when
+        it is stale (gitrepo.stale), before any work."""
         if not (self.user_repo / ".git").exists() and not (self.user_repo / "HEAD").exists():
             raise UserError(f"repository: {self.user_repo} is not a git repository")
+        if self.repo.exists() and (why := stale(self.repo)):
+            self.note(f"made its clone of {self.user_repo} again: {why}")
+            shutil.rmtree(self.repo)
         if not self.repo.exists():
             self.repo.parent.mkdir(parents=True, exist_ok=True)
-            git(self.repo.parent, "clone", "--quiet", "--bare", "--shared", str(self.user_repo.resolve()),
+            git(self.repo.parent, "clone", "--quiet", "--bare", "--local", str(self.user_repo.resolve()),
                 str(self.repo))
         else:
             git(self.repo, "fetch", "--quiet", "--force", str(self.user_repo.resolve()), "+refs/*:refs/*")
@@ -62,6 +76,8 @@ class GitBisect:
         return done.stdout.strip()
 
     def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState:
+        for name, commit in (("good", good), ("bad", bad)):  # the range stays reachable in this clone
+            git(self.repo, "update-ref", f"refs/vmbisect/{name}", commit)
         git(self.repo, "bisect", "reset", check=False)
         args = ["bisect", "start", "--no-checkout"] + (["--first-parent"] if first_parent else [])
         return parse_bisect_output(git(self.repo, *args, bad, good).stdout)

@@ -122,13 +122,16 @@ class KernelBuilder:
 
     def __init__(self, store: KernelStore, work_root: Path, ccache_dir: Path | None,
                  jobs: int | None = None, ccache_max: str = DEFAULT_CCACHE_MAX,
-                 progress: Callable[[str], None] = lambda _msg: None) -> None:
+                 progress: Callable[[str], None] = lambda _msg: None,
+                 note: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.work_root = work_root
         self.ccache_dir = ccache_dir if ccache_dir is not None and shutil.which("ccache") else None
         self.jobs = jobs or len(os.sched_getaffinity(0))
         self.ccache_max = ccache_max
         self.progress = progress
+        # what a user is told even where progress is quiet (a clone made again); default: progress
+        self.note = note or progress
         self._deadline: tuple[float, float] | None = None  # (monotonic end, limit) of the build under way
 
     def build_dir(self, repo_id: str, recipe: Recipe) -> Path:
@@ -160,9 +163,8 @@ class KernelBuilder:
                       toolchain: ToolchainInfo, started: float, objects: Path | None = None) -> KernelImage:
         src = repo_dir / "src"
         self.progress(f"checking out {revision.commit[:12]}")
-        gitrepo.ensure_clone(repo, src)
-        if objects is not None:
-            gitrepo.fetch_commit(src, objects, revision.commit)
+        gitrepo.ensure_clone(repo, src, self.note)
+        gitrepo.fetch_commit(src, objects if objects is not None else repo, revision.commit)
         gitrepo.checkout(src, revision.commit)
         build_dir = self.build_dir(revision.repo_id, recipe)
         build_dir.mkdir(parents=True, exist_ok=True)
@@ -287,6 +289,7 @@ class KernelBuilder:
         state_path.write_text(json.dumps({"inputs": inputs, "config_sha256": hashlib.sha256(new).hexdigest()}) + "\n")
 
 
-def default_builder(progress: Callable[[str], None] = lambda _msg: None) -> KernelBuilder:
+def default_builder(progress: Callable[[str], None] = lambda _msg: None,
+                    note: Callable[[str], None] | None = None) -> KernelBuilder:
     return KernelBuilder(KernelStore(), paths.data_dir() / "kbuild", paths.cache_dir() / "ccache",
-                         progress=progress)
+                         progress=progress, note=note)

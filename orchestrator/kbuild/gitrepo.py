@@ -1,9 +1,16 @@
 """Git adapter: read the user's repository, keep a vmbisect-owned checkout of it.
 
-The user's repository is only read (`git rev-parse`, and `git clone --shared` reading its
-objects). The checkout is a `--shared` clone: it borrows the user's object store through
-objects/info/alternates, so any commit the user has is visible in it without copying, and
-switching commits rewrites only the files that differ (keeping make's rebuilds small).
+The user's repository is only read (`git rev-parse`, and `git clone`/`git fetch` reading its
+objects). The checkout owns every object it holds: a local clone hard-links the user's object
+files (no copy on the same file system, a copy across), and commits the user makes later are
+fetched into it. It never borrows the user's object store (`--shared`, objects/info/alternates):
+a repository deleted and made again at the same path, or rebased and pruned (`git gc
+--prune=now`), would take objects from under it (issue #21). Switching commits rewrites only the
+files that differ (keeping make's rebuilds small).
+
+A checkout an older vmbisect made with `--shared`, or one whose refs name objects it lacks, is
+found before it is used (`ensure_clone`, at every campaign's first build) and made again, with a
+one-line note.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from orchestrator.errors import InfraError, UserError
 
@@ -53,27 +61,54 @@ def resolve(repo: Path, rev: str, objects: Path | None = None) -> Revision:
     return Revision(repo_id, commit, tree)
 
 
-def ensure_clone(repo: Path, src: Path) -> None:
-    """A `--shared --no-checkout` clone of `repo` at `src`, made once."""
+def stale(git_dir: Path) -> str:
+    """Why a vmbisect-owned clone (its git directory) cannot be used as it is, or "": it borrows
+    another repository's objects, or one of its refs names an object it does not have."""
+    if (git_dir / "objects" / "info" / "alternates").is_file():
+        return "it borrowed the objects of a repository that may have dropped them (a --shared clone)"
+    refs = _run(["git", "--git-dir", str(git_dir), "for-each-ref", "--format=%(objectname) %(refname)"])
+    if refs.returncode != 0:
+        return f"git cannot read it: {refs.stderr.strip()[-200:]}"
+    tips = [line.split(" ", 1) for line in refs.stdout.splitlines() if line]
+    if tips:
+        check = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch-check"],
+                               input="".join(f"{oid}\n" for oid, _ in tips), capture_output=True, text=True,
+                               env={**os.environ, **_GIT_ENV_SAFE}, check=False)
+        missing = [ref for (_, ref), line in zip(tips, check.stdout.splitlines()) if line.endswith(" missing")]
+        if missing:
+            return f"{missing[0]} names an object it does not have"
+    return ""
+
+
+def ensure_clone(repo: Path, src: Path, note: Callable[[str], None] = lambda _msg: None) -> None:
+    """A `--no-checkout` clone of `repo` at `src` owning its objects, made once; made again
+    (after `note` says why) when it is stale."""
     if (src / ".git").is_dir():
-        return
+        why = stale(src / ".git")
+        if not why:
+            return
+        note(f"made its clone of {repo} again: {why}")
+        shutil.rmtree(src)
     partial = src.with_name(src.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.parent.mkdir(parents=True, exist_ok=True)
-    proc = _run(["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo.resolve()), str(partial)])
+    proc = _run(["git", "clone", "--quiet", "--local", "--no-checkout", str(repo.resolve()), str(partial)])
     if proc.returncode != 0:
         raise InfraError(f"git clone of {repo} failed: {proc.stderr.strip()[-300:]}")
     partial.rename(src)
 
 
 def fetch_commit(src: Path, objects: Path, commit: str) -> None:
-    """Bring `commit` from `objects` into the checkout `src` (its refs under refs/vmbisect/)."""
+    """Bring `commit` from `objects` (the user's repository, or vmbisect's own clone holding
+    reverts under refs/vmbisect/) into the checkout `src`."""
     if _run(["git", "-C", str(src), "cat-file", "-e", f"{commit}^{{commit}}"]).returncode == 0:
         return
     proc = _run(["git", "-C", str(src), "fetch", "--quiet", "--no-tags", str(objects.resolve()),
-                 "+refs/vmbisect/*:refs/vmbisect/*"])
+                 "+refs/*:refs/vmbisect-fetched/*"])
     if proc.returncode != 0:
         raise InfraError(f"git fetch of {commit[:12]} from {objects} failed: {proc.stderr.strip()[-300:]}")
+    if _run(["git", "-C", str(src), "cat-file", "-e", f"{commit}^{{commit}}"]).returncode != 0:
+        raise InfraError(f"git fetch from {objects} did not bring {commit[:12]}: no ref there leads to it")
 
 
 def checkout(src: Path, commit: str) -> None:
