@@ -86,6 +86,8 @@ class Judge:
         self._lock = threading.RLock()
         self._kernels: dict[str, KernelArtifact] = {}
         self._cache: dict[str, list[Boot]] | None = None
+        self._last_boot_id = -1  # the latest boot whose runs the cache holds (started in this process)
+        self._seq_of: dict[int, int] = {}  # boot id -> its seq in the cache, for boots of this process
         self._last_ref_first = ""
         self.booting = ""  # the candidate of the boot in flight (or last): whose fault a failure is
         # the lab host whose boots count: None until the first guest of this process (then every
@@ -108,7 +110,7 @@ class Judge:
                     raise
                 (on_move or self._moved)(exc)
                 with self._lock:
-                    self.on, self._unplaced, self._cache = None, True, None
+                    self.on, self._unplaced, self._cache, self._seq_of = None, True, None, {}
 
     def _moved(self, exc: HostFailed) -> None:
         self.store.add_decision(self.campaign_id, Decided(
@@ -120,7 +122,7 @@ class Judge:
     def _place(self, host: str) -> None:
         """The guest just booted is on `host`: from now on the decisions use that host's boots."""
         if host != self.on or self._unplaced:
-            self.on, self._unplaced, self._cache = host, False, None
+            self.on, self._unplaced, self._cache, self._seq_of = host, False, None, {}
             self.boots()
 
     # ---- the evidence ------------------------------------------------------------------------
@@ -156,15 +158,25 @@ class Judge:
         ss, df = pooled_boot_variance(others)
         return step_odds(boots.get(good, []), boots.get(bad, []), boots.get(key, []), ss, df)
 
-    def _add(self, key: str, new_boot: bool, value: float, busy: bool) -> None:
+    def _add(self, key: str, boot_id: int, new_boot: bool, value: float, busy: bool) -> None:
         """The run just stored, added to the boots as `Store.boot_samples` would read them: the
-        first run of a boot opens the next boot in sequence, the others extend it."""
+        first run of a boot opens the next boot in sequence, the others extend it. The store
+        numbers boots in the order they started: when another slot's boot that started earlier
+        brings its first run later, or a run belongs to a boot the cache no longer knows, the
+        cache is read again from the store instead (only ever with several slots)."""
         boots = self.boots()
-        mine = boots.setdefault(key, [])
-        if new_boot or not mine:
-            mine.append(Boot(sum(len(bs) for bs in boots.values()), (value,), busy))
-        else:
-            mine[-1] = Boot(mine[-1].seq, (*mine[-1].runs, value), mine[-1].busy)
+        if new_boot and boot_id > self._last_boot_id:
+            self._last_boot_id = boot_id
+            self._seq_of[boot_id] = sum(len(bs) for bs in boots.values())
+            boots.setdefault(key, []).append(Boot(self._seq_of[boot_id], (value,), busy))
+            return
+        seq = None if new_boot else self._seq_of.get(boot_id)
+        mine = boots.get(key, [])
+        at = next((i for i, b in enumerate(mine) if b.seq == seq), None)
+        if at is None:
+            self._cache, self._seq_of = None, {}
+            return
+        mine[at] = Boot(mine[at].seq, (*mine[at].runs, value), mine[at].busy)
 
     # ---- kernels -----------------------------------------------------------------------------
 
@@ -246,7 +258,7 @@ class Judge:
                 values = result.values()
                 with self._lock:
                     self.store.add_run(self.campaign_id, boot_id, key, values, result.to_json())
-                    self._add(key, i == 0, float(values[self.metric]), busy)
+                    self._add(key, boot_id, i == 0, float(values[self.metric]), busy)
 
     def interleave(self, keys: list[str], need: int, since: int = 0) -> None:
         """Boots until every key has `need` (counting its boots from boot `since` on), one boot

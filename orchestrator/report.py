@@ -24,6 +24,7 @@ from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Kind, Role
 from orchestrator.render.scale import whole_or_4g as num
+from orchestrator.results import BisectOutcome, BisectResult, Stopped, read
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
 
@@ -91,7 +92,6 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
     row = store.campaign(campaign_id)
     boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
     samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
-    result = row.result or {}
     info = functools.lru_cache(maxsize=None)(info)
 
     def subject(sha: str) -> str:
@@ -101,20 +101,23 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
     steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), boots.get(d.commit, [])), d.verdict,
                        d.reason, d.confidence, host_of.get(d.commit, ""))
                   for i, d in enumerate(shown))
-    culprit = info(result["culprit"]) if result.get("culprit") else None
-    parent = result.get("parent")
-    confirmation = result.get("confirmation") or {}
+    typed = read("bisect", row.state, row.result)
+    done = typed if isinstance(typed, BisectResult) else BisectResult(BisectOutcome.INCONCLUSIVE)
+    culprit = info(done.culprit) if done.culprit else None
+    parent = done.parent
+    confirmation = done.confirmation
     report = BisectReport(
-        name=row.name, state=row.state, metric=metric, direction=direction, kind=result.get("kind", row.state),
+        name=row.name, state=row.state, metric=metric, direction=direction,
+        kind=done.outcome.value if isinstance(typed, BisectResult) else row.state,
         culprit=culprit,
         culprit_figures=figures(culprit.sha, culprit.subject, boots.get(culprit.sha, [])) if culprit else None,
         parent_figures=figures(parent, subject(parent), boots.get(parent, [])) if parent else None,
-        candidates=tuple(info(c) for c in result.get("candidates", [])),
-        steps=steps, notes=tuple(result.get("notes", [])) + ((result["reason"],) if "reason" in result else ()),
-        bisect_log=row.bisect_log, samples=samples, confidence=result.get("confidence", 0.0),
-        confidence_text=result.get("confidence_text", ""),
+        candidates=tuple(info(c) for c in done.candidates),
+        steps=steps, notes=done.notes + ((typed.reason,) if isinstance(typed, Stopped) else ()),
+        bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
+        confidence_text=done.confidence_text,
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
-        revert=result.get("revert", {}).get("text", ""),
+        revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts)
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]

@@ -5,8 +5,9 @@ and a measurer over the pool, for each scheduler. Tests build their own (tests/f
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
@@ -81,28 +82,35 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
     return kernels, measurer
 
 
+@contextmanager
 def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-               on_event: Callable[[Event], None]) -> Engine:
+               on_event: Callable[[Event], None]) -> Iterator[Engine]:
     """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
     builds the reverts made in that clone), guests running the campaign's workload on one host
-    of its lab (this machine without one); a resumed campaign goes on on the host of its runs."""
+    of its lab (this machine without one); a resumed campaign goes on on the host of its runs.
+    The lab's guest pool is closed when the engine is done with it."""
     choice = choose_workload(campaign)
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
     last = store.last_run(campaign_id)
     host = (last.raw.get("lab_host") if last else None) or campaign.host
-    kernels, measurer = bisection(campaign, choice, vcs.repo, open_pool(lab_from(campaign.lab, campaign.host, uri)),
-                                  host)
-    return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
+    pool = open_pool(lab_from(campaign.lab, campaign.host, uri))
+    try:
+        kernels, measurer = bisection(campaign, choice, vcs.repo, pool, host)
+        yield Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
+    finally:
+        pool.close()
 
 
+@contextmanager
 def verification_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-                     on_event: Callable[[Event], None]) -> tuple[Judge, Vcs, str]:
+                     on_event: Callable[[Event], None]) -> Iterator[tuple[Judge, Vcs, str]]:
     """A verification's judge over the same parts as a bisection's (engine_for), its
     repository and the metric's direction."""
-    engine = engine_for(campaign, store, campaign_id, uri, on_event)
-    return engine.judge_for(campaign_id), engine.vcs, engine.direction
+    with engine_for(campaign, store, campaign_id, uri, on_event) as engine:
+        yield engine.judge_for(campaign_id), engine.vcs, engine.direction
 
 
 def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
                  on_event: Callable[[Event], None]) -> Outcome:
-    return engine_for(campaign, store, campaign_id, uri, on_event).run(campaign_id)
+    with engine_for(campaign, store, campaign_id, uri, on_event) as engine:
+        return engine.run(campaign_id)

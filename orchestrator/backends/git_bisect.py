@@ -64,7 +64,7 @@ class GitBisect:
             shutil.rmtree(self.repo)
         if not self.repo.exists():
             self.repo.parent.mkdir(parents=True, exist_ok=True)
-            git(self.repo.parent, "clone", "--quiet", "--bare", "--local", str(self.user_repo.resolve()),
+            git(self.repo.parent, "clone", "--quiet", "--bare", str(self.user_repo.resolve()),
                 str(self.repo))
         else:
             git(self.repo, "fetch", "--quiet", "--force", str(self.user_repo.resolve()), "+refs/*:refs/*")

@@ -54,6 +54,7 @@ from orchestrator.errors import (
 )
 from orchestrator.judge import CampaignStore, Judge
 from orchestrator.ports import Event, KernelBuilder, Measurer
+from orchestrator.results import BisectOutcome, BisectResult, Stopped
 from orchestrator.stats import (
     Boot,
     compare_boots,
@@ -212,10 +213,10 @@ class Engine:
         try:
             check = self._check_endpoints(campaign_id, good, bad)
         except EndpointFailed as exc:
-            self.store.set_state(campaign_id, "failed", {"reason": str(exc)})
+            self.store.set_state(campaign_id, "failed", Stopped(str(exc)).to_dict())
             raise
         if not check.ok:
-            self.store.set_state(campaign_id, "refused", {"reason": check.message})
+            self.store.set_state(campaign_id, "refused", Stopped(check.message).to_dict())
             raise CampaignRefused(f"campaign refused: {check.message}")
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
@@ -608,21 +609,14 @@ class Engine:
             moves.append(f"the references were measured again on {self.judge.on}, which measured every step "
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
-        saved = sum(1 for d in latest if d.inherited)
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
-        result: dict[str, Any] = {"notes": notes, "inherited": saved, "host": self.judge.on,
-                                  "boots": sum(len(v) for v in everywhere.values())}
         kind, culprit, candidates = state.kind, state.culprit, state.candidates
         if state.kind == "found" and unresolved.kind is Doubt.NOOP:
             kind, culprit = "inconclusive", ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
+        revert = confirmation.pop("revert", None) if kind == "found" else None
         if kind == "found":
-            parent = self.vcs.parent(culprit)
-            revert = confirmation.pop("revert", None)
-            result.update({"culprit": culprit, "parent": parent, "confirmation": confirmation})
-            if revert is not None:
-                result["revert"] = revert
             # the steps' chance of being all right is the prior; the culprit-against-parent evidence
             # and the revert's (bad with it reverted back at good, against no change) update it. A
             # revert that does not restore the tip lowers the confidence even when a later change
@@ -630,13 +624,15 @@ class Engine:
             odds = math.log(max(confidence, 1e-12)) - math.log(max(1 - confidence, 1e-12))
             odds += confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
             confidence = 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
-        else:
-            result["candidates"] = list(candidates)
-        result.update({"kind": kind, "confidence": confidence, "doubtful": doubtful,
-                       "confidence_text": confidence_words(confidence, doubtful)})
-        self.store.set_state(campaign_id, "done", result)
+        result = BisectResult(
+            BisectOutcome(kind), culprit, self.vcs.parent(culprit) if culprit else "",
+            () if kind == "found" else tuple(candidates), confidence, confidence_words(confidence, doubtful),
+            tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
+            sum(len(v) for v in everywhere.values()), confirmation if kind == "found" else {}, revert)
+        self.store.set_state(campaign_id, "done", result.to_dict())
         return Outcome(kind, culprit, tuple(candidates), check, self._step, tuple(notes), confidence,
-                       {k: result[k] for k in ("confirmation", "revert") if k in result})
+                       {"confirmation": confirmation, **({"revert": revert} if revert is not None else {})}
+                       if kind == "found" else {})
 
     def _drift(self, campaign_id: int, good: str, bad: str) -> str:
         """The drift guard's report: the references' common linear drift over the campaign, when

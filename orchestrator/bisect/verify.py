@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from orchestrator.bisect.endpoints import level
+from orchestrator.results import VerifyResult
 from orchestrator.stats import Boot, TwoSample, compare_boots, components, relative_change, reps_to_detect
 
 if TYPE_CHECKING:
@@ -106,7 +107,6 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
         level(measured[parent]), c.metric.threshold.value)
     answer = judge(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
-    judge_.store.set_state(judge_.campaign_id, "done", {
-        "kind": "verify", "commit": commit, "parent": parent, "verdict": [x for x in (answer.line, revert_line) if x],
-        "answer": answer.verdict, "boots_needed": answer.boots_needed})
+    judge_.store.set_state(judge_.campaign_id, "done", VerifyResult(
+        commit, parent, answer.verdict, tuple(x for x in (answer.line, revert_line) if x), answer.boots_needed).to_dict())
     return Verification(commit, parent, answer, revert_line, means)

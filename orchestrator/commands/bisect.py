@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
+from orchestrator.results import Stopped
 
 if TYPE_CHECKING:
     from orchestrator.bisect.adapters import WorkloadChoice
@@ -73,7 +74,7 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
             raise fault from exc
     except InfraError as exc:
         try:
-            store.set_state(campaign_id, "paused", {"reason": str(exc)})
+            store.set_state(campaign_id, "paused", Stopped(str(exc)).to_dict())
         except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
             pass
         raise InfraError(f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") \

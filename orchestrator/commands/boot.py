@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.argtypes import existing_file, seconds
-from orchestrator.commands.labopts import add_lab_options, lab_from_args, open_pool
+from orchestrator.commands.labopts import add_lab_options, lab_from_args
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 
 
@@ -33,6 +33,8 @@ def run(a: argparse.Namespace) -> int:
     spec = spec_from_args(a)
     lab = lab_from_args(a)
     kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
+    from orchestrator.wiring import open_pool
+
     pool = open_pool(lab)
     console_log: Path | None = None
     try:

@@ -13,6 +13,7 @@ from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
 from orchestrator.commands.labopts import add_lab_options
 from orchestrator.commands.vmopts import add_vm_options, guest_options
 from orchestrator.errors import UserError, choices_error
+from orchestrator.results import CompareResult
 from orchestrator.specs import CompareSpec
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_ov
         finally:
             pool.close()
     result = comparison(plan, stored_runs(store, campaign_id))
-    store.set_state(campaign_id, "done", {"kind": CompareSpec.KIND, "verdict": list(result.verdict)})
+    store.set_state(campaign_id, "done", CompareResult(tuple(result.verdict)).to_dict())
     return result
 
 
@@ -173,12 +174,12 @@ def finish(result: Comparison, reports: list[Path]) -> int:
     return 0
 
 
-def resume(store: Store, campaign_id: int, spec: CompareSpec, a: argparse.Namespace) -> int:
+def resume(store: Store, campaign_id: int, spec: CompareSpec, uri: str, take_over: bool) -> int:
     from orchestrator.compare.plan import plan_from_spec
 
     plan = plan_from_spec(spec)
     check_kernels(plan)
-    return finish(execute(plan, store, campaign_id, a.uri, a.take_over), list(spec.reports))
+    return finish(execute(plan, store, campaign_id, uri, take_over), list(spec.reports))
 
 
 def report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:

@@ -16,9 +16,3 @@ def add_lab_options(p: argparse.ArgumentParser) -> None:
 def lab_from_args(a: argparse.Namespace) -> Lab:
     """The lab file's hosts, or this machine alone (at --uri) without one. --host is checked here."""
     return lab_from(a.lab, a.host, a.uri)
-
-
-def open_pool(lab: Lab):  # -> GuestPool (orchestrator/wiring.py, where the real parts are wired)
-    from orchestrator import wiring
-
-    return wiring.open_pool(lab)

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from orchestrator.commands.argtypes import count, existing_file, seconds
-from orchestrator.commands.labopts import add_lab_options, lab_from_args, open_pool
+from orchestrator.commands.labopts import add_lab_options, lab_from_args
 from orchestrator.commands.vmopts import add_vm_options, spec_from_args
 from orchestrator.errors import UserError
 from orchestrator.stats import Summary, summarize
@@ -68,6 +68,8 @@ def run(a: argparse.Namespace) -> int:
     kernel = KernelArtifact(a.kernel, file_sha256(a.kernel), a.initrd_modules_from)
     samples: list[tuple[int, str, RunResult]] = []
     boots: list[dict[str, Any]] = []
+    from orchestrator.wiring import open_pool
+
     pool = open_pool(lab)
     # Every boot on one host: samples from hosts of different speed are never mixed.
     measurer = PoolMeasurer(pool, spec, plan.workload, plan.points[0], plan.workload.kernel_needs_all(plan.points),

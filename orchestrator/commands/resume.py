@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from orchestrator.commands.argtypes import campaign_id
-from orchestrator.commands.bisect import add_store_option, execute, preflight
+from orchestrator.commands.bisect import add_store_option
 from orchestrator.errors import UserError
 
 # "paused": stopped by an infrastructure error (commands/bisect.py paused_on_infra_error).
@@ -23,19 +23,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.commands import compare, verify
-    from orchestrator.specs import BisectSpec, CompareSpec, VerifySpec, stored
+    from orchestrator.commands.kinds import Options, run_stored
     from orchestrator.store import Store
 
     store = Store(a.store)
     row = store.campaign(a.id)
     if row.state not in RESUMABLE:
         raise UserError(f"id: campaign {a.id} is {row.state}, not running or paused; see vmbisect report {a.id}")
-    spec = stored(row)
-    if isinstance(spec, CompareSpec):
-        return compare.resume(store, a.id, spec, a)
-    if isinstance(spec, VerifySpec):
-        return verify.execute(store, a.id, a.uri, a.take_over)
-    assert isinstance(spec, BisectSpec)
-    preflight(spec.campaign)
-    return execute(spec.campaign, store, a.id, a.uri, a.json, a.take_over)
+    return run_stored(store, a.id, Options(a.uri, a.json, a.take_over))

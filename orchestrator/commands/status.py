@@ -19,6 +19,7 @@ def run(a: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from orchestrator.commands.kinds import status_line
     from orchestrator.decisions import Role
     from orchestrator.store import Store
 
@@ -30,13 +31,7 @@ def run(a: argparse.Namespace) -> int:
     for row in rows:
         decisions = store.decisions(row.id)
         samples = store.sample_count(row.id)
-        result = row.result or {}
-        shown = (result.get("culprit", "")[:12] or " ".join(c[:12] for c in result.get("candidates", []))
-                 or result.get("reason", "") or (result.get("verdict") or [""])[0][:80])
-        if result.get("kind") == "inconclusive":
-            shown = "inconclusive: " + shown
-        if "confidence" in result:  # the answer's confidence beside it, LOW when it is
-            shown += f" ({result.get('confidence_text', '').split(':')[0]})"
+        shown = status_line(row)
         table.add_row(str(row.id), row.kind, row.name, row.state, str(sum(d.role is Role.STEP for d in decisions)),
                       str(samples), shown, f"{row.updated:%Y-%m-%d %H:%M}")
     Console().print(table)

@@ -74,9 +74,9 @@ def execute(store: Any, campaign_id: int, uri: str, take_over: bool = False) -> 
     assert isinstance(spec, VerifySpec)
     campaign = spec.campaign
     with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
-        judge, vcs, direction = verification_for(campaign, store, campaign_id, uri, json_lines(sys.stderr))
         print(f"vmbisect: verification {campaign_id}; resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-        result = verify_commit(judge, vcs, campaign, direction, spec.commit, spec.boots, spec.revert_on)
+        with verification_for(campaign, store, campaign_id, uri, json_lines(sys.stderr)) as (judge, vcs, direction):
+            result = verify_commit(judge, vcs, campaign, direction, spec.commit, spec.boots, spec.revert_on)
     print(result.answer.line)
     if result.revert:
         print(result.revert)

@@ -1,0 +1,137 @@
+"""What a stored campaign ended with: one result type per campaign kind, as orchestrator/specs.py
+has one spec type per kind, each written by `to_dict` into the store's JSON `result` column and
+read back by `from_dict`. No field changes its meaning with the kind: a bisection's answer is its
+`outcome` (found, only skipped, inconclusive); a campaign that stopped before an answer
+(refused, failed, paused) has a `Stopped` result with its reason.
+
+Results an older vmbisect stored read into the same types: a bisection's outcome was under
+`kind` (found / only_skipped / inconclusive), a verification and a comparison put their campaign
+kind there (`"kind": "verify"`, `"kind": "compare"`); `from_dict` takes both layouts, and the
+store is not rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Mapping, Union
+
+
+class BisectOutcome(StrEnum):
+    """A bisection's answer: a culprit, only skipped commits left (the culprit is one of the
+    candidates), or inconclusive (the candidates are the range left; notes say why)."""
+
+    FOUND = "found"
+    ONLY_SKIPPED = "only_skipped"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class BisectResult:
+    outcome: BisectOutcome
+    culprit: str = ""
+    parent: str = ""
+    candidates: tuple[str, ...] = ()
+    confidence: float = 0.0
+    confidence_text: str = ""
+    doubtful: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    inherited: int = 0  # verdicts carried by an identical image, not booted
+    host: str | None = None  # the lab host that measured the last steps
+    boots: int = 0
+    confirmation: Mapping[str, Any] = field(default_factory=dict)  # the culprit against its parent
+    revert: Mapping[str, Any] | None = None  # bad with the culprit reverted against bad
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["outcome"] = self.outcome.value
+        d["candidates"], d["doubtful"], d["notes"] = list(self.candidates), list(self.doubtful), list(self.notes)
+        d["confirmation"] = dict(self.confirmation)
+        d["revert"] = dict(self.revert) if self.revert is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "BisectResult":
+        # `kind`: before results were typed; the oldest stored only the culprit
+        outcome = d.get("outcome") or d.get("kind") or ("found" if d.get("culprit") else "inconclusive")
+        return cls(BisectOutcome(outcome), d.get("culprit", ""), d.get("parent", ""), tuple(d.get("candidates", ())),
+                   float(d.get("confidence", 0.0)), d.get("confidence_text", ""), tuple(d.get("doubtful", ())),
+                   tuple(d.get("notes", ())), int(d.get("inherited", 0)), d.get("host"), int(d.get("boots", 0)),
+                   dict(d.get("confirmation") or {}), d.get("revert"))
+
+    def line(self) -> str:
+        """One line for `status`: the culprit (or the candidates) and the confidence."""
+        if self.outcome is BisectOutcome.FOUND:
+            confidence = self.confidence_text.split(":")[0]  # "LOW confidence 80.0%" without why (shown in status ID)
+            return f"{self.culprit[:12]} ({confidence})" if confidence else self.culprit[:12]
+        shown = " ".join(c[:12] for c in self.candidates)
+        return f"inconclusive: {shown}" if self.outcome is BisectOutcome.INCONCLUSIVE else shown
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    commit: str
+    parent: str
+    answer: str  # confirmed, not seen, cannot tell
+    lines: tuple[str, ...]  # the answer's line, and the revert's when asked
+    boots_needed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "parent": self.parent, "answer": self.answer, "lines": list(self.lines),
+                "boots_needed": self.boots_needed}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "VerifyResult":
+        lines = d.get("lines", d.get("verdict", ()))  # `verdict`: before results were typed
+        return cls(d.get("commit", ""), d.get("parent", ""), d.get("answer", ""), tuple(lines),
+                   int(d.get("boots_needed", 0)))
+
+    def line(self) -> str:
+        return (self.lines or ("",))[0][:80]
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    lines: tuple[str, ...]  # the comparison's verdict lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lines": list(self.lines)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CompareResult":
+        return cls(tuple(d.get("lines", d.get("verdict", ()))))  # `verdict`: before results were typed
+
+    def line(self) -> str:
+        return (self.lines or ("",))[0][:80]
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """A campaign that stopped before its answer: refused (the endpoints do not allow one),
+    failed (an endpoint does not build, boot or run), paused (the host's fault; resumable)."""
+
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Stopped":
+        return cls(d.get("reason", ""))
+
+    def line(self) -> str:
+        return self.reason[:80]
+
+
+Result = Union[BisectResult, VerifyResult, CompareResult, Stopped]
+ANSWERS: dict[str, type[BisectResult] | type[VerifyResult] | type[CompareResult]] = {
+    "bisect": BisectResult, "verify": VerifyResult, "compare": CompareResult}
+
+
+def read(kind: str, state: str, data: Mapping[str, Any] | None) -> Result | None:
+    """The typed result of a campaign of `kind` in `state` (None while it runs without one)."""
+    if not data:
+        return None
+    if state == "done":
+        return ANSWERS[kind].from_dict(data)
+    return Stopped.from_dict(data) if "reason" in data else None
