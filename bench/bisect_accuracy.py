@@ -96,7 +96,7 @@ def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]]
     return shas, groups, real
 
 
-def values(shas: list[str], culprit: int, drop: float):  # type: ignore[no-untyped-def]
+def values(shas: list[str], culprit: int, drop: float):
     index = {s: i for i, s in enumerate(shas)}
 
     def value(commit: str) -> float:
@@ -120,7 +120,7 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     builder = FakeBuilder(same_image=groups)
     measurer = FakeMeasurer(values(shas, culprit, case.drop), case.within, seed, between=case.between,
                             drift=-drift_per_boot)
-    engine = Engine(c, "higher", FakeLinearVcs(shas), builder, measurer, store)  # type: ignore[arg-type]
+    engine = Engine(c, "higher", FakeLinearVcs(shas), builder, measurer, store)
     try:
         out = engine.run(cid)
     except CampaignRefused as exc:
@@ -168,7 +168,7 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     def collect(commit: str, need: int) -> list[float]:
         have = runs.setdefault(commit, [])
         while len(have) < need:
-            with measurer.boot(builder.build(commit)) as session:
+            with measurer.boot(builder.build(commit).kernel) as session:
                 for _ in range(min(3, need - len(have))):
                     have.append(session.run().values()["iops"])
         return have

@@ -24,7 +24,8 @@ from orchestrator.vm.spec import DiskSpec, VmSpec
 from orchestrator.workloads import runner
 from orchestrator.workloads.definition import load_all, resolve
 
-PARAMS = {"rw": "randread", "bs": "4k", "iodepth": 16, "ramp_time": 1, "runtime": 5}
+RAMP_S, RUNTIME_S = 1, 5
+PARAMS = {"rw": "randread", "bs": "4k", "iodepth": 16, "ramp_time": RAMP_S, "runtime": RUNTIME_S}
 ORDER = ("cleanup", "stage", "disks", "settle", "define", "to_agent", "prepare", "runs", "destroy", "files")
 
 
@@ -64,7 +65,7 @@ def main() -> int:
         totals.append(time.monotonic() - started)
         for name, seconds in {**phases, "prepare": prepare, "runs": runs}.items():
             seen.setdefault(name, []).append(seconds)
-    fio_s = a.runs * (PARAMS["ramp_time"] + PARAMS["runtime"])
+    fio_s = a.runs * (RAMP_S + RUNTIME_S)
     print(f"kernel {a.kernel}, accelerator {accel}, {a.boots} boots of {a.runs} fio runs ({fio_s} s of fio each)")
     print(f"{'phase':<10} {'median s':>9} {'min':>7} {'max':>7}")
     for name in (*ORDER, *sorted(set(seen) - set(ORDER) - {"guest"})):

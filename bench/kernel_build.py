@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-STATE = Path(os.environ.get("VMBISECT_BENCH_DIR", Path.home() / ".cache" / "vmbisect-bench" / "kbuild"))
 from orchestrator.kbuild.builder import default_builder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import (
@@ -29,6 +28,8 @@ from orchestrator.kbuild.source import (
     default_repo_path,
     ensure_linux_source_repo,
 )
+
+STATE = Path(os.environ.get("VMBISECT_BENCH_DIR", Path.home() / ".cache" / "vmbisect-bench" / "kbuild"))
 
 BENCH_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
              "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost",

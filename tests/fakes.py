@@ -10,7 +10,7 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Iterator, Mapping, Sequence
 
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.compare.variant import Variant
@@ -34,9 +34,10 @@ class FakeBuilder:
     `same_image` (commits that change nothing the kernel is built from: one image per group).
     `same_image` is a set (one group) or a list of sets."""
 
-    def __init__(self, broken: set[str] = frozenset(), same_image: set[str] | list[set[str]] = frozenset()) -> None:
+    def __init__(self, broken: AbstractSet[str] = frozenset(),
+                 same_image: AbstractSet[str] | Sequence[AbstractSet[str]] = frozenset()) -> None:
         self.broken = broken
-        self.groups = same_image if isinstance(same_image, list) else [same_image]
+        self.groups = list(same_image) if isinstance(same_image, Sequence) else [same_image]
         self.built: list[str] = []
 
     def build(self, commit: str) -> Build:
@@ -101,7 +102,7 @@ class FakeSession:
         self.measurer, self.guest, self.value, self.fails = measurer, guest, value, fails
         self.other_metric = other_metric
         self.boot_seconds = 0.01
-        self.host = measurer.host
+        self.host = measurer.host or "local"
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         m = self.measurer
@@ -139,10 +140,10 @@ class FakeMeasurer:
     guest, `calls` each run's (scheduler of sda, params, nice)."""
 
     def __init__(self, value_of: Callable[[str], float] = lambda _commit: 8000.0, noise: float = 0.03,
-                 seed: int = 0, boot_broken: set[str] = frozenset(), infra_after: int | None = None,
+                 seed: int = 0, boot_broken: AbstractSet[str] = frozenset(), infra_after: int | None = None,
                  metric: str = "iops", between: float = 0.0, drift: float = 0.0,
                  misread: Mapping[str, tuple[int, float]] | None = None,
-                 workload_fails: Mapping[str, str] | None = None, metric_missing: set[str] = frozenset(),
+                 workload_fails: Mapping[str, str] | None = None, metric_missing: AbstractSet[str] = frozenset(),
                  crash_after: int | None = None, disks: int = 2, host: str | None = "local",
                  host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
                  asked: bool = False, speed: Mapping[str, float] | None = None) -> None:
@@ -216,20 +217,20 @@ class FakeLinearVcs:
     def resolve(self, rev: str, field: str) -> str:
         return rev
 
-    def start(self, good: str, bad: str, first_parent: bool = False):  # type: ignore[no-untyped-def]
+    def start(self, good: str, bad: str, first_parent: bool = False):
         self.good, self.bad, self.marks = good, bad, []
         return self._state()
 
-    def restart(self, good: str, bad: str, first_parent: bool, marks: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+    def restart(self, good: str, bad: str, first_parent: bool, marks: list[tuple[str, str]]):
         self.start(good, bad)
         self.marks = list(marks)
         return self._state()
 
-    def mark(self, commit: str, verdict: str):  # type: ignore[no-untyped-def]
+    def mark(self, commit: str, verdict: str):
         self.marks.append((commit, verdict))
         return self._state()
 
-    def _state(self):  # type: ignore[no-untyped-def]
+    def _state(self):
         from orchestrator.backends.gitlog import BisectState
 
         lo, hi = self.index[self.good], self.index[self.bad]
@@ -259,7 +260,7 @@ class FakeLinearVcs:
     def log(self) -> str:
         return "\n".join([f"git bisect start {self.bad} {self.good}"] + [f"git bisect {v} {c}" for c, v in self.marks])
 
-    def replay(self, log: str, scratch: Path):  # type: ignore[no-untyped-def]
+    def replay(self, log: str, scratch: Path):
         lines = log.splitlines()
         self.bad, self.good = lines[0].split()[3:5]
         self.marks = [(ln.split()[3], ln.split()[2]) for ln in lines[1:]]
@@ -271,7 +272,7 @@ class FakeLinearVcs:
     def is_ancestor(self, ancestor: str, commit: str) -> bool:
         return self.index.get(ancestor, -1) <= self.index.get(commit, -1)
 
-    def revert(self, commit: str, onto: str):  # type: ignore[no-untyped-def]
+    def revert(self, commit: str, onto: str):
         from orchestrator.backends.git_bisect import Revert
 
         self.reverts[f"revert-{commit}"] = commit
