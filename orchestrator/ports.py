@@ -1,6 +1,6 @@
 """The one measurement layer's ports: what the schedulers (the bisect engine, the compare runner,
-verify) see of kernels, guests and progress. The real parts (orchestrator/kernels.py,
-orchestrator/sessions.py, wired in orchestrator/wiring.py) and the tests' fakes
+verify) see of kernels, guests and progress. The real parts (orchestrator/measure/kernels.py,
+orchestrator/measure/guests.py, wired in orchestrator/wiring.py) and the tests' fakes
 (tests/fakes.py) both satisfy them.
 
     KernelBuilder.build(commit) -> Build            a kernel artifact and how it was obtained

@@ -13,20 +13,20 @@ from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
 from orchestrator.bisect.engine import Engine, Outcome, Vcs
-from orchestrator.bisect.session import campaign_workdir
+from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.campaign import Campaign
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.hosts.lab import Lab, lab_from
-from orchestrator.judge import Judge
 from orchestrator.kbuild.recipe import parse_recipe
-from orchestrator.kernels import Kernels
+from orchestrator.measure.judge import Judge
+from orchestrator.measure.kernels import Kernels
 from orchestrator.ports import Event
 from orchestrator.store import Store
 
 if TYPE_CHECKING:
     from orchestrator.hosts.pool import GuestPool
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
 
 
 def say(message: str) -> None:
@@ -51,7 +51,7 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "Gu
     and guests running the campaign's workload, every one on one host: `host`, or the one the
     first guest got (the engine compares every step with references of the same host)."""
     from orchestrator.kbuild.builder import default_builder
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
 
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
     kernels = Kernels(default_builder(note=say), campaign.repository, recipe, campaign.timeouts.build_s, clone)
@@ -69,7 +69,7 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
     guest on one host: `host` (the one asked for, or where a resumed comparison measured
     last), or the one the first guest got; it moves on from a failed host unless asked for."""
     from orchestrator.kbuild.builder import default_builder
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
 
     builder = recipe = None
     if any(v.commit for v in plan.variants):

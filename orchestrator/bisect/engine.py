@@ -52,7 +52,7 @@ from orchestrator.errors import (
     UserError,
     WorkloadFailed,
 )
-from orchestrator.judge import CampaignStore, Judge
+from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, Stopped
 from orchestrator.stats import (
@@ -192,7 +192,7 @@ class Engine:
         return self._judge_of
 
     def judge_for(self, campaign_id: int) -> Judge:
-        """The campaign's judge (orchestrator/judge.py): every boot of this engine goes through it."""
+        """The campaign's judge (orchestrator/measure/judge.py): every boot of this engine goes through it."""
         if self._judge_of is None or self._judge_of.campaign_id != campaign_id:
             self._judge_of = Judge(campaign_id, self.store, self.builder, self.measurer, self.c.metric.name,
                                    self.c.runs_per_boot,

@@ -1,6 +1,6 @@
 """`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
 parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
-interleaved by the judge (orchestrator/judge.py, Judge.measure), so a verification and a
+interleaved by the judge (orchestrator/measure/judge.py, Judge.measure), so a verification and a
 bisection's confirmation are the same measurement and the same statistics (Welch's test on the pair's boot values: the
 A B B A order, not a drift model, keeps a drifting host out of it); `judge` and
 `judge_revert` are pure.
@@ -26,7 +26,7 @@ from orchestrator.stats import Boot, TwoSample, compare_boots, components, relat
 if TYPE_CHECKING:
     from orchestrator.bisect.engine import Vcs
     from orchestrator.campaign import Campaign
-    from orchestrator.judge import Judge
+    from orchestrator.measure.judge import Judge
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_jso
     imported here, not at start-up, so other commands stay quick. The campaign's lock is held
     throughout; an infrastructure error pauses the campaign (`vmbisect resume` continues it)."""
     from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.session import campaign_workdir
+    from orchestrator.bisect.workdir import campaign_workdir
     from orchestrator.progress import LiveView, json_lines
     from orchestrator.wiring import run_campaign
 

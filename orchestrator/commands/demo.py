@@ -21,7 +21,7 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator import paths
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.session import campaign_workdir, stored_spec
+    from orchestrator.bisect.workdir import campaign_workdir, stored_spec
     from orchestrator.campaign import load_campaign
     from orchestrator.demo import CAMPAIGN, ensure_demo_repo
     from orchestrator.report import collect, render_markdown

@@ -53,7 +53,7 @@ def _run_compare(store: Store, campaign_id: int, spec: Any, o: Options) -> int:
 def _report_bisect(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.session import campaign_workdir
+    from orchestrator.bisect.workdir import campaign_workdir
     from orchestrator.report import collect, render_json, render_markdown
     from orchestrator.report_html import render_html
 

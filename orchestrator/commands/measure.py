@@ -60,8 +60,8 @@ def plan_from_args(a: argparse.Namespace) -> tuple[RunPlan, VmSpec]:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.hosts.push import file_sha256
+    from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.ports import KernelArtifact
-    from orchestrator.sessions import PoolMeasurer
 
     plan, spec = plan_from_args(a)
     lab = lab_from_args(a)

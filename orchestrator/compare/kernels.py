@@ -1,4 +1,4 @@
-"""Each variant's kernel from the one kernel source (orchestrator/kernels.py): a commit built
+"""Each variant's kernel from the one kernel source (orchestrator/measure/kernels.py): a commit built
 with the comparison's recipe, a bzImage path, or a kernel stored by `vmbisect build`."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import UserError
-from orchestrator.kernels import Kernels
+from orchestrator.measure.kernels import Kernels
 from orchestrator.ports import KernelArtifact
 
 

@@ -20,7 +20,7 @@ from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import HostFailed, UserError, WorkloadFailed
-from orchestrator.judge import Judge
+from orchestrator.measure.judge import Judge
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store

@@ -72,7 +72,7 @@ def test_nice_runs_each_variant_s_workload_under_its_nice(tmp_path: Path) -> Non
 
 
 def test_a_niced_guest_prefixes_every_command_with_nice() -> None:
-    from orchestrator.sessions import NicedGuest
+    from orchestrator.measure.guests import NicedGuest
 
     guest = FakeGuest(["sda"])
     NicedGuest(guest, 10).exec(["fio", "job"])

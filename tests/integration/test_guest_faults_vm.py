@@ -1,7 +1,7 @@
 """A bisection step whose real guest hangs or never answers.
 
 The real engine, git and SQLite store; the step commit is measured in a real libvirt guest of
-the distribution kernel through the real measurer of the one layer (orchestrator/sessions.py:
+the distribution kernel through the real measurer of the one layer (orchestrator/measure/guests.py:
 the guest pool on this machine, image builder, agent, fio). The
 endpoints' and the other steps' builds and guests are the fakes of tests/fakes.py, so each test
 boots one guest and the bisection still runs to its end."""
@@ -19,9 +19,9 @@ import pytest
 from orchestrator.bisect.adapters import choose_workload
 from orchestrator.hosts.lab import local_lab
 from orchestrator.hosts.pool import GuestPool
-from orchestrator.kernels import Kernels
+from orchestrator.measure.guests import PoolMeasurer
+from orchestrator.measure.kernels import Kernels
 from orchestrator.ports import KernelArtifact
-from orchestrator.sessions import PoolMeasurer
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import linear
 from tests.integration.test_engine_cases import bisect, make_campaign, regression_at

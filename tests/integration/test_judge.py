@@ -1,4 +1,4 @@
-"""The judge (orchestrator/judge.py) on the real SQLite store with the fake guests: two
+"""The judge (orchestrator/measure/judge.py) on the real SQLite store with the fake guests: two
 judgements in flight at once on two slots, the stray-boot rule, a comparison's boots."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from orchestrator.backends.quiet import HostState
-from orchestrator.judge import Judge
+from orchestrator.measure.judge import Judge
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
 

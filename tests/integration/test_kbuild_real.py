@@ -62,11 +62,11 @@ def test_linux_6_1_guest_base_builds_reproducibly_leaves_the_repo_alone_and_boot
 @pytest.mark.long
 def test_a_driver_the_recipe_builds_as_a_module_reaches_the_guest_and_drives_its_disks(launcher, tmp_path):
     """The recipe makes the LSI MegaRAID SAS driver a module (CONFIG_MEGARAID_SAS=m): the
-    kernel's own modules go into the guest image with it (orchestrator/kernels.py), the guest
+    kernel's own modules go into the guest image with it (orchestrator/measure/kernels.py), the guest
     loads megaraid_sas and sees the disks behind the lsisas1078 controller. A recipe that
     changes kernel config recompiles most of the kernel: about 10 minutes on 2 cores, so this
     runs in `make test-long`."""
-    from orchestrator.kernels import Kernels
+    from orchestrator.measure.kernels import Kernels
 
     require(DEBIAN_TARBALL.is_file(), f"{DEBIAN_TARBALL} missing (make setup installs linux-source-6.1)")
     source = ensure_linux_source_repo()

@@ -20,7 +20,7 @@ from orchestrator.kbuild import gitrepo
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.store import KernelStore
-from orchestrator.kernels import Kernels
+from orchestrator.measure.kernels import Kernels
 from orchestrator.store import Store
 from tests.fakes import FakeMeasurer
 from tests.integration.fakekernel import commit_all, git, make_tree

@@ -7,7 +7,7 @@ import random
 
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.verify import judge, verify_commit
-from orchestrator.judge import Judge
+from orchestrator.measure.judge import Judge
 from orchestrator.stats import Boot
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer

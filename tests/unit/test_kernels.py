@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.errors import UserError
 from orchestrator.kbuild.store import KernelImage
-from orchestrator.kernels import Kernels, artifact
+from orchestrator.measure.kernels import Kernels, artifact
 
 
 def image(modules_dir: Path | None, release: str | None = "6.1.0-vmbisect") -> KernelImage:

@@ -135,7 +135,7 @@ def test_a_guest_cannot_carry_its_own_pinning_or_local_disk_dir_into_a_slot():
 
 
 def test_a_measurer_for_one_host_keeps_every_guest_on_the_host_its_first_got():
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.workloads.definition import load_all
 
     pool, launchers = pool_with()
@@ -151,7 +151,7 @@ def test_a_measurer_for_one_host_keeps_every_guest_on_the_host_its_first_got():
 
 
 def test_a_host_failing_before_the_first_guest_sends_the_boot_to_another_host():
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.workloads.definition import load_all
 
     pool, launchers = pool_with({"a": InfraError("cannot connect to libvirt at qemu+ssh://a/system")})
@@ -162,7 +162,7 @@ def test_a_host_failing_before_the_first_guest_sends_the_boot_to_another_host():
 
 
 def test_a_host_failing_once_a_measurer_is_tied_to_it_is_not_hidden():
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.workloads.definition import load_all
 
     pool, _ = pool_with({"a": InfraError("cannot connect to libvirt at qemu+ssh://a/system")})
@@ -174,7 +174,7 @@ def test_a_host_failing_once_a_measurer_is_tied_to_it_is_not_hidden():
 
 
 def test_every_host_failing_ends_in_no_host_is_up_naming_each_reason():
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.workloads.definition import load_all
 
     pool, _ = pool_with({"a": InfraError("libvirt gone"), "b": InfraError("ssh refused")})
@@ -185,7 +185,7 @@ def test_every_host_failing_ends_in_no_host_is_up_naming_each_reason():
 
 
 def test_a_measurer_moves_on_from_its_host_only_when_nobody_asked_for_that_host():
-    from orchestrator.sessions import PoolMeasurer
+    from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.workloads.definition import load_all
 
     pool, _ = pool_with()
