@@ -56,7 +56,7 @@ test-fast: setup lint
 
 # ruff and mypy as configured in pyproject.toml, go vet for the agent.
 lint: setup
-	$(VENV)/bin/ruff check orchestrator tests bench
+	$(VENV)/bin/ruff check orchestrator workloads tests bench
 	$(VENV)/bin/mypy
 	cd guest-agent && $(GO) vet ./...
 

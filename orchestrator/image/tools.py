@@ -26,22 +26,23 @@ class Tool:
     hint: str = ""
 
 
-_NON_FREE = "it is in Debian's non-free component (scripts/setup.sh enables it)"
-
 BUSYBOX = "busybox"
 MANDATORY_TOOLS = frozenset({BUSYBOX, "fio"})
 
-DEFAULT_TOOLS: Mapping[str, Tool] = {
-    BUSYBOX: Tool(("/bin/busybox", "/usr/bin/busybox"), "busybox-static"),
-    "fio": Tool(("/usr/bin/fio",), "fio"),
-    "dbench": Tool(("/usr/bin/dbench",), "dbench", data=("/usr/share/dbench/client.txt",)),
-    "netperf": Tool(("/usr/bin/netperf",), "netperf", hint=_NON_FREE),
-    "netserver": Tool(("/usr/bin/netserver",), "netperf", hint=_NON_FREE),
-    "mkfs.ext4": Tool(
-        ("/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4"), "e2fsprogs", data=("/etc/mke2fs.conf",)
-    ),
-    "mkfs.xfs": Tool(("/sbin/mkfs.xfs", "/usr/sbin/mkfs.xfs"), "xfsprogs"),
-}
+
+def default_tools() -> dict[str, Tool]:
+    """busybox, and every program a workload's guests carry (workloads/<name>/workload.yaml,
+    `guest_tools`)."""
+    from orchestrator.workloads.definition import load_all
+
+    tools = {BUSYBOX: Tool(("/bin/busybox", "/usr/bin/busybox"), "busybox-static")}
+    for workload in load_all().values():
+        for name, t in workload.guest_tools.items():
+            tools[name] = Tool(tuple(t["paths"]), str(t["package"]), tuple(t.get("data", ())), str(t.get("hint", "")))
+    return tools
+
+
+DEFAULT_TOOLS: Mapping[str, Tool] = default_tools()
 
 _APPLET = re.compile(r"^[A-Za-z0-9_.\[\]-]+$")
 

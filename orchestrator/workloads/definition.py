@@ -1,9 +1,16 @@
 """Workload definitions: workloads/<name>/workload.yaml loaded into frozen typed objects, and
-the resolution of a workload or preset name plus `key=value` overrides into run points."""
+the resolution of a workload or preset name plus `key=value` overrides into run points.
+
+A workload is one folder (lkp-tests' layout), workloads/<name>/: workload.yaml (parameters,
+metrics with directions, presets, the kernel options it needs, the host programs its guests
+carry), __init__.py (job rendering, argument lists, the parser, and TOOL: what runs in a guest)
+and testdata/ (golden pairs of captured raw output and expected metrics). A new workload is a
+new folder; nothing else names it."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +57,8 @@ class WorkloadDef:
     presets: Mapping[str, Preset]
     kconfig: Mapping[str, str] = field(default_factory=dict)
     kconfig_by_param: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
+    # the host programs its guests need: name -> {paths, package, data, hint} (orchestrator/image/tools.py)
+    guest_tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def kernel_needs(self, point: Mapping[str, ParamValue]) -> dict[str, str]:
         """CONFIG_ option -> why, for one parameter set (docs/workloads.md, kernel needs)."""
@@ -92,13 +101,20 @@ def load_workload(path: Path) -> WorkloadDef:
         raise UserError(str(exc)) from None
     w = WorkloadDef(name, str(raw.get("help", "")), int(raw.get("needs_disks", 0)),
                     MappingProxyType(params), MappingProxyType(metrics), MappingProxyType({}),
-                    MappingProxyType(always), MappingProxyType(by_param))
+                    MappingProxyType(always), MappingProxyType(by_param),
+                    MappingProxyType(dict(raw.get("guest_tools") or {})))
     presets = {}
     for pname, pv in (raw.get("presets") or {}).items():
         values = {k: _parse_value(w, k, v, f"{where}: presets.{pname}") for k, v in (pv.get("params") or {}).items()}
         _one_sweep(values, f"{where}: presets.{pname}")
         presets[pname] = Preset(pname, name, MappingProxyType(values), str(pv.get("help", "")))
     return dataclasses.replace(w, presets=MappingProxyType(presets))
+
+
+def tool_of(workload: WorkloadDef) -> Any:
+    """The workload's tool (workloads/<name>/__init__.py: TOOL, an orchestrator.workloads.guest.Tool):
+    what runs, and parses, one repetition in a guest."""
+    return importlib.import_module(f"workloads.{workload.name}").TOOL
 
 
 def load_all(root: Path = DEFINITIONS_DIR) -> dict[str, WorkloadDef]:

@@ -1,5 +1,6 @@
 """Runs one workload repetition in a guest and returns its RunResult: the thin adapter between
-the pure parts (job files, argument lists, parsers, system metrics) and a Guest.
+each workload's tool (workloads/<name>/: job files, argument lists, parser) plus the system
+metrics, and a Guest.
 
     prepare(guest, workload)               once per boot (netserver, helper script)
     run(guest, workload, params, accel)    one repetition -> RunResult
@@ -11,141 +12,22 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import dbench, fio, kneeds, netperf, system
-from orchestrator.workloads.definition import MetricDef, WorkloadDef
-from orchestrator.workloads.params import ParamValue
+from orchestrator.workloads import kneeds, system
+from orchestrator.workloads.definition import MetricDef, WorkloadDef, tool_of
+from orchestrator.workloads.guest import Guestlike, Params, budget, data_disks
 from orchestrator.workloads.result import Metric, RunResult, ToolRun
 
-Params = Mapping[str, ParamValue]
+__all__ = ["data_disks", "prepare", "reparse", "run"]
 TCG_NOTE = ("tcg: guest CPU times are emulated time and host CPU includes the emulation; "
             "costs are CPU-microseconds, no cycles")
 
 
-class Guestlike(Protocol):
-    hello: dict[str, Any]
-    agent: Any
-    domain: Any
-
-    def exec(self, argv: list[str], **kwargs: Any) -> ExecResult: ...
-
-
-def data_disks(guest: Guestlike) -> list[str]:
-    return sorted(d["name"] for d in guest.hello.get("block_devices") or [] if not d["name"].startswith("sr"))
-
-
-def _check(result: ExecResult, argv: list[str]) -> ExecResult:
-    if not result.succeeded:
-        why = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        output = (result.stderr or result.stdout).decode(errors="replace").strip()
-        lines = output.splitlines()
-        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {lines[-1]}" if lines else ""),
-                             "\n".join(lines[-20:]), f"{argv[0]} output")
-    return result
-
-
-def _exec(guest: Guestlike, argv: list[str], timeout_s: float = 120.0) -> ExecResult:
-    return _check(guest.exec(argv, timeout_s=timeout_s), argv)
-
-
-def budget(params: Params, limit_s: float | None = None) -> float:
-    """Seconds a run may take: its own time twice over (TCG is slow to start) plus a margin,
-    never more than `limit_s` (a campaign's timeouts.run_s). Past it the agent kills the tool
-    and the run fails as `<tool> timed out`."""
-    own = 2.0 * (int(params["runtime"]) + int(params.get("ramp_time", 0))) + 120.0
-    return own if limit_s is None else min(own, limit_s)
-
-
-class Tool(Protocol):
-    def prepare(self, guest: Guestlike) -> None: ...
-    def before(self, guest: Guestlike, params: Params) -> None: ...
-    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]: ...
-    def after(self, guest: Guestlike, params: Params) -> None: ...
-    def disks(self, guest: Guestlike, params: Params) -> list[str]: ...
-    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun: ...
-
-
-class Fio:
-    def prepare(self, guest: Guestlike) -> None:
-        pass
-
-    def disks(self, guest: Guestlike, params: Params) -> list[str]:
-        return fio.select_disks(data_disks(guest), params["disks"])
-
-    def before(self, guest: Guestlike, params: Params) -> None:
-        guest.agent.put(fio.JOB_PATH, fio.render_job(params, self.disks(guest, params)).encode())
-
-    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
-        job = guest.agent.get(fio.JOB_PATH).decode()
-        out = _exec(guest, fio.argv(), budget_s)
-        return {"fio.job": job, "fio.json": out.stdout.decode(errors="replace")}
-
-    def after(self, guest: Guestlike, params: Params) -> None:
-        pass
-
-    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
-        return fio.parse(raw["fio.json"])
-
-
-class Dbench:
-    def prepare(self, guest: Guestlike) -> None:
-        pass
-
-    def disks(self, guest: Guestlike, params: Params) -> list[str]:
-        names = data_disks(guest)
-        if int(params["disk"]) >= len(names):
-            raise WorkloadFailed(f"dbench: disk={params['disk']} but the guest has {len(names)} data disk(s)")
-        return [names[int(params["disk"])]]
-
-    def before(self, guest: Guestlike, params: Params) -> None:
-        for argv in dbench.setup_argvs(params, "/dev/" + self.disks(guest, params)[0]):
-            _exec(guest, argv)
-
-    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
-        out = _exec(guest, dbench.argv(params), budget_s)
-        return {"dbench.txt": out.stdout.decode(errors="replace"),
-                "loadfile_ops": str(dbench.loadfile_ops(guest.agent.get(str(params["loadfile"])).decode()))}
-
-    def after(self, guest: Guestlike, params: Params) -> None:
-        _exec(guest, dbench.teardown_argv())
-
-    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
-        return dbench.parse(raw["dbench.txt"], float(params["runtime"]), int(raw["loadfile_ops"]))
-
-
-class Netperf:
-    def prepare(self, guest: Guestlike) -> None:
-        guest.agent.put(netperf.PARALLEL_PATH, netperf.PARALLEL_SCRIPT.encode(), mode=0o755)
-        for argv in netperf.setup_argvs():
-            _exec(guest, argv)
-
-    def disks(self, guest: Guestlike, params: Params) -> list[str]:
-        return []
-
-    def before(self, guest: Guestlike, params: Params) -> None:
-        pass
-
-    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
-        _exec(guest, netperf.run_argv(params), budget_s)
-        return {f"netperf.{i}": guest.agent.get(p).decode(errors="replace")
-                for i, p in enumerate(netperf.output_paths(params))}
-
-    def after(self, guest: Guestlike, params: Params) -> None:
-        pass
-
-    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
-        return netperf.parse([raw[f"netperf.{i}"] for i in range(int(params["streams"]))], params)
-
-
-TOOLS: dict[str, Tool] = {"fio": Fio(), "dbench": Dbench(), "netperf": Netperf()}
-
-
 def prepare(guest: Guestlike, workload: WorkloadDef) -> None:
     try:
-        TOOLS[workload.name].prepare(guest)
+        tool_of(workload).prepare(guest)
     except WorkloadFailed as exc:
         raise kneeds.with_hint(exc) from None
 
@@ -171,7 +53,7 @@ def run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str,
 
 
 def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str, limit_s: float | None) -> RunResult:
-    tool = TOOLS[workload.name]
+    tool = tool_of(workload)
     tool.before(guest, params)
     disks = tool.disks(guest, params)
     started = time.monotonic()
@@ -218,7 +100,7 @@ def label(workload: WorkloadDef, values: Mapping[str, float]) -> dict[str, Metri
 
 def reparse(workload: WorkloadDef, result: RunResult, accel: str) -> RunResult:
     """The result again from its kept raw output and snapshots: a fixed parser over old data."""
-    tool = TOOLS[workload.name]
+    tool = tool_of(workload)
     mhz = system.host_mhz(Path("/proc/cpuinfo").read_text()) if accel == "kvm" else None
     cpus = len([ln for ln in result.snapshots[0]["files"]["/proc/stat"].splitlines() if ln[:3] == "cpu"]) - 1
     values = metric_values(tool.parse(result.raw, result.params), result.snapshots[0], result.snapshots[1],

@@ -15,6 +15,7 @@ from orchestrator.agent.protocol import ExecResult
 from orchestrator.errors import WorkloadFailed
 from orchestrator.workloads import runner
 from orchestrator.workloads.definition import load_all, resolve
+from orchestrator.workloads.guest import budget
 
 
 class HangingGuest:
@@ -49,7 +50,7 @@ def test_a_hung_workload_is_ended_at_run_s_and_fails_the_run(monkeypatch):
         runner.run(guest, plan.workload, plan.points[0], "tcg", limit_s=90)
     assert guest.timeouts == [90]
     own = 2 * (60 + 1) + 120  # runtime and ramp_time twice over, plus a margin
-    assert runner.budget(plan.points[0]) == own and runner.budget(plan.points[0], 9999) == own
+    assert budget(plan.points[0]) == own and budget(plan.points[0], 9999) == own
 
 
 def test_a_line_that_is_not_a_response_ends_the_call_as_a_silent_agent():

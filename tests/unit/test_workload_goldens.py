@@ -13,14 +13,20 @@ from orchestrator.workloads.definition import load_all
 from orchestrator.workloads.result import Metric, RunResult
 from orchestrator.workloads.runner import reparse
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-CASES = sorted(f"{w}/{p.name.removesuffix('.sample.json')}"
-               for w in ("fio", "dbench", "netperf") for p in (DATA / w).glob("*.sample.json"))
+# every workload folder's golden pairs (workloads/<name>/testdata/): a new pair is a new test
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+CASES = sorted(f"{p.parent.parent.name}/{p.name.removesuffix('.sample.json')}"
+               for p in WORKLOADS.glob("*/testdata/*.sample.json"))
+
+
+def pair(case: str, kind: str) -> Path:
+    workload, name = case.split("/")
+    return WORKLOADS / workload / "testdata" / f"{name}.{kind}.json"
 
 
 def load(case: str) -> tuple[RunResult, dict[str, Metric]]:
-    s = json.loads((DATA / f"{case}.sample.json").read_text())
-    expected = {k: Metric(**v) for k, v in json.loads((DATA / f"{case}.expected.json").read_text()).items()}
+    s = json.loads(pair(case, "sample").read_text())
+    expected = {k: Metric(**v) for k, v in json.loads(pair(case, "expected").read_text()).items()}
     result = RunResult(s["workload"], s["params"], {}, s["raw"], tuple(s["snapshots"]), tuple(s["host"]),
                        s["duration_s"], tuple(s["disks"]), tuple(s["notes"]))
     return result, expected

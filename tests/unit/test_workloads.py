@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+import workloads.dbench as dbench
+import workloads.fio as fio
+import workloads.netperf as netperf
 from orchestrator.cli import main
 from orchestrator.errors import UserError, WorkloadFailed
-from orchestrator.workloads import dbench, fio, netperf
 from orchestrator.workloads.definition import load_all, resolve
 from orchestrator.workloads.runner import metric_def
 

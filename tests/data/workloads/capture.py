@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/data/workloads/capture.py [CASE ...]
 
-Each case writes tests/data/<workload>/<case>.sample.json (one repetition: parameters, raw tool
+Each case writes workloads/<workload>/testdata/<case>.sample.json (one repetition: parameters, raw tool
 output, /proc snapshots, libvirt CPU figures) and <case>.expected.json (the metrics the parsers
 derived at capture time). Review the expected values against the raw output before committing.
 """
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 KERNEL = ["--kernel", "/boot/vmlinuz-6.1.0-56-amd64", "--initrd-modules-from", "6.1.0-56-amd64", "--accel", "tcg"]
-DATA = Path(__file__).resolve().parents[1]
+WORKLOADS = Path(__file__).resolve().parents[3] / "workloads"
 CASES: dict[str, list[str]] = {
     "fio/randread-per-disk": ["--workload", "fio", "--disks", "2", "--disk-size", "256", "--param", "numjobs=2",
                               "--param", "runtime=2"],
@@ -42,7 +42,8 @@ def capture(case: str) -> None:
     doc = json.loads(done.stdout)
     sample = doc["samples"][0]
     expected = sample.pop("metrics")
-    base = DATA / case
+    workload, name = case.split("/")
+    base = WORKLOADS / workload / "testdata" / name
     base.parent.mkdir(parents=True, exist_ok=True)
     base.with_suffix(".sample.json").write_text(json.dumps(sample, indent=1, sort_keys=True) + "\n")
     base.with_suffix(".expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from statistics import fmean
 
 from orchestrator.errors import WorkloadFailed
+from orchestrator.workloads.guest import Guestlike, Params, run_ok
 from orchestrator.workloads.params import ParamValue
 from orchestrator.workloads.result import ToolRun
 
@@ -93,3 +94,30 @@ def parse(outputs: list[str], params: Mapping[str, ParamValue]) -> ToolRun:
     metrics["throughput"] = mbit
     byte_rate = mbit * 1e6 / 8
     return ToolRun(metrics, byte_rate / int(params["message_size"]), byte_rate)
+
+
+class Netperf:
+    def prepare(self, guest: Guestlike) -> None:
+        guest.agent.put(PARALLEL_PATH, PARALLEL_SCRIPT.encode(), mode=0o755)
+        for argv in setup_argvs():
+            run_ok(guest, argv)
+
+    def disks(self, guest: Guestlike, params: Params) -> list[str]:
+        return []
+
+    def before(self, guest: Guestlike, params: Params) -> None:
+        pass
+
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
+        run_ok(guest, run_argv(params), budget_s)
+        return {f"netperf.{i}": guest.agent.get(p).decode(errors="replace")
+                for i, p in enumerate(output_paths(params))}
+
+    def after(self, guest: Guestlike, params: Params) -> None:
+        pass
+
+    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
+        return parse([raw[f"netperf.{i}"] for i in range(int(params["streams"]))], params)
+
+
+TOOL = Netperf()

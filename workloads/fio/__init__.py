@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from orchestrator.errors import WorkloadFailed
+from orchestrator.workloads.guest import Guestlike, Params, data_disks, run_ok
 from orchestrator.workloads.params import ParamValue
 from orchestrator.workloads.result import ToolRun
 
@@ -118,3 +119,28 @@ def _aggregate(jobs: list[dict[str, Any]], suffix: str) -> dict[str, float]:
         for label, pct in PERCENTILES:
             out[f"{d}_clat_{label}{suffix}"] = percentile(bins, pct) / 1e3
     return out
+
+
+class Fio:
+    def prepare(self, guest: Guestlike) -> None:
+        pass
+
+    def disks(self, guest: Guestlike, params: Params) -> list[str]:
+        return select_disks(data_disks(guest), params["disks"])
+
+    def before(self, guest: Guestlike, params: Params) -> None:
+        guest.agent.put(JOB_PATH, render_job(params, self.disks(guest, params)).encode())
+
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
+        job = guest.agent.get(JOB_PATH).decode()
+        out = run_ok(guest, argv(), budget_s)
+        return {"fio.job": job, "fio.json": out.stdout.decode(errors="replace")}
+
+    def after(self, guest: Guestlike, params: Params) -> None:
+        pass
+
+    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
+        return parse(raw["fio.json"])
+
+
+TOOL = Fio()

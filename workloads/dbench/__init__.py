@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 
 from orchestrator.errors import WorkloadFailed
+from orchestrator.workloads.guest import Guestlike, Params, data_disks, run_ok
 from orchestrator.workloads.params import ParamValue
 from orchestrator.workloads.result import ToolRun
 
@@ -55,3 +56,32 @@ def parse(text: str, runtime_s: float, ops_per_loadfile: int) -> ToolRun:
     if ops_rate > 0:
         metrics["loadfile_time"] = ops_per_loadfile / (ops_rate / clients) * 1e3
     return ToolRun(metrics, ops_rate, throughput * 1e6)
+
+
+class Dbench:
+    def prepare(self, guest: Guestlike) -> None:
+        pass
+
+    def disks(self, guest: Guestlike, params: Params) -> list[str]:
+        names = data_disks(guest)
+        if int(params["disk"]) >= len(names):
+            raise WorkloadFailed(f"dbench: disk={params['disk']} but the guest has {len(names)} data disk(s)")
+        return [names[int(params["disk"])]]
+
+    def before(self, guest: Guestlike, params: Params) -> None:
+        for argv in setup_argvs(params, "/dev/" + self.disks(guest, params)[0]):
+            run_ok(guest, argv)
+
+    def run(self, guest: Guestlike, params: Params, budget_s: float) -> dict[str, str]:
+        out = run_ok(guest, argv(params), budget_s)
+        return {"dbench.txt": out.stdout.decode(errors="replace"),
+                "loadfile_ops": str(loadfile_ops(guest.agent.get(str(params["loadfile"])).decode()))}
+
+    def after(self, guest: Guestlike, params: Params) -> None:
+        run_ok(guest, teardown_argv())
+
+    def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
+        return parse(raw["dbench.txt"], float(params["runtime"]), int(raw["loadfile_ops"]))
+
+
+TOOL = Dbench()
