@@ -16,10 +16,28 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Hashable, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
-import numpy as np
-from scipy import stats as sps
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@cache
+def _np() -> Any:
+    """numpy, imported when a computation needs it: `vmbisect --help` and the commands that never
+    compute stay quick (scipy.stats alone took most of a 0.75 s start)."""
+    import numpy
+
+    return numpy
+
+
+@cache
+def _sps() -> Any:
+    """scipy.stats, imported when a test needs it (see _np)."""
+    from scipy import stats
+
+    return stats
 
 # ---- summaries -------------------------------------------------------------------------------
 
@@ -74,7 +92,7 @@ def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float
     n = len(xs)
     if n < 2:
         return (xs[0], xs[0]) if xs else (math.nan, math.nan)
-    lo_rank = int(sps.binom.ppf((1 - confidence) / 2, n, 0.5))
+    lo_rank = int(_sps().binom.ppf((1 - confidence) / 2, n, 0.5))
     hi_rank = n - 1 - lo_rank
     lo_rank = max(0, min(lo_rank, n - 1))
     return xs[lo_rank], xs[max(lo_rank, hi_rank)]
@@ -88,7 +106,7 @@ def p_less(x: Sequence[float], y: Sequence[float]) -> float:
         return 1.0
     if len(set(x) | set(y)) == 1:
         return 1.0
-    return float(sps.mannwhitneyu(x, y, alternative="less").pvalue)
+    return float(_sps().mannwhitneyu(x, y, alternative="less").pvalue)
 
 
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
@@ -262,7 +280,7 @@ def _design(groups: Sequence[Sequence[Boot]], slope: bool) -> tuple[np.ndarray, 
                 row.append(b.seq / 100.0)
             rows.append(row)
             ys.append(b.value)
-    return np.array(rows), np.array(ys)
+    return _np().array(rows), _np().array(ys)
 
 
 def fit_groups(groups: Sequence[Sequence[Boot]], slope: bool, prior_ss: float = 0.0,
@@ -272,15 +290,15 @@ def fit_groups(groups: Sequence[Sequence[Boot]], slope: bool, prior_ss: float = 
     Returns (coefficients, their covariance, residual variance, df), or None when the noise
     cannot be estimated yet."""
     x, y = _design(groups, slope)
-    if len(y) == 0 or np.linalg.matrix_rank(x) < x.shape[1]:
+    if len(y) == 0 or _np().linalg.matrix_rank(x) < x.shape[1]:
         return None
-    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    beta, *_ = _np().linalg.lstsq(x, y, rcond=None)
     resid = y - x @ beta
     df = len(y) - x.shape[1] + prior_df
     if df < 1:
         return None
     s2 = (float(resid @ resid) + prior_ss) / df
-    cov = s2 * np.linalg.inv(x.T @ x)
+    cov = s2 * _np().linalg.inv(x.T @ x)
     return beta, cov, s2, df
 
 
@@ -304,22 +322,22 @@ def step_odds(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], p
     if fit is None:
         return None
     beta, cov, s2, df = fit
-    c_good = np.zeros(len(beta))
+    c_good = _np().zeros(len(beta))
     c_good[[2, 0]] = [1.0, -1.0]
-    c_bad = np.zeros(len(beta))
+    c_bad = _np().zeros(len(beta))
     c_bad[[2, 1]] = [1.0, -1.0]
     d_good, d_bad = float(c_good @ beta), float(c_bad @ beta)
     se_good = math.sqrt(float(c_good @ cov @ c_good))
     se_bad = math.sqrt(float(c_bad @ cov @ c_bad))
-    log_good = sps.t.logpdf(d_good / se_good, df) - math.log(se_good)
-    log_bad = sps.t.logpdf(d_bad / se_bad, df) - math.log(se_bad)
+    log_good = _sps().t.logpdf(d_good / se_good, df) - math.log(se_good)
+    log_bad = _sps().t.logpdf(d_bad / se_bad, df) - math.log(se_bad)
     llr = max(-700.0, min(700.0, log_good - log_bad))
     gap = float(beta[1] - beta[0])
     drift_rate = float(beta[3]) if fit_drift else 0.0
     drift_t = drift_rate / math.sqrt(float(cov[3, 3])) if fit_drift and cov[3, 3] > 0 else 0.0
     p_bad = 1 / (1 + math.exp(llr))
     nearer = abs(d_bad / se_bad) if p_bad > 0.5 else abs(d_good / se_good)
-    fit_p = float(2 * sps.t.sf(nearer, df))
+    fit_p = float(2 * _sps().t.sf(nearer, df))
     return StepOdds(p_bad, d_good / gap if gap else 0.0, drift_rate, drift_t, math.sqrt(s2), df, fit_p)
 
 
@@ -345,7 +363,7 @@ class TwoSample:
 
     def detectable(self, alpha: float, power: float = 0.8) -> float:
         """The relative change this test sees with probability `power` at level `alpha`."""
-        return float((sps.t.ppf(1 - alpha / 2, self.df) + sps.t.ppf(power, self.df)) * self.se)
+        return float((_sps().t.ppf(1 - alpha / 2, self.df) + _sps().t.ppf(power, self.df)) * self.se)
 
 
 def _t_test(diff: float, se: float, df: float, n_a: int, n_b: int, scale: float | None, paired: bool) -> TwoSample:
@@ -354,7 +372,7 @@ def _t_test(diff: float, se: float, df: float, n_a: int, n_b: int, scale: float 
     if se == 0:
         p, half = (0.0 if diff else 1.0), 0.0
     else:
-        p, half = float(2 * sps.t.sf(abs(diff / se), df)), float(sps.t.ppf(0.975, df)) * se
+        p, half = float(2 * _sps().t.sf(abs(diff / se), df)), float(_sps().t.ppf(0.975, df)) * se
     if scale is None:
         return TwoSample(math.expm1(diff), math.expm1(diff - half), math.expm1(diff + half), p, n_a, n_b, se, df,
                          paired)
@@ -438,7 +456,7 @@ def evidence(t: TwoSample, expected: float) -> float:
     if t.se <= 0:
         return 0.0
     observed, target = math.log1p(t.change), math.log1p(expected)
-    return float(sps.t.logpdf((observed - target) / t.se, t.df) - sps.t.logpdf(observed / t.se, t.df))
+    return float(_sps().t.logpdf((observed - target) / t.se, t.df) - _sps().t.logpdf(observed / t.se, t.df))
 
 
 # ---- stray boots -------------------------------------------------------------------------------

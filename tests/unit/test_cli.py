@@ -84,3 +84,12 @@ def test_status_lists_stored_campaigns(tmp_path, capsys):
     assert main(["status", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
     out = capsys.readouterr().out
     assert "scsi-mq" in out and "done" in out and "d5038a13eca7" in out
+
+
+def test_the_cli_starts_without_importing_scipy_or_numpy():
+    import subprocess
+    import sys
+
+    code = "import sys, orchestrator.cli; print(sorted(m for m in ('scipy', 'numpy') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
