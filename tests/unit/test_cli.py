@@ -75,15 +75,61 @@ def test_unknown_campaign_id_and_report_format_are_user_errors(tmp_path, capsys)
     assert capsys.readouterr().err == "vmbisect: format: invalid value 'pdf'; valid choices: md, html, json\n"
 
 
-def test_status_lists_stored_campaigns(tmp_path, capsys):
+def stored_bisection(tmp_path):  # type: ignore[no-untyped-def]
+    """A store holding one finished bisection: 2 boots of 3 runs of its metric on its culprit, a
+    skipped step, and samples of another metric that the counts leave out."""
+    from orchestrator.campaign import parse_campaign
+    from orchestrator.decisions import Decided, Kind, Role
+    from orchestrator.specs import BisectSpec, record
     from orchestrator.store import Store
 
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
-    cid = store.new_campaign("scsi-mq", {})
-    store.set_state(cid, "done", {"culprit": "d5038a13eca72fb216c07eb717169092e92284f1"})
+    raw = {"name": "scsi-mq", "repository": str(tmp_path), "good": "v1", "bad": "v2", "workload": "fio",
+           "metric": {"name": "read_iops", "threshold": "-10%"}}
+    cid = record(store, "scsi-mq", BisectSpec.of(raw, parse_campaign(raw)))
+    culprit = "d5038a13eca72fb216c07eb717169092e92284f1"
+    for _ in range(2):
+        boot = store.start_boot(cid, culprit)
+        store.end_boot(boot, "ok", 1.0, host="local")
+        for value in (100.0, 101.0, 99.0):
+            store.add_run(cid, boot, culprit, {"read_iops": value, "read_lat": 1.0, "sys_cpu": 2.0}, {})
+    store.add_decision(cid, Decided(culprit, Role.STEP, "bad", "2 boots at 98% of the gap", 0.99, 6))
+    store.add_decision(cid, Decided("e" * 40, Role.STEP, "skip", "build failed: x", 1.0, 0, Kind.BUILD_FAILED))
+    store.set_state(cid, "done", {"outcome": "found", "culprit": culprit, "confidence_text": "confidence 99.0%"})
+    return store, cid
+
+
+def test_status_lists_campaigns_with_boots_and_runs_of_their_metric_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width
+    stored_bisection(tmp_path)
     assert main(["status", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
     out = capsys.readouterr().out
     assert "scsi-mq" in out and "done" in out and "d5038a13eca7" in out
+    row = next(line for line in out.splitlines() if "scsi-mq" in line)
+    assert [c.strip() for c in row.split("│")][5:8] == ["2", "2", "6"]  # steps, boots, runs (not 18 samples)
+
+
+def test_status_of_one_campaign_shows_its_steps_and_boots_and_no_nan(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width
+    stored_bisection(tmp_path)
+    assert main(["status", "1", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
+    out = capsys.readouterr().out
+    assert "decisions" in out and "build failed: x" in out and "nan" not in out
+    assert "│ local │ ok     │ 2" in out
+
+
+def test_status_since_lists_what_ended_and_where_its_report_is(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width
+    stored_bisection(tmp_path)
+    assert main(["status", "--since", "12h", "--store", f"sqlite:///{tmp_path / 'v.db'}"]) == 0
+    out = capsys.readouterr().out
+    assert "d5038a13eca7" in out and "vmbisect report 1" in out
+
+
+def test_a_bad_since_is_a_one_line_error_naming_the_option(capsys):
+    assert main(["status", "--since", "yesterday"]) == 2
+    err = capsys.readouterr().err
+    assert "--since" in err and "expected an age like 30m, 12h or 2d" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_cli_starts_without_importing_scipy_or_numpy():
