@@ -374,7 +374,7 @@ def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_
     assert "revert restores the metric" in page and "Confidence" in page
 
 
-def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confirmation(tmp_path, capsys):
+def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confirmation(tmp_path, capsys, monkeypatch):
     from io import StringIO
 
     from rich.console import Console
@@ -383,6 +383,7 @@ def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confir
     from orchestrator.commands.bisect import summary
     from orchestrator.progress import LiveView
 
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width
     repo = linear(tmp_path / "u", 16)
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = store.new_campaign("t", {})
