@@ -104,3 +104,26 @@ def test_a_lab_file_resolves_against_the_campaign_file_and_a_host_needs_one(tmp_
     assert parse_campaign(MINIMAL).lab is None
     with pytest.raises(UserError, match="^host: needs lab: naming the lab file of the hosts$"):
         parse_campaign(with_(host="big1"))
+
+
+def test_a_preset_whose_sweep_the_user_never_wrote_names_the_values_to_pick():
+    from orchestrator.bisect.adapters import choose_workload
+
+    dbench = with_(workload={"name": "dbench"}, metric={"name": "throughput", "threshold": "-10%"})
+    with pytest.raises(UserError) as err:
+        choose_workload(parse_campaign(dbench))
+    assert str(err.value) == ("workload.params.clients: the dbench preset sweeps clients over 1, 2, 4, 8 and a "
+                              "bisection measures one setting; give one, e.g. workload: {name: dbench, params: "
+                              "{clients: 8}}")
+    chosen = choose_workload(parse_campaign(with_(workload={"name": "dbench", "params": {"clients": 8}},
+                                                  metric={"name": "throughput", "threshold": "-10%"})))
+    assert chosen.params["clients"] == 8 and chosen.params["fs"] == "ext4"
+
+
+def test_a_sweep_the_user_wrote_is_refused_as_a_sweep():
+    from orchestrator.bisect.adapters import choose_workload
+
+    swept = with_(workload={"name": "dbench", "params": {"clients": "1,2"}},
+                  metric={"name": "throughput", "threshold": "-10%"})
+    with pytest.raises(UserError, match="a bisection measures one setting; clients is a sweep"):
+        choose_workload(parse_campaign(swept))
