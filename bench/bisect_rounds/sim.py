@@ -11,13 +11,12 @@ does), once with build-ahead and once without, on the same trial."""
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 from dataclasses import dataclass, field
 
 from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.bisect.posterior import Dag, Kind, llr_of
-from orchestrator.bisect.rounds import TOTAL_CAP, Target, Visit, ahead, next_boot, pair, plan, visit
+from orchestrator.bisect.rounds import TOTAL_CAP, VISIT_ERROR, Target, Visit, ahead, next_boot, pair, plan, visit
 from orchestrator.campaign import Threshold
 from orchestrator.stats import Boot, pooled_boot_variance, step_odds
 
@@ -59,6 +58,9 @@ class Params:
     max_boots: int = 8
     alpha: float = 0.05
     error: float = 0.01
+    visit_error: float = VISIT_ERROR
+    pair_error: float = 0.01
+    refresh_after: int = REFRESH_AFTER
 
 
 @dataclass
@@ -169,7 +171,7 @@ class Campaign:
 
     def refresh(self, slot: Slot) -> int:
         """The drift guard: both references again when REFRESH_AFTER boots passed."""
-        if slot.seq - slot.last_ref < REFRESH_AFTER:
+        if slot.seq - slot.last_ref < self.p.refresh_after:
             return 0
         order = (self.good, self.bad) if slot.last_ref % 2 == 0 else (self.bad, self.good)
         for ref in order:
@@ -206,7 +208,7 @@ class Campaign:
         first = key not in {x for s in self.slots for x in s.boots}
         cap = min(have + p.max_boots, TOTAL_CAP * p.max_boots)
         min_boots = p.boots_per_commit if first else have + 1
-        error = p.error if first else p.error / 10
+        error = p.visit_error if first else p.visit_error / 10
         used = 0
         while True:
             n = len(slot.boots.get(key, []))
@@ -236,7 +238,7 @@ class Campaign:
             n += 1
             ss, df = pooled_boot_variance([bs for x, bs in slot.boots.items() if x not in (ka, kb)])
             state = pair(slot.boots[ka], slot.boots[kb], expected_sign * gap, ss / max(1, df), df, p.max_boots,
-                         p.error)
+                         p.pair_error)
             if state.settled:
                 return state.log_bf, 2 * n
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable, Mapping, Sequence
 
-from orchestrator.bisect.posterior import Answer, Dag, Kind, NOISELESS, answer, pick, posterior
+from orchestrator.bisect.posterior import NOISELESS, Answer, Dag, Kind, answer, pick, posterior
 from orchestrator.stats import Boot, StepOdds, pair_evidence
 
 # A visit (one slot measuring one commit) ends when its verdict is this sure; further evidence
