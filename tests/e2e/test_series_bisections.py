@@ -48,6 +48,7 @@ def bisect(tmp_path: Path, series: Series, **keys: object) -> tuple[Store, str, 
     return store, repo.culprit, done.stdout
 
 
+@pytest.mark.long  # 12.3 min of CI's 90: make test keeps one real bisection per path (the demo, two hosts)
 def test_the_shipped_dbench_series_bisects_to_its_real_change(tmp_path: Path):
     bisect(tmp_path, DBENCH)
 
