@@ -67,8 +67,8 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect
-bench: bench-boot bench-build bench-bisect
+.PHONY: bench bench-boot bench-build bench-bisect bench-rounds
+bench: bench-boot bench-build bench-bisect bench-rounds
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)
@@ -81,3 +81,8 @@ bench-build: setup
 # case in 2 processes (docs/campaign.md; about half an hour on these 2 cores).
 bench-bisect: setup
 	$(PY) bench/bisect_accuracy.py --trials 1000
+
+# The probabilistic search core (orchestrator/bisect/posterior.py, rounds.py) driven by a simulated
+# measurement over S slots and N commits, not yet by the engine (docs/campaign.md, "Time to culprit").
+bench-rounds: setup
+	$(PY) -m bench.bisect_rounds --trials 100

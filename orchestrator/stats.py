@@ -459,6 +459,20 @@ def evidence(t: TwoSample, expected: float) -> float:
     return float(_sps().t.logpdf((observed - target) / t.se, t.df) - _sps().t.logpdf(observed / t.se, t.df))
 
 
+def pair_evidence(a: Sequence[Boot], b: Sequence[Boot], expected: float, s2: float, df: int) -> float:
+    """Log Bayes factor of `b` against `a` (boots of their own, interleaved) for "b differs from
+    a by the log change `expected`" against "no change", with the boot noise pooled over the
+    campaign (`s2`, `df`) instead of the pair's own few boots: a sequential confirmation looks
+    after every boot pair, and a variance from 2+2 boots that is small by chance would make a
+    strong claim of nothing. Student t likelihoods of the difference of the means."""
+    if not a or not b or s2 <= 0:
+        return 0.0
+    diff = statistics.fmean(x.value for x in b) - statistics.fmean(x.value for x in a)
+    se = math.sqrt(s2 * (1 / len(a) + 1 / len(b)))
+    df = max(1, df)
+    return float(_sps().t.logpdf((diff - expected) / se, df) - _sps().t.logpdf(diff / se, df))
+
+
 # ---- stray boots -------------------------------------------------------------------------------
 
 STRAY_K = 4.0

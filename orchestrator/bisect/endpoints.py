@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from enum import Enum
 from typing import Sequence
 
 from orchestrator.campaign import DIRECTIONS, Threshold
 from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
 
-__all__ = ["DIRECTIONS", "EndpointCheck", "Threshold", "check_endpoints", "level"]
+__all__ = ["DIRECTIONS", "EndpointCheck", "Next", "Threshold", "check_endpoints", "endpoints_next", "level"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,33 @@ def check_endpoints(
                              "too_noisy", noise)
     return EndpointCheck(True, f"{measured}, p={test.p:.3g}; a step needs about {boots} boots", boots, change,
                          "", noise)
+
+
+# The noise estimate is usable for the steps from this many degrees of freedom of the pooled
+# boot variance on (3 boots a side): fewer make Student t's tails so heavy that every step pays.
+MIN_NOISE_DF = 4
+# "bad is not bad" is decided on at least this many boots a side: 2 can put bad above good by
+# chance.
+MIN_REFUSAL_BOOTS = 8
+
+
+class Next(str, Enum):
+    MORE = "more"  # one more boot pair (A B B A)
+    START = "start"  # apart with the campaign's confidence, the noise usable: bisect
+    REFUSE = "refuse"  # check.message says why
+
+
+def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
+    """The sequential endpoint check's stop rule: START as soon as good and bad are apart (the
+    check is ok: significant at alpha, past the threshold, the noise allows a step within
+    max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom; the
+    references grow later as the steps need them. REFUSE when good is not good, when bad is
+    not bad on MIN_REFUSAL_BOOTS boots a side, or when the check is still not clear at `cap`
+    boots a side; otherwise MORE."""
+    if check.problem == "good_not_good":
+        return Next.REFUSE
+    if check.problem == "bad_not_bad":
+        return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
+    if check.ok and check.noise is not None and check.noise.between_df >= MIN_NOISE_DF:
+        return Next.START
+    return Next.REFUSE if boots_each >= cap else Next.MORE

@@ -1,0 +1,125 @@
+"""Where the next boot goes (orchestrator.bisect.rounds) and the endpoint check's stop rule."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
+from orchestrator.bisect.posterior import NOISELESS, Dag, Kind
+from orchestrator.bisect.rounds import Target, Visit, ahead, next_boot, pair, plan, visit
+from orchestrator.campaign import Threshold
+from orchestrator.stats import Boot, StepOdds, pair_evidence
+
+SEQ = iter(range(10**6))
+
+
+def boots(level: float, n: int, sd: float = 0.05, seed: int = 0) -> list[Boot]:
+    rng = random.Random(seed)
+    return [Boot(next(SEQ), (level * math.exp(rng.gauss(0, sd)),)) for _ in range(n)]
+
+
+def exact(level: float, offsets: list[float]) -> list[Boot]:
+    return [Boot(next(SEQ), (level * math.exp(x),)) for x in offsets]
+
+
+def line(n: int) -> Dag:
+    names = [f"c{i}" for i in range(1, n + 1)]
+    return Dag(names, {c: ([names[i - 1]] if i else []) for i, c in enumerate(names)})
+
+
+def test_a_step_like_good_with_more_boots_than_bad_sends_the_next_boot_to_bad() -> None:
+    good, bad = exact(100, [-0.05, 0.05, 0.0, 0.01]), exact(85, [-0.05, 0.05])
+    step = exact(100, [0.02, -0.02, 0.03, -0.01, 0.0])
+    assert next_boot(good, bad, step) is Target.BAD
+
+
+def test_a_step_like_bad_with_more_boots_than_good_sends_the_next_boot_to_good() -> None:
+    good, bad = exact(100, [-0.05, 0.05]), exact(85, [-0.05, 0.05, 0.0, 0.01])
+    step = exact(85, [0.02, -0.02, 0.03, -0.01, 0.0])
+    assert next_boot(good, bad, step) is Target.GOOD
+
+
+def test_a_step_with_fewer_boots_than_the_references_gets_the_next_boot() -> None:
+    good, bad = boots(100, 8, seed=1), boots(85, 8, seed=2)
+    assert next_boot(good, bad, exact(100, [0.01, -0.01])) is Target.STEP
+
+
+def test_references_short_of_two_boots_come_first() -> None:
+    assert next_boot(exact(100, [0.0]), exact(85, [0.0, 0.01]), exact(90, [0.0])) is Target.GOOD
+
+
+def odds(p_bad: float, fit_p: float = 0.5) -> StepOdds:
+    return StepOdds(p_bad, 1.0 if p_bad > 0.5 else 0.0, 0.0, 0.0, 0.05, 10, fit_p)
+
+
+def test_a_visit_ends_when_sure_and_at_its_cap_when_not() -> None:
+    assert visit(odds(0.999), 3, 2, 8) is Visit.DECIDED
+    assert visit(odds(0.999), 1, 2, 8) is Visit.MORE  # its minimum first
+    assert visit(odds(0.7), 5, 2, 8) is Visit.MORE
+    assert visit(odds(0.7), 8, 2, 8) is Visit.UNCLEAR
+    assert visit(odds(0.999, fit_p=1e-5), 8, 2, 8) is Visit.APART
+    assert visit(None, 8, 2, 8) is Visit.UNCLEAR
+
+
+def test_a_confirmation_pair_stops_at_the_first_pair_that_settles_it() -> None:
+    gap = math.log(0.5)
+    parent, culprit = exact(100, [0.01, -0.01]), exact(50, [0.01, -0.01])
+    settled = pair(parent, culprit, gap, 0.03**2, 40, cap=8, error=0.01)
+    assert settled.settled and settled.log_bf > math.log(99) and settled.boots == 2
+    # no change: evidence against it, settled as soon as it passes the bound the other way
+    same = pair(parent, exact(100, [0.0, 0.01]), gap, 0.03**2, 40, cap=8, error=0.01)
+    assert same.settled and same.log_bf < -math.log(99)
+    # a small gap at a large noise: not settled on 2+2 boots, settled by the cap
+    small = math.log(0.9)
+    assert not pair(parent, exact(95, [0.0, 0.0]), small, 0.08**2, 40, cap=8, error=0.01).settled
+    assert pair(exact(100, [0.0] * 8), exact(95, [0.0] * 8), small, 0.08**2, 40, cap=8, error=0.01).settled
+
+
+def test_pair_evidence_uses_the_campaigns_noise_not_the_pairs_own() -> None:
+    a, b = exact(100, [0.0, 0.0001]), exact(90, [0.0, 0.0001])  # a tiny spread by chance
+    assert abs(pair_evidence(a, b, math.log(0.9), 0.08**2, 40)) < 3
+
+
+def check(good: list[Boot], bad: list[Boot], max_boots: int = 8):  # type: ignore[no-untyped-def]
+    return check_endpoints(good, bad, "higher", Threshold("relative", -0.1), 3, max_boots, 0.05, 0.01)
+
+
+def test_the_endpoint_check_starts_as_soon_as_apart_with_a_usable_noise_estimate() -> None:
+    good, bad = exact(100, [0.01, -0.01]), exact(50, [0.01, -0.01])
+    assert check(good, bad).ok
+    assert endpoints_next(check(good, bad), 2, 16) is Next.MORE  # 2 df: not a usable noise estimate yet
+    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(50, [0.01, -0.01, 0.0])
+    assert endpoints_next(check(good, bad), 3, 16) is Next.START
+
+
+def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots() -> None:
+    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(110, [0.01, -0.01, 0.0])
+    assert check(good, bad).problem == "bad_not_bad"
+    assert endpoints_next(check(good, bad), 3, 16) is Next.MORE
+    good, bad = exact(100, [0.01, -0.01] * 4), exact(110, [0.01, -0.01] * 4)
+    assert endpoints_next(check(good, bad), 8, 16) is Next.REFUSE
+
+
+def test_the_endpoint_check_boots_on_while_not_significant_and_refuses_at_the_cap() -> None:
+    good, bad = exact(100, [0.1, -0.1, 0.05]), exact(85, [0.1, -0.1, -0.05])
+    assert check(good, bad).problem == "not_significant"
+    assert endpoints_next(check(good, bad), 3, 16) is Next.MORE
+    assert endpoints_next(check(good, bad), 16, 16) is Next.REFUSE
+
+
+def test_a_round_picks_as_many_commits_as_slots_and_stops_on_a_culprit() -> None:
+    dag = line(30)
+    assert plan(dag, {}, 4, 0.01).picks == ("c6", "c12", "c18", "c24")
+    done = plan(dag, {"c9": -NOISELESS, "c10": NOISELESS}, 4, 0.01)
+    assert done.answer.kind is Kind.FOUND and done.answer.culprit == "c10" and done.picks == ()
+
+
+def test_build_ahead_lists_the_next_picks_of_each_way_the_round_can_end() -> None:
+    dag = line(31)
+    outcomes = ahead(dag, {}, ["c16"], 1, 0.01)
+    # c16 bad (16 of 31 culprits): c1..c16 left, next c8; good: c17..c31, next c23 (git's midpoints)
+    assert [o for _p, o in outcomes] == [("c8",), ("c23",)]
+    assert [p for p, _o in outcomes] == pytest.approx([16 / 31, 15 / 31])
