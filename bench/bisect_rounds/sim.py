@@ -18,6 +18,7 @@ from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.bisect.posterior import Dag, Kind, llr_of
 from orchestrator.bisect.rounds import TOTAL_CAP, VISIT_ERROR, Target, Visit, ahead, next_boot, pair, plan, visit
 from orchestrator.campaign import Threshold
+from orchestrator.measure.judge import REFRESH_AFTER  # the drift guard's, as the engine's
 from orchestrator.stats import Boot, pooled_boot_variance, step_odds
 
 # Measured durations (seconds), docs/kernel-builds.md (make bench-build, 2 cores, 2026-11-22):
@@ -26,7 +27,6 @@ from orchestrator.stats import Boot, pooled_boot_variance, step_odds
 # A boot of the demo: about 23 s for 15 s of fio (issue 19, measured; boot to the agent's hello
 # is 3.75 s of it, docs/boot-time.md).
 DURATIONS = {"cold_build": 552.0, "build": 83.9, "boot": 23.0}
-REFRESH_AFTER = 6  # the drift guard's, as the engine's
 
 
 @dataclass(frozen=True)
