@@ -125,12 +125,12 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
         out = engine.run(cid)
     except CampaignRefused as exc:
         return Trial(False, False, True, len(set(builder.built)), measurer.boots, 0, seed, f"refused: {exc}"[:200])
-    right = out.kind == "found" and out.culprit == shas[culprit]
-    confident = out.kind == "found" and out.confidence >= HIGH_CONFIDENCE
+    right = out.outcome == "found" and out.culprit == shas[culprit]
+    confident = out.outcome == "found" and out.confidence >= HIGH_CONFIDENCE
     inherited = (store.campaign(cid).result or {}).get("inherited", 0)
     index = {s: i for i, s in enumerate(shas)}
-    named = f"commit {index[out.culprit]}" if out.kind == "found" else \
-        f"{out.kind} {', '.join(str(index.get(x, x)) for x in out.candidates)}"
+    named = f"commit {index[out.culprit]}" if out.outcome == "found" else \
+        f"{out.outcome} {', '.join(str(index.get(x, x)) for x in out.candidates)}"
     answer = f"culprit {culprit}, answered {named} with confidence {out.confidence:.3f}"
     return Trial(right, confident and not right, not confident, len(set(builder.built)), measurer.boots, inherited,
                  seed, answer)

@@ -21,7 +21,8 @@ from orchestrator.commands import (
     status,
     verify,
 )
-from orchestrator.errors import KernelFault, UserError, VmbisectError, host_fault
+from orchestrator.errors import UserError
+from orchestrator.exits import exit_code
 
 # Each module has add_parser(subparsers) and run(args) -> exit code.
 COMMANDS: dict[str, ModuleType] = {
@@ -46,38 +47,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def one_line(message: str) -> str:
-    """A message as one printable line whatever it quotes from the input: control characters
-    (newlines included) and lone surrogates become escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1]
-                   for c in _printable(message))
-
-
-def _printable(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
+    def run() -> int:
         args = _parser().parse_args(argv)
         return int(COMMANDS[args.command].run(args))
-    except KernelFault as exc:
-        print(f"vmbisect: {one_line(str(exc))}", file=sys.stderr)
-        if exc.detail:
-            print(f"--- {exc.detail_label} ---\n" + _printable(exc.detail), file=sys.stderr)
-        return exc.exit_code
-    except VmbisectError as exc:
-        print(f"vmbisect: {one_line(str(exc))}", file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:
-        fault = host_fault(exc)
-        if fault is None:
-            raise
-        print(f"vmbisect: {one_line(str(fault))}", file=sys.stderr)
-        return fault.exit_code
-    except KeyboardInterrupt:
-        print("vmbisect: interrupted", file=sys.stderr)
-        return 130
+
+    return exit_code(run)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -154,6 +155,11 @@ def parent_culprit(r: BisectReport) -> Comparison:
                  {r.metric: MetricMeta("", r.direction)}, samples, [r.metric])
 
 
+def median(f: CommitFigures) -> str:
+    """A step's median, "-" for a commit with no boots of its own (skipped, or inherited by image)."""
+    return "-" if math.isnan(f.median) else num(f.median)
+
+
 def _fig(f: CommitFigures) -> str:
     return (f"median of boots {num(f.median)} (95% CI {num(f.ci_low)}..{num(f.ci_high)}, {f.boots} boots of "
             f"{f.n} runs), mean {num(f.mean)}")
@@ -199,7 +205,7 @@ def render_markdown(r: BisectReport) -> str:
     for s in r.steps:
         f = s.commit
         out.append(f"| {s.index} | {s.role} | {f.sha[:12]} | {f.subject} | {s.verdict} | {s.host} | {f.boots} | "
-                   f"{f.n} | {num(f.median)} | {s.reason.replace('|', '/')} |")
+                   f"{f.n} | {median(f)} | {s.reason.replace('|', '/')} |")
     out += ["", "## git bisect log", "", "```", r.bisect_log.rstrip(), "```", ""]
     return "\n".join(out)
 

@@ -10,7 +10,7 @@ from orchestrator.compare.text import metric_block
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
-from orchestrator.report import BisectReport, CommitFigures, Step, parent_culprit
+from orchestrator.report import BisectReport, CommitFigures, Step, median, parent_culprit
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 
@@ -43,7 +43,7 @@ def render_html(r: BisectReport) -> str:
     head = f"vmbisect campaign {r.name}: {r.kind.replace('_', ' ')}"
     steps = table(["#", "role", "commit", "subject", "verdict", "host", "boots", "runs", "median", "reason"],
                   [[str(s.index), s.role, s.commit.sha[:12], s.commit.subject, s.verdict, s.host, str(s.commit.boots),
-                    str(s.commit.n), num(s.commit.median), s.reason] for s in r.steps],
+                    str(s.commit.n), median(s.commit), s.reason] for s in r.steps],
                   [["num", "", "mono", "", "", "", "num", "num", "num", ""] for _ in r.steps])
     culprit = ""
     if r.culprit is not None:

@@ -2,12 +2,15 @@
 has one spec type per kind, each written by `to_dict` into the store's JSON `result` column and
 read back by `from_dict`. No field changes its meaning with the kind: a bisection's answer is its
 `outcome` (found, only skipped, inconclusive); a campaign that stopped before an answer
-(refused, failed, paused) has a `Stopped` result with its reason.
+has a `Stopped` result: why (`StopKind`: refused, failed, paused), the reason for people and,
+for a refusal, the endpoint check's problem as data.
 
 Results an older vmbisect stored read into the same types: a bisection's outcome was under
 `kind` (found / only_skipped / inconclusive), a verification and a comparison put their campaign
-kind there (`"kind": "verify"`, `"kind": "compare"`); `from_dict` takes both layouts, and the
-store is not rewritten.
+kind there (`"kind": "verify"`, `"kind": "compare"`), lines were under `verdict`, a stopped
+campaign stored only `{"reason": ...}` (why was its row's state); `from_dict` takes both
+layouts (tests/data/results holds results captured from that version), and the store is not
+rewritten.
 """
 
 from __future__ import annotations
@@ -105,27 +108,42 @@ class CompareResult:
         return (self.lines or ("",))[0][:80]
 
 
+class StopKind(StrEnum):
+    """Why a campaign stopped before its answer (the row's state says the same)."""
+
+    REFUSED = "refused"  # the endpoints do not allow a bisection; `cause` is the check's problem
+    FAILED = "failed"  # an endpoint does not build, boot or run the workload
+    PAUSED = "paused"  # the host's fault (libvirt gone, disk full, store unreachable); `vmbisect resume` goes on
+
+
 @dataclass(frozen=True)
 class Stopped:
-    """A campaign that stopped before its answer: refused (the endpoints do not allow one),
-    failed (an endpoint does not build, boot or run), paused (the host's fault; resumable)."""
+    """A campaign that stopped before its answer, why (`stop`), the reason for people and, for a
+    refusal, the endpoint check's problem (good_not_good, bad_not_bad, short_of_threshold,
+    not_significant, too_noisy; orchestrator/bisect/endpoints.py)."""
 
+    stop: StopKind
     reason: str
+    cause: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason}
+        return {"stop": self.stop.value, "reason": self.reason, "cause": self.cause}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Stopped":
-        return cls(d.get("reason", ""))
+    def from_dict(cls, d: Mapping[str, Any], state: str = "") -> "Stopped":
+        """`state`: the row's, which is all an older vmbisect's `{"reason": ...}` says of why."""
+        return cls(StopKind(d.get("stop") or state), d.get("reason", ""), d.get("cause", ""))
 
     def line(self) -> str:
-        return self.reason[:80]
+        return f"{self.stop.value}: {self.reason}"[:100]
 
 
 Result = Union[BisectResult, VerifyResult, CompareResult, Stopped]
 ANSWERS: dict[str, type[BisectResult] | type[VerifyResult] | type[CompareResult]] = {
     "bisect": BisectResult, "verify": VerifyResult, "compare": CompareResult}
+
+
+STOPS = tuple(s.value for s in StopKind)
 
 
 def read(kind: str, state: str, data: Mapping[str, Any] | None) -> Result | None:
@@ -134,4 +152,6 @@ def read(kind: str, state: str, data: Mapping[str, Any] | None) -> Result | None
         return None
     if state == "done":
         return ANSWERS[kind].from_dict(data)
-    return Stopped.from_dict(data) if "reason" in data else None
+    if state in STOPS:
+        return Stopped.from_dict(data, state)
+    return None  # running: what a pause left is no longer why

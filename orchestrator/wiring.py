@@ -5,9 +5,8 @@ and a measurer over the pool, for each scheduler. Tests build their own (tests/f
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
@@ -17,7 +16,7 @@ from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.campaign import Campaign
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
-from orchestrator.hosts.lab import Lab, lab_from
+from orchestrator.hosts.lab import Lab
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.measure.judge import Judge
 from orchestrator.measure.kernels import Kernels
@@ -82,35 +81,28 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
     return kernels, measurer
 
 
-@contextmanager
-def engine_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-               on_event: Callable[[Event], None]) -> Iterator[Engine]:
+def engine_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
+               on_event: Callable[[Event], None]) -> Engine:
     """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
     builds the reverts made in that clone), guests running the campaign's workload on one host
-    of its lab (this machine without one); a resumed campaign goes on on the host of its runs.
-    The lab's guest pool is closed when the engine is done with it."""
+    of `pool` (whoever opened the pool closes it: commands/kinds.py); a resumed campaign goes
+    on on the host of its runs."""
     choice = choose_workload(campaign)
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
     last = store.last_run(campaign_id)
     host = (last.raw.get("lab_host") if last else None) or campaign.host
-    pool = open_pool(lab_from(campaign.lab, campaign.host, uri))
-    try:
-        kernels, measurer = bisection(campaign, choice, vcs.repo, pool, host)
-        yield Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
-    finally:
-        pool.close()
+    kernels, measurer = bisection(campaign, choice, vcs.repo, pool, host)
+    return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
 
 
-@contextmanager
-def verification_for(campaign: Campaign, store: Store, campaign_id: int, uri: str,
-                     on_event: Callable[[Event], None]) -> Iterator[tuple[Judge, Vcs, str]]:
+def verification_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
+                     on_event: Callable[[Event], None]) -> tuple[Judge, Vcs, str]:
     """A verification's judge over the same parts as a bisection's (engine_for), its
     repository and the metric's direction."""
-    with engine_for(campaign, store, campaign_id, uri, on_event) as engine:
-        yield engine.judge_for(campaign_id), engine.vcs, engine.direction
+    engine = engine_for(campaign, store, campaign_id, pool, on_event)
+    return engine.judge_for(campaign_id), engine.vcs, engine.direction
 
 
-def run_campaign(campaign: Campaign, store: Store, campaign_id: int, uri: str,
+def run_campaign(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
                  on_event: Callable[[Event], None]) -> Outcome:
-    with engine_for(campaign, store, campaign_id, uri, on_event) as engine:
-        return engine.run(campaign_id)
+    return engine_for(campaign, store, campaign_id, pool, on_event).run(campaign_id)

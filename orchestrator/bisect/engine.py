@@ -54,7 +54,7 @@ from orchestrator.errors import (
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, KernelBuilder, Measurer
-from orchestrator.results import BisectOutcome, BisectResult, Stopped
+from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
 from orchestrator.stats import (
     Boot,
     compare_boots,
@@ -105,17 +105,19 @@ class Doubts:
 
 @dataclass(frozen=True)
 class Outcome:
-    """`kind`: found (a culprit), only_skipped (the culprit is one of `candidates`, which could
-    not be tested) or inconclusive (`candidates` is the range left, `notes` say why)."""
+    """What `run` answers: the bisection's `outcome` (found: a culprit; only_skipped: the culprit
+    is one of `candidates`, which could not be tested; inconclusive: `candidates` is the range
+    left, `notes` say why), the typed `result` the store keeps, the endpoints' check and the
+    steps taken."""
 
-    kind: str
+    outcome: BisectOutcome
     culprit: str = ""
     candidates: tuple[str, ...] = ()
     endpoints: EndpointCheck | None = None
     steps: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
     confidence: float = 0.0
-    confirmation: dict[str, Any] = field(default_factory=dict)
+    result: BisectResult | None = None
 
 
 class CampaignRefused(UserError):
@@ -213,10 +215,10 @@ class Engine:
         try:
             check = self._check_endpoints(campaign_id, good, bad)
         except EndpointFailed as exc:
-            self.store.set_state(campaign_id, "failed", Stopped(str(exc)).to_dict())
+            self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, str(exc)).to_dict())
             raise
         if not check.ok:
-            self.store.set_state(campaign_id, "refused", Stopped(check.message).to_dict())
+            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
             raise CampaignRefused(f"campaign refused: {check.message}")
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
@@ -252,7 +254,7 @@ class Engine:
                 self.store.set_bisect_log(campaign_id, self.vcs.log())
             # unchanged verdicts: the next round doubts what is left (the confirmation comes next)
         outcome = self._finish(campaign_id, state, check, good, bad, unresolved, confirmation)
-        self._emit("done", outcome.culprit, message=f"{outcome.kind}; {confidence_words(outcome.confidence, [])}")
+        self._emit("done", outcome.culprit, message=f"{outcome.outcome}; {confidence_words(outcome.confidence, [])}")
         return outcome
 
     def _bisect(self, campaign_id: int, state: BisectState, good: str, bad: str) -> BisectState:
@@ -630,9 +632,7 @@ class Engine:
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
             sum(len(v) for v in everywhere.values()), confirmation if kind == "found" else {}, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
-        return Outcome(kind, culprit, tuple(candidates), check, self._step, tuple(notes), confidence,
-                       {"confirmation": confirmation, **({"revert": revert} if revert is not None else {})}
-                       if kind == "found" else {})
+        return Outcome(result.outcome, culprit, tuple(candidates), check, self._step, tuple(notes), confidence, result)
 
     def _drift(self, campaign_id: int, good: str, bad: str) -> str:
         """The drift guard's report: the references' common linear drift over the campaign, when

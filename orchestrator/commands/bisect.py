@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
-from orchestrator.results import Stopped
+from orchestrator.results import BisectOutcome, StopKind, Stopped
 
 if TYPE_CHECKING:
     from orchestrator.bisect.adapters import WorkloadChoice
@@ -30,32 +29,6 @@ def add_parser(sub: Any) -> None:
     add_store_option(p)
 
 
-def execute(campaign: Campaign, store: Store, campaign_id: int, uri: str, as_json: bool,
-            take_over: bool = False) -> int:
-    """Run (or resume) a stored campaign with the real parts; scipy, SQLAlchemy and libvirt are
-    imported here, not at start-up, so other commands stay quick. The campaign's lock is held
-    throughout; an infrastructure error pauses the campaign (`vmbisect resume` continues it)."""
-    from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.workdir import campaign_workdir
-    from orchestrator.progress import LiveView, json_lines
-    from orchestrator.wiring import run_campaign
-
-    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
-        print(f"vmbisect: campaign {campaign_id} ({campaign.name}); resume with: vmbisect resume {campaign_id}",
-              file=sys.stderr)
-        if as_json:
-            outcome = run_campaign(campaign, store, campaign_id, uri, json_lines())
-        else:
-            gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
-            gb.prepare()
-            total = gb.count_between(gb.resolve(campaign.good, "good"), gb.resolve(campaign.bad, "bad"),
-                                     campaign.first_parent)
-            with LiveView(total) as view:
-                outcome = run_campaign(campaign, store, campaign_id, uri, view)
-    print(summary(outcome, campaign_id))
-    return 0
-
-
 @contextmanager
 def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
     """The host's fault (libvirt gone, disk full) pauses the campaign instead of failing it:
@@ -63,7 +36,7 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
     from orchestrator.errors import InfraError, host_fault
 
     if store.campaign(campaign_id).state == "paused":
-        store.set_state(campaign_id, "running")
+        store.set_state(campaign_id, "running", {})  # the pause's reason is no longer why
     try:
         try:
             yield
@@ -74,7 +47,7 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
             raise fault from exc
     except InfraError as exc:
         try:
-            store.set_state(campaign_id, "paused", Stopped(str(exc)).to_dict())
+            store.set_state(campaign_id, "paused", Stopped(StopKind.PAUSED, str(exc)).to_dict())
         except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
             pass
         raise InfraError(f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") \
@@ -84,14 +57,15 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
 def summary(outcome: Outcome, campaign_id: int) -> str:
     from orchestrator.bisect.engine import confidence_words
 
-    if outcome.kind == "found":
+    result = outcome.result
+    if outcome.outcome is BisectOutcome.FOUND:
         head = f"culprit: {outcome.culprit}\n{confidence_words(outcome.confidence, [])}"
-        for key in ("confirmation", "revert"):
-            part = outcome.confirmation.get(key)
+        for key, part in (("confirmation", result.confirmation if result else None),
+                          ("revert", result.revert if result else None)):
             if part:
                 head += f"\n{key}: {part['verdict']}" + ("" if part["text"].startswith(part["verdict"])
                                                          else f": {part['text']}")
-    elif outcome.kind == "inconclusive":
+    elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
         head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
     else:
         head = "only skipped commits left; the first bad commit is one of: " + " ".join(
@@ -147,6 +121,7 @@ def _is_dir(path: Path) -> bool:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.campaign import parse_campaign, read_campaign_file
+    from orchestrator.commands.kinds import execute
     from orchestrator.specs import BisectSpec, record
     from orchestrator.store import Store
 
@@ -155,4 +130,4 @@ def run(a: argparse.Namespace) -> int:
     preflight(campaign)
     store = Store(a.store)
     campaign_id = record(store, campaign.name, BisectSpec.of(raw, campaign))
-    return execute(campaign, store, campaign_id, a.uri, a.json)
+    return execute(store, campaign_id, uri=a.uri, as_json=a.json)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from orchestrator.commands.argtypes import count, fraction, output_file, seconds
-from orchestrator.commands.bisect import add_store_option, paused_on_infra_error
+from orchestrator.commands.bisect import add_store_option
 from orchestrator.commands.labopts import add_lab_options
 from orchestrator.commands.vmopts import add_vm_options, guest_options
 from orchestrator.errors import UserError, choices_error
@@ -19,6 +19,8 @@ from orchestrator.specs import CompareSpec
 if TYPE_CHECKING:
     from orchestrator.compare.model import Comparison
     from orchestrator.compare.plan import ComparePlan
+    from orchestrator.hosts.pool import GuestPool
+    from orchestrator.ports import Event
     from orchestrator.store import Store
 
 FORMATS = ("md", "html", "json")
@@ -108,38 +110,30 @@ def write_reports(c: Comparison, paths: list[Path]) -> None:
         print(f"compare: report {path}", file=sys.stderr)
 
 
-def execute(plan: ComparePlan, store: Store, campaign_id: int, uri: str, take_over: bool = False) -> Comparison:
+def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
+            on_event: Callable[[Event], None]) -> Comparison:
+    """The comparison's runs on the pool (commands/kinds.py holds its lock and the pool), a
+    resumed one on the host that measured its last run; its verdict stored."""
     from orchestrator import wiring
     from orchestrator.compare.collect import comparison, run_host, stored_runs
     from orchestrator.compare.runner import run_plan
-    from orchestrator.hosts.lab import lab_from
 
-    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
-        print(f"vmbisect: campaign {campaign_id} (compare); resume with: vmbisect resume {campaign_id}",
-              file=sys.stderr)
-        pool = wiring.open_pool(lab_from(plan.lab, plan.host, uri))
-        # a resumed comparison goes on on the host that measured its last run
-        last = store.last_run(campaign_id)
-        host = run_host(last.raw) if last else plan.host
-        try:
-            kernels, measurer = wiring.comparison(plan, pool, host)
-            run_plan(plan, store, campaign_id, kernels, measurer,
-                     on_event=lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
-        finally:
-            pool.close()
+    last = store.last_run(campaign_id)
+    host = run_host(last.raw) if last else plan.host
+    kernels, measurer = wiring.comparison(plan, pool, host)
+    run_plan(plan, store, campaign_id, kernels, measurer, on_event=on_event)
     result = comparison(plan, stored_runs(store, campaign_id))
     store.set_state(campaign_id, "done", CompareResult(tuple(result.verdict)).to_dict())
     return result
 
 
-def print_summary(c: Comparison) -> None:
+def summary_text(c: Comparison) -> str:
     from orchestrator.compare.text import metric_block
 
-    print(f"{c.title}\n")
-    for line in c.verdict:
-        print(f"- {line}")
+    out = [f"{c.title}", "", *(f"- {line}" for line in c.verdict)]
     for metric in c.primary:
-        print("\n" + "\n".join(metric_block(c, metric)))
+        out += ["", *metric_block(c, metric)]
+    return "\n".join(out)
 
 
 def spec_from_args(a: argparse.Namespace) -> CompareSpec:
@@ -153,6 +147,7 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
 
 
 def run(a: argparse.Namespace) -> int:
+    from orchestrator.commands import kinds
     from orchestrator.compare.plan import plan_from_spec
     from orchestrator.hosts.lab import lab_from
     from orchestrator.specs import record
@@ -165,21 +160,7 @@ def run(a: argparse.Namespace) -> int:
     check_kernels(plan)
     store = Store(a.store)
     campaign_id = record(store, f"compare-{a.workload}"[:64], spec)
-    return finish(execute(plan, store, campaign_id, a.uri), list(spec.reports))
-
-
-def finish(result: Comparison, reports: list[Path]) -> int:
-    write_reports(result, reports)
-    print_summary(result)
-    return 0
-
-
-def resume(store: Store, campaign_id: int, spec: CompareSpec, uri: str, take_over: bool) -> int:
-    from orchestrator.compare.plan import plan_from_spec
-
-    plan = plan_from_spec(spec)
-    check_kernels(plan)
-    return finish(execute(plan, store, campaign_id, uri, take_over), list(spec.reports))
+    return kinds.execute(store, campaign_id, uri=a.uri)
 
 
 def report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:

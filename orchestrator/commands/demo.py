@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from orchestrator.commands.bisect import add_store_option, execute, preflight
+from orchestrator.commands.bisect import add_store_option, preflight
 
 
 def add_parser(sub: Any) -> None:
@@ -16,16 +16,15 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    """The demo's campaign run as any campaign (commands/kinds.py writes its reports to
+    reports/demo-<id>.md and .html); the answer checked against the shipped culprit."""
     import yaml
 
-    from orchestrator import paths
-    from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.workdir import campaign_workdir, stored_spec
+    from orchestrator.bisect.workdir import stored_spec
     from orchestrator.campaign import load_campaign
+    from orchestrator.commands.kinds import execute, report_files
     from orchestrator.demo import CAMPAIGN, ensure_demo_repo
-    from orchestrator.report import collect, render_markdown
-    from orchestrator.report_html import render_html
+    from orchestrator.results import BisectResult
     from orchestrator.store import Store
 
     started = time.monotonic()
@@ -34,15 +33,10 @@ def run(a: argparse.Namespace) -> int:
     preflight(campaign)
     store = Store(a.store)
     campaign_id = store.new_campaign(campaign.name, stored_spec(yaml.safe_load(CAMPAIGN.read_text()), campaign))
-    execute(campaign, store, campaign_id, a.uri, a.json)
-    gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
-    report = collect(store, campaign_id, campaign.metric.name, choose_workload(campaign).direction, gb.info)
-    out = paths.data_dir() / "reports"
-    out.mkdir(parents=True, exist_ok=True)
-    md, page = out / f"demo-{campaign_id}.md", out / f"demo-{campaign_id}.html"
-    md.write_text(render_markdown(report))
-    page.write_text(render_html(report))
-    named = report.culprit.sha if report.culprit else ""
+    execute(store, campaign_id, uri=a.uri, as_json=a.json)
+    row = store.campaign(campaign_id)
+    named = BisectResult.from_dict(row.result).culprit
+    md, page = report_files(row)
     verdict = "the shipped culprit" if named == demo.culprit else f"NOT the shipped culprit {demo.culprit}"
     print(f"demo: named {named or 'no single commit'}: {verdict}")
     print(f"demo: reports {md} and {page}")

@@ -23,11 +23,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.commands.kinds import Options, run_stored
+    from orchestrator.commands.kinds import execute
     from orchestrator.store import Store
 
     store = Store(a.store)
     row = store.campaign(a.id)
     if row.state not in RESUMABLE:
         raise UserError(f"id: campaign {a.id} is {row.state}, not running or paused; see vmbisect report {a.id}")
-    return run_stored(store, a.id, Options(a.uri, a.json, a.take_over))
+    return execute(store, a.id, uri=a.uri, as_json=a.json, take_over=a.take_over)

@@ -34,24 +34,10 @@ def add_parser(sub: Any) -> None:
     add_store_option(p)
 
 
-def metric_of(row: Any) -> str | None:
-    """The metric a campaign judges by (a comparison's first one; None when it names none, or its
-    stored spec no longer reads: the list still shows the campaign)."""
-    from orchestrator.errors import UserError
-    from orchestrator.specs import BisectSpec, CompareSpec, VerifySpec, stored
-
-    try:
-        spec = stored(row)
-    except UserError:
-        return None
-    if isinstance(spec, (BisectSpec, VerifySpec)):
-        return spec.campaign.metric.name
-    assert isinstance(spec, CompareSpec)
-    return spec.metrics[0] if spec.metrics else None
-
-
 def counts(store: Store, row: Any) -> tuple[int, int]:
     """Boots and runs of the campaign's metric (every boot and run when it names none)."""
+    from orchestrator.commands.kinds import metric_of
+
     metric = metric_of(row)
     if metric is None:
         return len(store.boots(row.id)), sum(1 for _ in store.runs(row.id))
@@ -105,10 +91,21 @@ def ended(store: Store, since: dt.timedelta) -> Any:
         table.add_column(col)
     for row in store.campaigns():
         if row.state in ENDED and row.updated >= cutoff:
-            where = f"vmbisect resume {row.id}" if row.state == "paused" else f"vmbisect report {row.id} --format md"
-            table.add_row(str(row.id), row.kind, row.name, row.state, status_line(row), where,
+            table.add_row(str(row.id), row.kind, row.name, row.state, status_line(row), where(row),
                           f"{row.updated:%Y-%m-%d %H:%M}")
     return table
+
+
+def where(row: Any) -> str:
+    """Where an ended campaign's report is: the file written when it ended (commands/kinds.py),
+    or the command that makes it (a report written on another machine, or by an older
+    vmbisect); how to go on with a paused one."""
+    from orchestrator.commands.kinds import report_files
+
+    if row.state == "paused":
+        return f"vmbisect resume {row.id}"
+    md, _html = report_files(row)
+    return str(md) if md.is_file() else f"vmbisect report {row.id} --format md"
 
 
 def one(store: Store, campaign: int) -> list[Any]:
@@ -119,7 +116,7 @@ def one(store: Store, campaign: int) -> list[Any]:
 
     from rich.table import Table
 
-    from orchestrator.commands.kinds import status_line
+    from orchestrator.commands.kinds import metric_of, status_line
     from orchestrator.render.scale import whole_or_4g
 
     row = store.campaign(campaign)

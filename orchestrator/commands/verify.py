@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -60,28 +59,6 @@ def add_parser(sub: Any) -> None:
     # campaign's own defaults are the options' defaults)
     p.set_defaults(**{flag: None for flag in (*GUEST_FLAGS, "accel")})
     add_store_option(p)
-
-
-def execute(store: Any, campaign_id: int, uri: str, take_over: bool = False) -> int:
-    """Run (or resume) a stored verification under the campaign's lock, as a bisection runs."""
-    from orchestrator.bisect.verify import verify_commit
-    from orchestrator.commands.bisect import paused_on_infra_error
-    from orchestrator.progress import json_lines
-    from orchestrator.specs import VerifySpec, stored
-    from orchestrator.wiring import verification_for
-
-    spec = stored(store.campaign(campaign_id))
-    assert isinstance(spec, VerifySpec)
-    campaign = spec.campaign
-    with store.lock(campaign_id, take_over), paused_on_infra_error(store, campaign_id):
-        print(f"vmbisect: verification {campaign_id}; resume with: vmbisect resume {campaign_id}", file=sys.stderr)
-        with verification_for(campaign, store, campaign_id, uri, json_lines(sys.stderr)) as (judge, vcs, direction):
-            result = verify_commit(judge, vcs, campaign, direction, spec.commit, spec.boots, spec.revert_on)
-    print(result.answer.line)
-    if result.revert:
-        print(result.revert)
-    print("\n".join(table(result, campaign.metric.name, direction)))
-    return 0
 
 
 def table(result: Any, metric: str, direction: str) -> list[str]:
@@ -227,9 +204,10 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
 
 
 def run(a: argparse.Namespace) -> int:
+    from orchestrator.commands.kinds import execute
     from orchestrator.specs import record
     from orchestrator.store import Store
 
     campaign, spec = checked(a)
     store = Store(a.store)
-    return execute(store, record(store, campaign.name, spec), a.uri)
+    return execute(store, record(store, campaign.name, spec), uri=a.uri)

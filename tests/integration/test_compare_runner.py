@@ -217,11 +217,11 @@ def test_a_resumed_comparison_goes_on_on_the_host_of_its_last_run(tmp_path: Path
         asked.append(host)
         return FakeKernels(), FakeMeasurer(host=host or "big1", crash_after=None if asked[1:] else 2)
 
-    monkeypatch.setattr(wiring, "open_pool", lambda lab: SimpleNamespace(close=lambda: None))
+    pool = SimpleNamespace(close=lambda: None)
     monkeypatch.setattr(wiring, "comparison", comparison)
     with pytest.raises(KeyboardInterrupt):
-        execute(plan, store, cid, "qemu:///system")
-    execute(plan, store, cid, "qemu:///system")
+        execute(plan, store, cid, pool, lambda _e: None)  # type: ignore[arg-type]
+    execute(plan, store, cid, pool, lambda _e: None)  # type: ignore[arg-type]
     assert asked == [None, "big1"] and len(list(store.runs(cid))) == 6
 
 

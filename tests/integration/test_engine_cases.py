@@ -232,7 +232,7 @@ def test_bisection_case(tmp_path, case):
     assert not isinstance(outcome, CampaignRefused), outcome
     row = store.campaign(cid)
     result = row.result
-    assert (outcome.kind, row.state, result["outcome"]) == (e.kind, "done", e.kind), (outcome, result.get("notes"))
+    assert (outcome.outcome, row.state, result["outcome"]) == (e.kind, "done", e.kind), (outcome, result.get("notes"))
     assert (repo.name_of(outcome.culprit) if outcome.culprit else "") == e.culprit
     assert {repo.name_of(c) for c in outcome.candidates} >= e.candidates
     assert result.get("confirmation", {}).get("verdict", "") == e.confirmation
@@ -308,7 +308,7 @@ def test_a_controller_killed_during_confirmation_resumes_there(tmp_path):
     assert store.campaign(cid).state == "running" and f"first bad commit: [{repo.names['c9']}]" in log
     resumed = FakeMeasurer(value, seed=5)
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), resumed, store).run(cid)
-    assert repo.name_of(outcome.culprit) == "c9" and outcome.confirmation["confirmation"]["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c9" and outcome.result.confirmation["verdict"] == "confirmed"
     assert [d for d in store.decisions(cid) if d.role == "step"] == steps and store.campaign(cid).bisect_log == log
     known = set(repo.names.values())
     assert {x for x in resumed.booted if x in known} <= {repo.names["c8"], repo.names["c9"], repo.names["c15"]}
@@ -424,9 +424,9 @@ def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_
         cid = store.new_campaign("t", {})
         outcome = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(),  # type: ignore[arg-type]
                          FakeMeasurer(value, 0.02, trial, between=0.08), store).run(cid)
-        ok = outcome.kind == "found" and outcome.culprit == shas[culprit]
+        ok = outcome.outcome == "found" and outcome.culprit == shas[culprit]
         right += ok
-        confident_wrong += not ok and outcome.kind == "found" and outcome.confidence >= HIGH_CONFIDENCE
+        confident_wrong += not ok and outcome.outcome == "found" and outcome.confidence >= HIGH_CONFIDENCE
     assert right >= 98 and confident_wrong == 0
 
 
@@ -444,7 +444,7 @@ def test_a_host_failing_mid_bisection_moves_it_to_another_host_whose_own_referen
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store,
                      on_event=events.append).run(cid)
-    assert repo.name_of(outcome.culprit) == "c12" and outcome.confirmation["confirmation"]["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
     decisions = store.decisions(cid)
     moves = [i for i, d in enumerate(decisions) if d.role == "host"]
     assert len(moves) == 1 and decisions[moves[0]].reason.startswith("host fast failed: ssh: connection lost")

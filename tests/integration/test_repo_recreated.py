@@ -74,8 +74,8 @@ def test_a_repository_made_again_at_the_same_path_does_not_break_the_next_campai
     new = series(lab.repo, "new")  # rm -rf + a fresh clone: new history, new object ids
     engine, cid = lab.engine(new, FakeMeasurer(slow_from(new, 5), seed=1))
     outcome = engine.run(cid)
-    assert outcome.kind == "found" and outcome.culprit == new[5]
-    assert outcome.confirmation["revert"]["verdict"] == "revert restores the metric"
+    assert outcome.outcome == "found" and outcome.culprit == new[5]
+    assert outcome.result.revert["verdict"] == "revert restores the metric"
 
 
 class Disturbed(FakeMeasurer):
@@ -106,8 +106,8 @@ def test_a_rebase_and_prune_in_the_users_repository_mid_campaign_costs_nothing(t
     engine, cid = lab.engine(commits, Disturbed(6, rebase_and_prune, value_of=value, seed=2))
     outcome = engine.run(cid)
     assert commits[5] not in git(lab.repo, "rev-list", "--all")  # pruned: only vmbisect's clones have it
-    assert outcome.kind == "found" and outcome.culprit == commits[5]
-    assert outcome.confirmation["revert"]["verdict"] == "revert restores the metric"
+    assert outcome.outcome == "found" and outcome.culprit == commits[5]
+    assert outcome.result.revert["verdict"] == "revert restores the metric"
 
 
 def test_the_users_repository_deleted_mid_campaign_pauses_it_and_resume_loses_nothing(tmp_path):
@@ -127,7 +127,7 @@ def test_the_users_repository_deleted_mid_campaign_pauses_it_and_resume_loses_no
     measurer.after = -1
     again, _ = lab.engine(commits, measurer)
     outcome = again.run(cid)
-    assert outcome.kind == "found" and outcome.culprit == commits[5]
+    assert outcome.outcome == "found" and outcome.culprit == commits[5]
     boots = lab.store.boots(cid)
     assert len(boots) > boots_before and len({b.id for b in boots}) == len(boots)
     runs = list(lab.store.runs(cid))

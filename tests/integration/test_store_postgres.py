@@ -123,3 +123,35 @@ def test_a_postgresql_store_from_before_typed_decisions_and_boot_facts_gets_them
     assert [(d.kind, d.inherited_from, d.since) for d in again.decisions(cid)] == [
         (Kind.MEASURED, "", -1), (Kind.INHERITED, measured, -1), (Kind.MEASURING, "", 9)]
     assert [b.facts for b in again.boots(cid) if b.id == boot] == [{}]
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+def test_results_an_older_vmbisect_stored_read_into_their_types_and_the_rows_are_not_rewritten(db, request,
+                                                                                                  tmp_path):
+    """Each result captured from the version before typed results (tests/data/results), stored
+    as that version stored it, reads into its type through the store, and reading it (status,
+    the list's result line) changes neither the row's JSON nor its `updated` time."""
+    import json as json_
+
+    from orchestrator.commands.kinds import status_line
+    from orchestrator.results import BisectResult, Stopped, read
+
+    url = f"sqlite:///{tmp_path / 'v.db'}" if db == "sqlite" else request.getfixturevalue("postgres_url")
+    captured = json_.loads((Path(__file__).parent.parent / "data" / "results" / "stored-896f3d9.json").read_text())
+    store = Store(url)
+    ids = []
+    for stored in captured["results"]:
+        cid = store.new_campaign(f"old-{stored['kind']}", {}, stored["kind"])
+        store.set_state(cid, stored["state"], stored["result"])  # as the old code wrote it: a plain dict
+        ids.append(cid)
+    before = {cid: (store.campaign(cid).result, store.campaign(cid).updated) for cid in ids}
+    again = Store(url)  # opening the store again migrates nothing in the results
+    for cid, stored in zip(ids, captured["results"]):
+        row = again.campaign(cid)
+        result = read(row.kind, row.state, row.result)
+        assert result is not None and status_line(row)
+        if stored["state"] != "done":
+            assert isinstance(result, Stopped) and result.stop == stored["state"]
+        elif stored["kind"] == "bisect":
+            assert isinstance(result, BisectResult) and result.outcome == stored["result"]["kind"]
+        assert (row.result, row.updated) == before[cid] == (stored["result"], before[cid][1])

@@ -1,9 +1,15 @@
 """Typed results per campaign kind (orchestrator/results.py): round trips, and results an older
-vmbisect stored (outcome or campaign kind under `kind`) read into the same types."""
+vmbisect stored (outcome or campaign kind under `kind`) read into the same types: hand-written ones, and every
+kind of result captured from that version (tests/data/results/README.md)."""
 
 from __future__ import annotations
 
-from orchestrator.results import BisectOutcome, BisectResult, CompareResult, Stopped, VerifyResult, read
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult, read
 
 OLD_BISECTION = {"notes": [], "inherited": 1, "host": "local", "boots": 42, "culprit": "c" * 40, "parent": "p" * 40,
                  "confirmation": {"verdict": "confirmed", "text": "culprit against parent -40.3%"},
@@ -36,7 +42,39 @@ def test_verify_and_compare_results_stored_before_typed_results_read_their_lines
     assert isinstance(c, CompareResult) and c.line() == "bad is 45% worse than good in read_iops"
 
 
-def test_a_refused_failed_or_paused_campaign_has_its_reason_and_a_running_one_nothing():
+def test_a_refused_failed_or_paused_campaign_has_a_typed_stop_and_a_running_one_nothing():
     for state in ("refused", "failed", "paused"):
-        assert read("bisect", state, {"reason": "bad is not bad"}) == Stopped("bad is not bad")
+        stopped = read("bisect", state, {"reason": "bad is not bad"})
+        assert stopped == Stopped(StopKind(state), "bad is not bad") and stopped.line() == f"{state}: bad is not bad"
+    refused = Stopped(StopKind.REFUSED, "bad is not bad: ...", "bad_not_bad")
+    assert read("bisect", "refused", refused.to_dict()) == refused and "kind" not in refused.to_dict()
     assert read("bisect", "running", {}) is None and read("compare", "running", None) is None
+    assert read("bisect", "running", {"reason": "libvirt gone"}) is None, "a resumed pause is no longer why"
+
+
+CAPTURED = json.loads((Path(__file__).parent.parent / "data" / "results" / "stored-896f3d9.json").read_text())
+
+
+@pytest.mark.parametrize("stored", CAPTURED["results"], ids=lambda s: f"{s['kind']}-{s['state']}-"
+                         f"{s['result'].get('kind', '')}")
+def test_every_result_the_version_before_typed_results_stored_reads_into_its_type(stored):
+    kind, state, data = stored["kind"], stored["state"], stored["result"]
+    result = read(kind, state, data)
+    want = {"bisect": BisectResult, "verify": VerifyResult, "compare": CompareResult}[kind]
+    assert isinstance(result, want if state == "done" else Stopped) and result.line()
+    if isinstance(result, BisectResult):
+        assert result.outcome == data["kind"] and result.culprit == data.get("culprit", "")
+        assert result.candidates == tuple(data.get("candidates", ())) and result.boots == data["boots"]
+        assert result.revert == data.get("revert") and dict(result.confirmation) == data.get("confirmation", {})
+    elif isinstance(result, (VerifyResult, CompareResult)):
+        assert result.lines == tuple(data["verdict"]) and "kind" not in result.to_dict()
+    else:
+        assert result.stop == state and result.reason == data["reason"]
+    assert read(kind, state, result.to_dict()) == result, "the new layout reads back the same"
+
+
+def test_the_captured_results_cover_every_kind_and_every_way_a_campaign_ends():
+    seen = {(s["kind"], s["state"], s["result"].get("kind")) for s in CAPTURED["results"]}
+    assert {("bisect", "done", o) for o in ("found", "only_skipped", "inconclusive")} <= seen
+    assert {("bisect", s, None) for s in ("refused", "failed", "paused")} <= seen
+    assert {("verify", "done", "verify"), ("compare", "done", "compare")} <= seen
