@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Protocol, TypeVar
 
 from orchestrator.decisions import Decided, Kind, Role
-from orchestrator.errors import BuildFailed, HostFailed, KernelFault, WorkloadFailed
+from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
 
@@ -232,8 +232,9 @@ class Judge:
                 self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
                                     facts=boot_facts(session))
                 yield boot_id, session
-        except KernelFault as exc:  # the guest did not boot, or the workload failed in it
-            self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
+        except KernelFault as exc:  # the guest did not boot (or, for a comparison, the workload failed in it)
+            if isinstance(exc, BootFailed) or self.builder is None:
+                self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
             raise
         except HostFailed as exc:
             self.store.end_boot(boot_id, "lost", 0.0, str(exc)[:4000], host=exc.host)
