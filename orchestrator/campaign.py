@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from orchestrator import yamlcheck
 from orchestrator.errors import UserError
+from orchestrator.notify.recipients import Notify, parse_notify
 from orchestrator.vm.spec import (
     AIO_MODES,
     BACKINGS,
@@ -116,6 +117,7 @@ class Campaign:
     alpha: float = 0.05
     lab: Path | None = None  # lab file (docs/hosts.md); None: this machine
     host: str | None = None  # the lab host every guest runs on; None: the first free one, then that one
+    notify: Notify | None = None  # who is mailed when it ends (docs/mail.md); None: the lab's list
     source: Path | None = None
 
 
@@ -157,6 +159,7 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
         alpha=_float(top.get("alpha", 0.05), "alpha", 1e-6, 0.5),
         lab=_path(top["lab"], "lab", base) if top.get("lab") is not None else None,
         host=yamlcheck.text(top["host"], "host") if top.get("host") is not None else None,
+        notify=parse_notify(top["notify"]) if "notify" in top else None,
         source=source,
     )
     if campaign.host is not None and campaign.lab is None:

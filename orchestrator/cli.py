@@ -16,6 +16,7 @@ from orchestrator.commands import (
     demo,
     doctor,
     measure,
+    notify,
     report,
     resume,
     status,
@@ -29,6 +30,7 @@ COMMANDS: dict[str, ModuleType] = {
     "doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build, "measure": measure,
     "bisect": bisect, "compare": compare, "resume": resume, "status": status, "report": report, "demo": demo,
     "verify": verify,
+    "notify": notify,
 }
 
 
@@ -48,11 +50,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _wire_end_hooks()
+
     def run() -> int:
         args = _parser().parse_args(argv)
         return int(COMMANDS[args.command].run(args))
 
     return exit_code(run)
+
+
+def _wire_end_hooks() -> None:
+    """What a campaign's end does beyond its reports (commands/kinds.py END_HOOKS): the mail
+    (commands/notify.py; docs/mail.md). Registered here, where a user's command starts, so a
+    test running `kinds.execute` itself chooses its own hooks."""
+    from orchestrator.commands import kinds
+
+    if notify.on_end not in kinds.END_HOOKS:
+        kinds.END_HOOKS.append(notify.on_end)
 
 
 if __name__ == "__main__":

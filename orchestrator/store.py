@@ -565,3 +565,65 @@ class Store:
             rows = s.scalars(select(DecisionRow).where(DecisionRow.campaign_id == campaign_id).order_by(DecisionRow.id))
             return [Decided(r.commit, Role(r.role), r.verdict, r.reason, r.confidence, r.samples, Kind(r.kind),
                             r.inherited_from, r.since) for r in rows]
+
+    # ---- the mail sent when a campaign ends (orchestrator/notify/) ----
+
+    def claim_mail(self, campaign_id: int, recipients: str, again: bool = False,
+                   stale_after: dt.timedelta = dt.timedelta(minutes=15)) -> int | None:
+        """Claim the campaign's mail for sending: the attempt's number, or None when it was sent
+        already (unless `again`) or another controller is sending it. A mail that failed is
+        claimed again, and so is one whose sender was killed mid-send (`stale_after`): a
+        compare-and-swap, so two controllers never both send it."""
+        try:
+            with self._session() as s, s.begin():
+                s.add(MailRow(campaign_id=campaign_id, state="sending", recipients=recipients, attempts=1))
+            return 1
+        except IntegrityError:
+            pass
+        claimable = ["failed", "sent"] if again else ["failed"]
+        with self._session() as s, s.begin():
+            row = s.get(MailRow, campaign_id)
+            if row is None:
+                return None
+            attempt = row.attempts + 1
+            taken = cast(CursorResult[Any], s.execute(update(MailRow).where(
+                MailRow.campaign_id == campaign_id, MailRow.attempts == row.attempts,
+                (MailRow.state.in_(claimable)) | ((MailRow.state == "sending") & (MailRow.updated < _now() - stale_after))
+            ).values(state="sending", recipients=recipients, attempts=attempt, updated=_now()))).rowcount
+        return attempt if taken == 1 else None
+
+    def mail_sent(self, campaign_id: int, message_id: str, subject: str) -> None:
+        self._end_mail(campaign_id, state="sent", message_id=message_id, subject=subject, error="")
+
+    def mail_failed(self, campaign_id: int, error: str) -> None:
+        self._end_mail(campaign_id, state="failed", error=error)
+
+    def _end_mail(self, campaign_id: int, **values: Any) -> None:
+        with self._session() as s, s.begin():
+            s.execute(update(MailRow).where(MailRow.campaign_id == campaign_id).values(updated=_now(), **values))
+
+    def mail(self, campaign_id: int) -> MailRow | None:
+        with self._session() as s:
+            return s.get(MailRow, campaign_id)
+
+    def unsent_mails(self) -> list[int]:
+        """Campaigns whose mail failed, oldest first: retried at the next campaign's end."""
+        with self._session() as s:
+            return list(s.scalars(select(MailRow.campaign_id).where(MailRow.state == "failed")
+                                  .order_by(MailRow.updated)))
+
+
+class MailRow(Base):
+    """The mail of a campaign that ended (one per campaign): sending, sent or failed (`error`
+    says why; retried), to whom, its Message-ID and subject once sent, and how many attempts
+    were made. A store from before this table gets it, empty, when it is opened (create_all)."""
+
+    __tablename__ = "mails"
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), primary_key=True)
+    state: Mapped[str] = mapped_column(Short(16))
+    recipients: Mapped[str] = mapped_column(Text, default="")
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
+    message_id: Mapped[str] = mapped_column(Text, default="")
+    subject: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str] = mapped_column(Text, default="")
+    updated: Mapped[dt.datetime] = mapped_column(default=_now)

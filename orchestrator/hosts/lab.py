@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from orchestrator import yamlcheck
 from orchestrator.errors import UserError
+from orchestrator.notify.recipients import Notify, parse_notify
 
 LOCAL_URI = "qemu:///system"
 DEFAULT_WORK_DIR = Path("/var/tmp/vmbisect")
@@ -77,6 +78,7 @@ class Host:
 class Lab:
     hosts: tuple[Host, ...]
     source: Path | None = None
+    notify: Notify | None = None  # who is mailed when a campaign on the lab ends (docs/mail.md)
 
     def host(self, name: str) -> Host:
         for h in self.hosts:
@@ -110,7 +112,7 @@ def load_lab(path: Path) -> Lab:
 
 def parse_lab(data: Any, base: Path = Path("."), source: Path | None = None) -> Lab:
     top = yamlcheck.mapping(data, "lab")
-    yamlcheck.known(top, "", ["hosts"])
+    yamlcheck.known(top, "", ["hosts", "notify"])
     raw_hosts = top.get("hosts")
     if not isinstance(raw_hosts, list) or not raw_hosts:
         raise UserError("hosts: expected a list of one or more hosts")
@@ -120,7 +122,8 @@ def parse_lab(data: Any, base: Path = Path("."), source: Path | None = None) -> 
         if h.name in seen:
             raise UserError(f"hosts[{i}].name: {h.name!r} is used by an earlier host; names must be unique")
         seen.add(h.name)
-    return Lab(hosts, source)
+    notify = parse_notify(top["notify"]) if "notify" in top else None
+    return Lab(hosts, source, notify)
 
 
 def derived_uri(target: SshTarget) -> str:

@@ -1,0 +1,189 @@
+"""`vmbisect notify [ID ...] [--again]`: mail the campaigns that ended (docs/mail.md), and
+`on_end`, the end hook (commands/kinds.py END_HOOKS; cli.main registers it) that mails a
+campaign once it ends as done, refused or failed (not paused: it goes on).
+
+Exactly once: the store keeps each campaign's mail (Store.claim_mail); a campaign run again
+after its mail was sent is not mailed again, and a mail that failed (the server down) is sent
+at the next campaign's end, or by `vmbisect notify` (every failed one; or the campaigns named).
+A mail that fails never fails its campaign: one line on stderr naming the server and why."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.commands.argtypes import campaign_id
+from orchestrator.commands.bisect import add_store_option
+from orchestrator.errors import InfraError, UserError
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
+    from ssl import SSLContext
+
+    from orchestrator.notify.config import Smtp
+    from orchestrator.notify.message import Ended
+    from orchestrator.store import CampaignRow, Store
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("notify", help="mail the report of ended campaigns (the ones whose mail failed by default)")
+    p.add_argument("ids", metavar="ID", nargs="*", type=campaign_id,
+                   help="campaigns to mail if not mailed yet (default: every one whose mail failed)")
+    p.add_argument("--again", action="store_true", help="mail the named campaigns again, even if mailed before")
+    add_store_option(p)
+
+
+def run(a: argparse.Namespace) -> int:
+    from orchestrator.commands.kinds import REPORTED
+    from orchestrator.store import Store
+
+    store = Store(a.store)
+    if a.again and not a.ids:
+        raise UserError("--again: name the campaigns to mail again (vmbisect notify ID --again)")
+    for cid in a.ids:
+        row = store.campaign(cid)
+        if row.state not in REPORTED:
+            raise UserError(f"id: campaign {cid} is {row.state}; it is mailed when it ends ({', '.join(REPORTED)})")
+        if not recipients_of(store, row):
+            raise UserError(f"notify: campaign {cid} names no one to mail and its lab file has no notify: "
+                            "(docs/mail.md)")
+    ids = a.ids or store.unsent_mails()
+    failed = mail(store, ids, again=a.again)
+    for cid in a.ids:
+        sent = store.mail(cid)
+        if sent is not None and sent.state == "sent" and cid not in failed:
+            print(f"campaign {cid}: mailed {sent.updated:%Y-%m-%d %H:%M} UTC to {sent.recipients}: {sent.subject} "
+                  f"(Message-ID {sent.message_id})")
+    if not ids:
+        print("no mail waits to be sent")
+    if failed:
+        raise InfraError(f"mail of campaign{'s' if len(failed) > 1 else ''} {', '.join(map(str, failed))} not sent; "
+                         "see above")
+    return 0
+
+
+def on_end(store: Store, campaign_id: int) -> None:
+    """The end hook: mail the campaign that ended (done, refused or failed), and every mail that
+    failed before (the server is likely back)."""
+    from orchestrator.commands.kinds import REPORTED
+
+    if store.campaign(campaign_id).state not in REPORTED:
+        return
+    mail(store, [campaign_id, *(c for c in store.unsent_mails() if c != campaign_id)])
+
+
+def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
+    """The campaign file's `notify:` list, or else its lab file's (a comparison has no campaign
+    file: its lab's). A lab given on the command line instead of in the campaign is not seen."""
+    from orchestrator.commands.kinds import KINDS
+    from orchestrator.hosts.lab import load_lab
+    from orchestrator.notify.recipients import recipients
+    from orchestrator.specs import stored
+
+    spec = stored(row)
+    campaign = getattr(spec, "campaign", None)
+    lab_file, _host = KINDS[row.kind].lab(spec)
+    lab = load_lab(lab_file).notify if lab_file is not None else None
+    return recipients(campaign.notify if campaign is not None else None, lab)
+
+
+def ended_of(store: Store, row: CampaignRow) -> Ended:
+    """What the mail says of the campaign: its result, the culprit's subject line (from git),
+    the Markdown report `execute` wrote (or made now) and where the reports are."""
+    from orchestrator.commands.kinds import report, report_files, result_of
+    from orchestrator.notify.message import Ended
+    from orchestrator.results import BisectOutcome, BisectResult
+
+    result = result_of(row)
+    files = report_files(row)
+    try:
+        text = files[0].read_text(encoding="utf-8") if files[0].exists() else report(store, row.id, "md")
+    except Exception as exc:  # noqa: BLE001 - the mail goes without its report; the body says so
+        print(f"vmbisect: campaign {row.id}: the mail goes without its report: {exc}", file=sys.stderr)
+        text = ""
+    subject = ""
+    if isinstance(result, BisectResult) and result.outcome is BisectOutcome.FOUND:
+        subject = _commit_subject(store, row, result.culprit)
+    return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
+                 tuple(f for f in files if f.exists()), store.key)
+
+
+def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
+    """The commit's subject line, read from the campaign's clone ("" when git cannot say)."""
+    from orchestrator.backends.git_bisect import GitBisect
+    from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.specs import stored
+
+    try:
+        gb = GitBisect(stored(row).campaign.repository, campaign_workdir(store, row.id))  # type: ignore[union-attr]
+        gb.prepare()
+        return gb.info(commit).subject
+    except Exception as exc:  # noqa: BLE001 - the subject then names the commit's hash instead
+        print(f"vmbisect: campaign {row.id}: no subject line for {commit[:12]}: {exc}", file=sys.stderr)
+        return ""
+
+
+def mail(store: Store, ids: list[int], again: bool = False, smtp: Smtp | None = None,
+         context: SSLContext | None = None) -> list[int]:
+    """Mail each campaign of `ids` not mailed yet (or `again`) that names someone, in one SMTP
+    session; the ids whose mail failed (each said in one line on stderr, and kept to retry)."""
+    from orchestrator.notify.config import load_smtp
+    from orchestrator.notify.message import build
+    from orchestrator.notify.smtp import MailError, send
+
+    claimed: list[tuple[int, EmailMessage]] = []
+    failed: list[int] = []
+    for cid in ids:
+        try:
+            row = store.campaign(cid)
+            to = recipients_of(store, row)
+            attempt = store.claim_mail(cid, ", ".join(to), again) if to else None
+        except Exception as exc:  # noqa: BLE001 - one campaign's stored spec or lab file does not stop the others
+            _say(cid, f"mail not sent: {exc}")
+            failed.append(cid)
+            continue
+        if attempt is None:
+            continue
+        try:
+            smtp = smtp or load_smtp() or _no_settings()
+            claimed.append((cid, build(ended_of(store, row), smtp.sender, to, dt.datetime.now(dt.timezone.utc),
+                                       attempt)))
+        except Exception as exc:  # noqa: BLE001 - kept as failed, sent again at the next end
+            store.mail_failed(cid, str(exc))
+            _say(cid, f"mail not sent: {exc}")
+            failed.append(cid)
+    if not claimed or smtp is None:
+        return failed
+    done: set[int] = set()
+
+    def sent(i: int) -> None:
+        cid, msg = claimed[i]
+        store.mail_sent(cid, str(msg["Message-ID"]), str(msg["Subject"]))
+        done.add(cid)
+        _say(cid, f"mailed to {msg['To']} ({msg['Message-ID']})")
+
+    try:
+        send(smtp, [m for _c, m in claimed], sent, context)
+    except MailError as exc:
+        for cid, _msg in claimed:
+            if cid not in done:
+                store.mail_failed(cid, str(exc))
+                _say(cid, f"mail not sent: {exc}; sent again when a campaign ends, or by: vmbisect notify")
+                failed.append(cid)
+    finally:
+        for cid, _msg in claimed:  # interrupted mid-send: failed, so the next end sends it
+            if cid not in done and cid not in failed:
+                store.mail_failed(cid, "interrupted while sending")
+    return failed
+
+
+def _no_settings() -> Smtp:
+    from orchestrator.notify.config import config_path
+
+    raise UserError(f"smtp: no SMTP settings; write an smtp: section in {config_path()} (docs/mail.md)")
+
+
+def _say(campaign_id: int, text: str) -> None:
+    print(f"vmbisect: campaign {campaign_id}: {text}", file=sys.stderr, flush=True)

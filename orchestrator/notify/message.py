@@ -1,0 +1,138 @@
+"""An ended campaign -> the mail that says so: pure, no clock, no network (the caller gives the
+time and the attempt). Plain text a maintainer can forward to a list: the campaign's Markdown
+report as the body, UTF-8 (8bit, no quoted-printable, no base64, no HTML part), no line over
+RFC 5322's 998 octets; the subject names the campaign and its answer
+(`[vmbisect] <name>: <culprit's subject line>`, `[vmbisect] <name>: refused: <why>`), folded
+and RFC 2047-encoded by the email package, with every control character of a commit subject or
+a reason flattened to a space first (no header can be injected). Message-ID is unique per
+attempt; References names the campaign's thread, X-Vmbisect-Campaign its id."""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.policy
+import re
+import unicodedata
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+
+from orchestrator.results import BisectOutcome, BisectResult, CompareResult, Result, Stopped, VerifyResult
+
+MAX_SUBJECT = 200  # characters of the answer in the subject; the body has all of it
+MAX_LINE_OCTETS = 998  # RFC 5322 2.1.1, without CRLF
+POLICY = email.policy.SMTP  # CRLF line ends, headers folded at 78
+# C0 and C1 controls, DEL, and Unicode's own line and paragraph separators: none may reach a header.
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085]+")
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What the mail says of a campaign that ended: its id, name, kind and state, its typed
+    result, the culprit's subject line ("" unless a bisection found one), the Markdown report
+    ("" when none could be made), where its reports are, and the store's key (Store.key: two
+    stores' campaign 7 are different campaigns)."""
+
+    campaign_id: int
+    name: str
+    kind: str
+    state: str
+    result: Result | None
+    culprit_subject: str = ""
+    report: str = ""
+    report_files: tuple[Path, ...] = ()
+    store_key: str = "local"
+
+
+def one_line(text: str, limit: int = MAX_SUBJECT) -> str:
+    """Text for a header: line breaks and control characters as single spaces, trimmed to `limit`."""
+    flat = " ".join(_BREAKS.sub(" ", unicodedata.normalize("NFC", text)).split())
+    return flat if len(flat) <= limit else flat[:limit - 3].rstrip() + "..."
+
+
+def answer(e: Ended) -> str:
+    """The campaign's answer in a few words: the culprit's subject, why it stopped, the outcome."""
+    r = e.result
+    if isinstance(r, Stopped):
+        return f"{r.stop.value}: {r.reason}"
+    if isinstance(r, BisectResult):
+        if r.outcome is BisectOutcome.FOUND:
+            return e.culprit_subject or f"culprit {r.culprit[:12]}"
+        n = len(r.candidates)
+        what = "only skipped commits left" if r.outcome is BisectOutcome.ONLY_SKIPPED else "inconclusive"
+        return f"{what}, {n} candidate{'s' if n != 1 else ''}"
+    if isinstance(r, (VerifyResult, CompareResult)):
+        return r.lines[0] if r.lines else e.state
+    return e.state
+
+
+def subject(e: Ended) -> str:
+    return f"[vmbisect] {one_line(e.name, 64)}: {one_line(answer(e))}"
+
+
+def _outcome(e: Ended) -> str:
+    r = e.result
+    if isinstance(r, Stopped):
+        return r.stop.value
+    if isinstance(r, BisectResult):
+        return r.outcome.value
+    return e.state
+
+
+def body(e: Ended) -> str:
+    """A few lines of what ended and where its reports are, then the Markdown report."""
+    head = [f"vmbisect campaign {e.campaign_id} ({e.name}, {e.kind}) ended: {_outcome(e)}.", ""]
+    if isinstance(e.result, BisectResult) and e.result.outcome is BisectOutcome.FOUND:
+        head += [f"Culprit: {e.result.culprit[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
+    elif isinstance(e.result, Stopped):
+        head += [f"{e.result.stop.value.capitalize()}: {e.result.reason}", ""]
+    if e.report_files:
+        head += ["Reports (on the controller):", *(f"  {p}" for p in e.report_files), ""]
+    report = e.report or f"No report could be made; `vmbisect report {e.campaign_id}` says why."
+    return "\n".join(head + ["-" * 72, "", report.rstrip("\n"), "", "-- ",
+                             f"vmbisect; vmbisect status {e.campaign_id} / vmbisect report {e.campaign_id}", ""])
+
+
+def fold_long_lines(text: str, limit: int = MAX_LINE_OCTETS) -> str:
+    """Every line at most `limit` UTF-8 octets: a longer one (a table row of a huge reason) is
+    cut at character boundaries into several. Carriage returns and other controls but tab go."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        line = re.sub("[\x00-\x08\x0b-\x1f\x7f]", "", line)
+        while len(line.encode("utf-8")) > limit:
+            cut = limit
+            while len(line[:cut].encode("utf-8")) > limit:
+                cut -= 1
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def message_id(e: Ended, domain: str, attempt: int) -> str:
+    return f"<vmbisect.{e.store_key}.{e.campaign_id}.{attempt}@{domain}>"
+
+
+def thread_id(e: Ended, domain: str) -> str:
+    """The campaign's thread: every mail of it (a resend) refers to it."""
+    return f"<vmbisect.{e.store_key}.{e.campaign_id}@{domain}>"
+
+
+def build(e: Ended, sender: str, to: tuple[str, ...], now: dt.datetime, attempt: int = 1) -> EmailMessage:
+    """The mail of ended campaign `e` from `sender` to `to`, dated `now` (timezone-aware), the
+    `attempt`-th made for it (a Message-ID of its own)."""
+    domain = sender.rpartition("@")[2] or "localhost"
+    msg = EmailMessage(policy=POLICY)
+    msg["From"] = sender
+    msg["To"] = ", ".join(to)
+    msg["Subject"] = subject(e)
+    msg["Date"] = format_datetime(now)
+    msg["Message-ID"] = message_id(e, domain, attempt)
+    msg["References"] = thread_id(e, domain)
+    msg["X-Vmbisect-Campaign"] = f"{e.campaign_id} ({one_line(e.name, 64)}, {e.kind})"
+    msg["X-Vmbisect-Outcome"] = _outcome(e)
+    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to a robot
+    text = fold_long_lines(body(e))
+    msg.set_content(text, subtype="plain", charset="utf-8", cte="7bit" if text.isascii() else "8bit")
+    return msg
