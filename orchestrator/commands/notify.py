@@ -20,7 +20,6 @@ from orchestrator.errors import InfraError, UserError
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
-    from ssl import SSLContext
 
     from orchestrator.notify.config import Smtp
     from orchestrator.notify.message import Ended
@@ -125,8 +124,7 @@ def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
         return ""
 
 
-def mail(store: Store, ids: list[int], again: bool = False, smtp: Smtp | None = None,
-         context: SSLContext | None = None) -> list[int]:
+def mail(store: Store, ids: list[int], again: bool = False) -> list[int]:
     """Mail each campaign of `ids` not mailed yet (or `again`) that names someone, in one SMTP
     session; the ids whose mail failed (each said in one line on stderr, and kept to retry)."""
     from orchestrator.notify.config import load_smtp
@@ -135,6 +133,7 @@ def mail(store: Store, ids: list[int], again: bool = False, smtp: Smtp | None = 
 
     claimed: list[tuple[int, EmailMessage]] = []
     failed: list[int] = []
+    smtp: Smtp | None = None  # the config file is read once a campaign names someone to mail
     for cid in ids:
         try:
             row = store.campaign(cid)
@@ -165,7 +164,7 @@ def mail(store: Store, ids: list[int], again: bool = False, smtp: Smtp | None = 
         _say(cid, f"mailed to {msg['To']} ({msg['Message-ID']})")
 
     try:
-        send(smtp, [m for _c, m in claimed], sent, context)
+        send(smtp, [m for _c, m in claimed], sent)
     except MailError as exc:
         for cid, _msg in claimed:
             if cid not in done:
