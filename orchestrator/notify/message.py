@@ -10,11 +10,12 @@ attempt; References names the campaign's thread, X-Vmbisect-Campaign its id."""
 from __future__ import annotations
 
 import datetime as dt
-import email.policy
 import re
 import unicodedata
 from dataclasses import dataclass
+from email.header import Header
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from email.utils import format_datetime
 from pathlib import Path
 
@@ -22,9 +23,31 @@ from orchestrator.results import BisectOutcome, BisectResult, CompareResult, Res
 
 MAX_SUBJECT = 200  # characters of the answer in the subject; the body has all of it
 MAX_LINE_OCTETS = 998  # RFC 5322 2.1.1, without CRLF
-POLICY = email.policy.SMTP  # CRLF line ends, headers folded at 78
 # C0 and C1 controls, DEL, and Unicode's own line and paragraph separators: none may reach a header.
 _BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085]+")
+
+
+class _Policy(EmailPolicy):
+    """email.policy.SMTP (CRLF line ends, headers folded at 78), except that a non-ASCII header
+    value is encoded whole by email.header.Header: Python 3.11's folder drops the space between
+    two encoded words it splits a line at (`früher prüfen` arrives as `früherprüfen`)."""
+
+    def fold(self, name: str, value: str) -> str:
+        return self._encoded(name, value) or super().fold(name, value)
+
+    def fold_binary(self, name: str, value: str) -> bytes:
+        encoded = self._encoded(name, value)
+        return encoded.encode("ascii") if encoded else super().fold_binary(name, value)
+
+    def _encoded(self, name: str, value: str) -> str:
+        if str(value).isascii():
+            return ""
+        words = Header(str(value), "utf-8", header_name=name).encode(linesep=self.linesep,
+                                                                      maxlinelen=self.max_line_length)
+        return f"{name}: {words}{self.linesep}"
+
+
+POLICY = _Policy(linesep="\r\n")
 
 
 @dataclass(frozen=True)

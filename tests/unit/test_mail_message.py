@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.notify.message import MAX_LINE_OCTETS, Ended, build, fold_long_lines
+from orchestrator.notify.message import MAX_LINE_OCTETS, Ended, build, fold_long_lines, one_line
 from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult
 
 NOW = dt.datetime(2026, 11, 25, 6, 30, tzinfo=dt.timezone.utc)
@@ -60,13 +60,16 @@ def test_the_subject_names_the_campaign_and_how_it_ended(result, subject_line, e
     assert subject(received(ended(result, subject_line))) == expected
 
 
-def test_a_non_ascii_subject_is_encoded_and_reads_back_whole():
-    title = "sched/fair: Rücksicht auf die Last – 调度 ✓"
+@pytest.mark.parametrize("title", ["sched/fair: Rücksicht auf die Last – 调度 ✓",
+                                   "blk-mq: Warteschlange früher prüfen",  # folded between two encoded words
+                                   "Ünïcödé " * 30])
+def test_a_non_ascii_subject_is_encoded_and_reads_back_whole(title):
     msg = received(ended(FOUND, title))
-    assert subject(msg) == f"[vmbisect] nightly-fio: {title}"
+    assert subject(msg) == f"[vmbisect] nightly-fio: {one_line(title)}"
     raw = build(ended(FOUND, title), "v@example.org", ("a@example.org",), NOW).as_bytes()
     headers = raw.split(b"\r\n\r\n", 1)[0]
     assert headers.isascii() and b"=?utf-8?" in headers, "non-ASCII headers travel as RFC 2047 encoded words"
+    assert all(len(line) <= 78 for line in headers.split(b"\r\n"))
 
 
 @pytest.mark.parametrize("hostile", [
