@@ -155,3 +155,13 @@ def test_results_an_older_vmbisect_stored_read_into_their_types_and_the_rows_are
         elif stored["kind"] == "bisect":
             assert isinstance(result, BisectResult) and result.outcome == stored["result"]["kind"]
         assert (row.result, row.updated) == before[cid] == (stored["result"], before[cid][1])
+
+
+def test_a_campaigns_mail_is_claimed_once_on_postgresql_too(postgres_url):
+    store = Store(postgres_url)
+    cid = store.new_campaign("mailed", {})
+    assert store.claim_mail(cid, "a@example.org") == 1 and store.claim_mail(cid, "a@example.org") is None
+    store.mail_failed(cid, "smtp mx:25: down")
+    assert cid in store.unsent_mails() and store.claim_mail(cid, "a@example.org") == 2
+    store.mail_sent(cid, "<m@example.org>", "[vmbisect] mailed: found")
+    assert store.claim_mail(cid, "a@example.org") is None and store.mail(cid).state == "sent"
