@@ -21,7 +21,7 @@ from pathlib import Path
 
 from orchestrator.results import BisectOutcome, BisectResult, CompareResult, Result, Stopped, VerifyResult
 
-MAX_SUBJECT = 200  # characters of the answer in the subject; the body has all of it
+MAX_SUBJECT = 120  # characters of the answer in the subject; the body has all of it
 MAX_LINE_OCTETS = 998  # RFC 5322 2.1.1, without CRLF
 # C0 and C1 controls, DEL, and Unicode's own line and paragraph separators: none may reach a header.
 _BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085]+")
@@ -114,7 +114,8 @@ def body(e: Ended) -> str:
         head += ["Reports (on the controller):", *(f"  {p}" for p in e.report_files), ""]
     report = e.report or f"No report could be made; `vmbisect report {e.campaign_id}` says why."
     return "\n".join(head + ["-" * 72, "", report.rstrip("\n"), "", "-- ",
-                             f"vmbisect; vmbisect status {e.campaign_id} / vmbisect report {e.campaign_id}", ""])
+                             f"Sent by vmbisect when campaign {e.campaign_id} ended; on the controller, "
+                             f"`vmbisect report {e.campaign_id}` shows it again.", ""])
 
 
 def fold_long_lines(text: str, limit: int = MAX_LINE_OCTETS) -> str:
