@@ -245,3 +245,18 @@ def test_tls_with_a_login_sends_and_a_refused_login_is_one_line_without_the_pass
         server.stop()
     assert {p for _u, p in logins[:-1]} == {b"wrong battery"} and logins[-1] == (b"vmbisect", b"correct horse")
     assert [t for _f, t, _m in inbox.mails] == [[TEAM]]
+
+
+def test_notify_refuses_a_running_campaign_one_naming_no_one_and_again_without_ids(lab, capsys):
+    url = str(lab.store.engine.url)
+    running = campaign(lab, "running", [TEAM])
+    assert main(["notify", str(running), "--store", url]) == 2
+    assert capsys.readouterr().err == (f"vmbisect: id: campaign {running} is running; it is mailed when it ends "
+                                       "(done, refused, failed)\n")
+    silent = campaign(lab, "silent")
+    lab.store.set_state(silent, "failed", {"stop": "failed", "reason": "bad does not build"})
+    assert main(["notify", str(silent), "--store", url]) == 2
+    assert "names no one to mail and its lab file has no notify:" in capsys.readouterr().err
+    assert main(["notify", "--again", "--store", url]) == 2
+    assert capsys.readouterr().err.startswith("vmbisect: --again: name the campaigns to mail again")
+    assert lab.store.mail(running) is None and lab.store.mail(silent) is None
