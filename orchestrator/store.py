@@ -606,11 +606,13 @@ class Store:
         with self._session() as s:
             return s.get(MailRow, campaign_id)
 
-    def unsent_mails(self) -> list[int]:
-        """Campaigns whose mail failed, oldest first: retried at the next campaign's end."""
+    def unsent_mails(self, below: int | None = None) -> list[int]:
+        """Campaigns whose mail failed (after fewer than `below` attempts), oldest first."""
+        q = select(MailRow.campaign_id).where(MailRow.state == "failed")
+        if below is not None:
+            q = q.where(MailRow.attempts < below)
         with self._session() as s:
-            return list(s.scalars(select(MailRow.campaign_id).where(MailRow.state == "failed")
-                                  .order_by(MailRow.updated)))
+            return list(s.scalars(q.order_by(MailRow.updated)))
 
 
 class MailRow(Base):

@@ -23,6 +23,7 @@ def test_a_campaigns_mail_is_claimed_once_until_it_fails_and_again_only_on_purpo
     assert store.claim_mail(cid, "a@example.org") is None, "another controller is sending it"
     store.mail_failed(cid, "smtp mx:25: [Errno 111] Connection refused")
     assert store.unsent_mails() == [cid] and store.mail(cid).error.endswith("Connection refused")
+    assert store.unsent_mails(below=1) == [] and store.unsent_mails(below=2) == [cid]
     assert store.claim_mail(cid, "a@example.org") == 2
     store.mail_sent(cid, "<vmbisect.x.1.2@example.org>", "[vmbisect] c: refused: flat")
     row = store.mail(cid)
