@@ -71,13 +71,15 @@ class FakeAgent:
 
 
 class FakeGuest:
-    """A booted guest with a pretend sysfs: its disks' schedulers and one knob; `commands`
+    """A booted guest with a pretend sysfs: its disks' schedulers and queue knobs and one knob; `commands`
     lists what was executed in it."""
 
     def __init__(self, disks: list[str]) -> None:
         self.hello = {"block_devices": [{"name": d} for d in disks]}
         self.boot_seconds = 0.01
         self.sysfs = {f"/sys/block/{d}/queue/scheduler": "mq-deadline" for d in disks}
+        for d in disks:  # block queue knobs at the kernel's defaults (a settings bisection sets them)
+            self.sysfs |= {f"/sys/block/{d}/queue/read_ahead_kb": "128", f"/sys/block/{d}/queue/nomerges": "0"}
         self.sysfs["/sys/kernel/knob"] = "0"
         self.agent = FakeAgent(self.sysfs)
         self.domain = None

@@ -42,6 +42,7 @@ class Expect:
     note: str = ""
     max_candidates: int = 0
     skipped_kind: Kind | None = None
+    inherited: bool = False  # some candidate carried another's verdict without a boot
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Case:
     noise: float = 0.02
     max_boots: int = 8
     needs: dict[str, str] = field(default_factory=dict)  # FakeMaker: a unit that does not build without another
+    same_as_good: frozenset[str] = frozenset()  # FakeMaker: units the normalisation drops
     seed: int = 1
 
 
@@ -74,6 +76,8 @@ CASES = [
     Case("a change that does not build without another, ungrouped: a skip, and the other is not dragged in",
          Expect("one", ("g",), note="could not be judged", skipped_kind=Kind.BUILD_FAILED),
          drop_when({"g"}), needs={"h": "e"}),
+    Case("a candidate the normalisation brings back to good carries good's verdict without a boot",
+         Expect("one", ("e",), inherited=True), drop_when({"e"}), same_as_good=frozenset("abcd")),
     Case("sides that do not differ in the metric are refused", Expect("refused", note="bad is not bad"),
          drop_when({"c"}, 0.0)),
     Case("noise too large for the boots allowed is refused",
@@ -89,7 +93,7 @@ def run_case(case: Case, tmp_path: Path, crash_after: int | None = None,
     measurer = FakeMeasurer(by_changes(case.value), noise=case.noise, between=case.between, seed=case.seed,
                             crash_after=crash_after)
     rules = Rules("iops", "higher", Threshold("relative", -0.1), runs_per_boot=2, boots=2, max_boots=case.max_boots)
-    search = SetBisection(case.units, FakeMaker(needs=case.needs), measurer, store, rules)
+    search = SetBisection(case.units, FakeMaker(needs=case.needs, same_as_good=case.same_as_good), measurer, store, rules)
     return search.run(cid), store, cid, measurer
 
 
@@ -110,6 +114,9 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
     decisions = store.decisions(cid)
     if e.skipped_kind is not None:
         assert any(d.role is Role.CANDIDATE and d.kind is e.skipped_kind for d in decisions)
+    inherited = [d for d in decisions if d.role is Role.CANDIDATE and d.kind is Kind.INHERITED]
+    assert bool(inherited) == e.inherited
+    assert all(not any(b.commit == d.commit for b in store.boots(cid)) for d in inherited)
     assert store.campaign(cid).state == "done"
     assert SetBisectResult.from_dict(store.campaign(cid).result) == result
     candidates = [d.commit for d in decisions if d.role is Role.CANDIDATE]
