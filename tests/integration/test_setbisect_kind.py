@@ -51,7 +51,8 @@ def test_a_refused_settings_file_stores_nothing_and_says_which_field(tmp_path: P
     assert Store(db).campaigns() == []
 
 
-def test_a_settings_campaign_names_the_scheduler_and_reads_back_through_the_kind_table(tmp_path: Path) -> None:
+def test_a_settings_campaign_names_the_scheduler_and_reads_back_through_the_kind_table(tmp_path: Path,
+                                                                                      capsys) -> None:  # type: ignore[no-untyped-def]
     path, raw = settings_file(tmp_path)
     campaign = parse_settings(raw, base=tmp_path, source=path)
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
@@ -78,3 +79,8 @@ def test_a_settings_campaign_names_the_scheduler_and_reads_back_through_the_kind
     doc = json.loads(kinds.report(store, cid, "json"))
     assert doc["state"] == "done" and {"change": "scheduler", "good": "none", "bad": "bfq", "unit": ""} in doc["changes"]
     assert kinds.metric_of(row) == "iops"
+    db = ["--store", f"sqlite:///{tmp_path / 'db.sqlite'}"]
+    assert main(["status", *db]) == 0 and "settings" in capsys.readouterr().out
+    assert main(["status", str(cid), *db]) == 0 and "candidate" in capsys.readouterr().out
+    assert main(["report", str(cid), "--format", "md", *db]) == 0
+    assert capsys.readouterr().out.startswith("# vmbisect settings bisection sched")
