@@ -34,6 +34,7 @@ class Role(StrEnum):
     CONFIRM = "confirm"
     REVERT = "revert"
     HOST = "host"
+    CANDIDATE = "candidate"  # a set bisection's candidate (good + a set of changes) judged
 
 
 class Kind(StrEnum):
@@ -53,6 +54,7 @@ class Kind(StrEnum):
     MEASURING = "measuring"
     ENDPOINTS = "endpoints"
     MOVED = "moved"
+    UNSETTABLE = "unsettable"  # a set bisection's candidate whose guest settings do not take
 
 
 @dataclass(frozen=True)

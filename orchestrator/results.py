@@ -108,6 +108,43 @@ class CompareResult:
         return (self.lines or ("",))[0][:80]
 
 
+@dataclass(frozen=True)
+class SetBisectResult:
+    """A set bisection's answer (orchestrator/setbisect/): the smallest set of changes that moves
+    the metric (`found`: one, or together: several needed, none alone), each change as people
+    read it, the confirmation (good + set against good: confirmed, not seen, cannot tell) and
+    the revert (bad - set against bad: restores, does not restore, cannot tell), notes, the
+    boots taken, the candidates judged and the host that measured."""
+
+    found: str
+    units: tuple[str, ...]
+    changes: tuple[str, ...] = ()
+    confirmation: Mapping[str, Any] = field(default_factory=dict)
+    revert: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    boots: int = 0
+    candidates: int = 0
+    host: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["units"], d["changes"], d["notes"] = list(self.units), list(self.changes), list(self.notes)
+        d["confirmation"], d["revert"] = dict(self.confirmation), dict(self.revert)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SetBisectResult":
+        return cls(str(d.get("found", "")), tuple(d.get("units", ())), tuple(d.get("changes", ())),
+                   dict(d.get("confirmation") or {}), dict(d.get("revert") or {}), tuple(d.get("notes", ())),
+                   int(d.get("boots", 0)), int(d.get("candidates", 0)), d.get("host"))
+
+    def line(self) -> str:
+        """One line for `status`: the set, how it moves the metric, the confirmation's verdicts."""
+        how = "together" if self.found == "together" else "alone"
+        return (f"{' + '.join(self.units)} ({how}; confirmation {self.confirmation.get('verdict', '-')}, "
+                f"revert {self.revert.get('verdict', '-')})")[:100]
+
+
 class StopKind(StrEnum):
     """Why a campaign stopped before its answer (the row's state says the same)."""
 
@@ -138,9 +175,10 @@ class Stopped:
         return f"{self.stop.value}: {self.reason}"[:100]
 
 
-Result = Union[BisectResult, VerifyResult, CompareResult, Stopped]
-ANSWERS: dict[str, type[BisectResult] | type[VerifyResult] | type[CompareResult]] = {
+Result = Union[BisectResult, VerifyResult, CompareResult, SetBisectResult, Stopped]
+ANSWERS: dict[str, type[BisectResult] | type[VerifyResult] | type[CompareResult] | type[SetBisectResult]] = {
     "bisect": BisectResult, "verify": VerifyResult, "compare": CompareResult}
+ANSWERS["settings"] = SetBisectResult  # orchestrator/setbisect/: a settings bisection's answer
 
 
 STOPS = tuple(s.value for s in StopKind)

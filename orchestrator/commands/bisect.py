@@ -24,7 +24,8 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("bisect", help="bisect a kernel range on a metric, as a campaign file says")
-    p.add_argument("campaign", type=Path, help="campaign file (YAML; see docs/campaign.md)")
+    p.add_argument("campaign", type=Path, help="campaign file (YAML; see docs/campaign.md; with kind: settings, "
+                   "docs/settings-bisect.md)")
     p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
     add_store_option(p)
 
@@ -126,8 +127,26 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.store import Store
 
     raw = read_campaign_file(a.campaign)
+    if isinstance(raw, dict) and "kind" in raw:  # not a commit bisection: the kind table's files
+        return run_kind_file(a, raw)
     campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
     preflight(campaign)
     store = Store(a.store)
     campaign_id = record(store, campaign.name, BisectSpec.of(raw, campaign))
+    return execute(store, campaign_id, uri=a.uri, as_json=a.json)
+
+
+def run_kind_file(a: argparse.Namespace, raw: dict[str, Any]) -> int:
+    """A campaign file of another kind (`kind: settings`, ...): checked, then recorded and run."""
+    from orchestrator.commands.kinds import FILES, execute
+    from orchestrator.errors import choices_error
+    from orchestrator.specs import record
+    from orchestrator.store import Store
+
+    kind = raw["kind"]
+    if kind not in FILES:
+        raise choices_error("kind", kind, [*FILES, "(none: a commit bisection)"])
+    spec = FILES[kind](raw, a.campaign)
+    store = Store(a.store)
+    campaign_id = record(store, spec.campaign.name, spec)
     return execute(store, campaign_id, uri=a.uri, as_json=a.json)

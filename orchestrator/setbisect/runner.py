@@ -1,0 +1,327 @@
+"""A set bisection's campaign over the one judge: the two sides checked as commit bisection
+checks its endpoints, the search (search.py) asking the judge about candidates, the named set
+confirmed on fresh boots, the result stored.
+
+- Endpoints: good and bad booted interleaved until `check_endpoints` is clear (the sequential
+  rule of orchestrator/bisect/endpoints.py); refused when they do not differ, do not differ by
+  the threshold, or the noise is too large for the boots allowed; failed when a side does not
+  build, boot or take its settings.
+- Candidates: each one booted (A B B A with the references, which are booted again as other
+  candidates' boots pass) until the sequential test of commit bisection (stats.step_odds,
+  bisect/decide.py) says good or bad; a candidate that cannot be built, booted or set, or that
+  stays ambiguous at the cap of boots, is a skip (the search goes on as if it stayed); one whose
+  kernel and settings are the same as another judged one carries that verdict without a boot.
+- Confirmation, on boots taken after the search (the analogue of commit bisection's
+  confirmation and revert): good + set against good must be worse (bisect/verify.py's judge,
+  the same test as `vmbisect verify`), and bad - set against bad must be better.
+
+Every boot, run and decision is stored as it happens; a resumed campaign replays the search from
+its stored decisions (nothing measured twice) and goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from orchestrator.bisect.decide import ERROR, Decision, decide
+from orchestrator.bisect.endpoints import EndpointCheck, Next, Threshold, check_endpoints, endpoints_next, level
+from orchestrator.bisect.verify import judge as judge_pair
+from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError
+from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.ports import Event, Measurer
+from orchestrator.results import SetBisectResult, StopKind, Stopped
+from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
+from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
+from orchestrator.setbisect.search import Answer, Found, SearchResult, minimize
+from orchestrator.stats import Boot, components, relative_change, reps_to_detect
+
+# The endpoint check stops at this many times max_boots a side (commit bisection's cap).
+REFERENCE_BOOTS = 2
+
+
+class SetRefused(UserError):
+    """The two sides do not allow a set bisection (or one of them does not boot); the message says why."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a set bisection judges: the metric and its direction, the threshold, runs per boot,
+    boots per candidate (at least `boots`, at most `max_boots`), alpha, the error a verdict may
+    have."""
+
+    metric: str
+    direction: str
+    threshold: Threshold
+    runs_per_boot: int = 3
+    boots: int = 2
+    max_boots: int = 8
+    alpha: float = 0.05
+    error: float = ERROR
+
+
+class _Unanswered(Exception):
+    """Replaying the search reached a candidate with no stored verdict."""
+
+
+def verdict_answer(verdict: str) -> Answer:
+    return {Verdict.BAD.value: Answer.MOVES, Verdict.GOOD.value: Answer.STAYS}.get(verdict, Answer.UNKNOWN)
+
+
+def replay(units: Sequence[Unit], decisions: Sequence[Decided]) -> tuple[list[tuple[str, frozenset[str]]],
+                                                                        SearchResult | None]:
+    """The search as far as the stored verdicts of candidates take it: (key, units applied) of
+    every candidate asked in order, and the search's result once it is complete (the report and
+    status read a campaign this way; a resumed run asks the same candidates in the same order)."""
+    names = [u.name for u in ordered(units)]
+    verdicts = {d.commit: d.verdict for d in decisions if d.role is Role.CANDIDATE}
+    candidates = Candidates(_NoMaker(), names)
+    asked: list[tuple[str, frozenset[str]]] = []
+
+    def oracle(applied: frozenset[str]) -> Answer:
+        key = candidates.key(applied)
+        asked.append((key, applied))
+        if key not in verdicts:
+            raise _Unanswered(key)
+        return verdict_answer(verdicts[key])
+
+    try:
+        return asked, minimize(names, oracle)
+    except _Unanswered:
+        return asked, None
+
+
+class _NoMaker:
+    def make(self, applied: frozenset[str]) -> Made:
+        raise AssertionError("replaying a search makes no candidate")
+
+
+class SetBisection:
+    """One set bisection: `units` between the sides, each candidate made by `maker`, booted by
+    `measurer` (the lab's guests, as commit bisection's), everything in `store`."""
+
+    def __init__(self, units: Sequence[Unit], maker: CandidateMaker, measurer: Measurer, store: CampaignStore,
+                 rules: Rules, on_event: Callable[[Event], None] = lambda _e: None) -> None:
+        if not units:
+            raise SetRefused("the two sides do not differ: nothing to bisect")
+        self.units = ordered(units)
+        self.names = [u.name for u in self.units]
+        self.rules, self.store, self.on_event = rules, store, on_event
+        self.candidates = Candidates(maker, self.names)
+        self.measurer = CandidateMeasurer(measurer, self.candidates)
+        self._start = time.monotonic()
+        self._step = 0
+        self._judge: Judge | None = None
+
+    @property
+    def judge(self) -> Judge:
+        assert self._judge is not None, "the judge exists once the campaign runs"
+        return self._judge
+
+    def run(self, campaign_id: int) -> SetBisectResult:
+        """Start (or resume) the set bisection stored under `campaign_id`."""
+        self._judge = Judge(campaign_id, self.store, self.candidates, self.measurer, self.rules.metric,
+                            self.rules.runs_per_boot, lambda phase, key, samples, message: self._emit(
+                                phase, key, samples, message))
+        return self.judge.moving(lambda: self._run(campaign_id))
+
+    def _emit(self, phase: str, key: str = "", samples: int = 0, message: str = "") -> None:
+        what = label(self.candidates.applied.get(key, frozenset()), self.names) if key else ""
+        self.on_event(Event(phase, what or key, self._step, 0, samples, message, time.monotonic() - self._start))
+
+    # ---- the campaign ------------------------------------------------------------------------
+
+    def _run(self, campaign_id: int) -> SetBisectResult:
+        good = self.candidates.key(frozenset())
+        bad = self.candidates.key(frozenset(self.names))
+        check = self._endpoints(campaign_id, good, bad)
+        if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
+            for key, role in ((good, Role.GOOD), (bad, Role.BAD)):
+                self.store.add_decision(campaign_id, Decided(key, role, role.value, check.message, 1.0,
+                                                             self.judge.runs(key), Kind.ENDPOINTS))
+        self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE)
+        found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
+        named = frozenset(found.units)
+        with_set = self.candidates.key(named)
+        without = self.candidates.key(frozenset(self.names) - named)
+        confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
+        revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
+        result = self._result(campaign_id, found, confirmation, revert)
+        self.store.set_state(campaign_id, "done", result.to_dict())
+        self._emit("done", with_set, message=result.line())
+        return result
+
+    def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
+        r = self.rules
+        need, cap = r.boots, REFERENCE_BOOTS * r.max_boots
+        while True:
+            try:
+                self.judge.interleave([good, bad], need)
+            except KernelFault as exc:
+                side = "good" if self.judge.booting == good else "bad"
+                message = f"set bisection refused: the {side} side does not boot or run the workload: {exc}"
+                self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, message).to_dict())
+                raise SetRefused(message) from exc
+            boots = self.judge.evidence()
+            check = check_endpoints(boots[good], boots[bad], r.direction, r.threshold, r.runs_per_boot, r.max_boots,
+                                    r.alpha, r.error)
+            self._emit("endpoints", message=check.message)
+            step = endpoints_next(check, need, cap)
+            if step is Next.START:
+                return check
+            if step is Next.REFUSE:
+                self.store.set_state(campaign_id, "refused",
+                                     Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
+                raise SetRefused(f"set bisection refused: {check.message}")
+            need += 1
+
+    # ---- candidates --------------------------------------------------------------------------
+
+    def _ask(self, campaign_id: int, applied: frozenset[str], good: str, bad: str) -> Answer:
+        key = self.candidates.key(applied)
+        stored = next((d for d in reversed(self.store.decisions(campaign_id))
+                       if d.role is Role.CANDIDATE and d.commit == key), None)
+        if stored is None:
+            self._step += 1
+            stored = self._judge_candidate(campaign_id, key, good, bad)
+            self.store.add_decision(campaign_id, stored)
+            self._emit("decide", key, stored.samples, f"{stored.verdict}: {stored.reason}")
+        return verdict_answer(stored.verdict)
+
+    def _judge_candidate(self, campaign_id: int, key: str, good: str, bad: str) -> Decided:
+        r = self.rules
+        what = label(self.candidates.applied[key], self.names)
+        try:
+            self.judge.kernel(key)
+            same = self._same(campaign_id, key)
+            if same is not None:
+                return Decided(key, Role.CANDIDATE, same.verdict, f"{what}: boots the same kernel and settings as "
+                               f"{same.commit} ({same.verdict}); not booted", same.confidence, 0, Kind.INHERITED,
+                               same.commit)
+            while True:
+                have = len(self.judge.evidence().get(key, []))
+                d: Decision = decide(self.judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
+                if d.verdict is not Verdict.MORE:
+                    return Decided(key, Role.CANDIDATE, d.verdict.value, f"{what}: {d.reason}", d.confidence,
+                                   self.judge.runs(key), d.kind)
+                self.judge.refresh(good, bad)
+                self.judge.boot_once(key)
+        except KernelFault as exc:
+            return Decided(key, Role.CANDIDATE, Verdict.SKIP.value, f"{what}: {exc}"[:2000], 0.0,
+                           self.judge.runs(key), _fault(exc))
+
+    def _same(self, campaign_id: int, key: str) -> Decided | None:
+        """A side, or a candidate judged by this process, that boots what `key` boots (a config
+        the normalisation brought back to a side's, ktest's skip): its decision."""
+        identity = self.candidates.made(key).same_as()
+        for d in reversed(self.store.decisions(campaign_id)):
+            comparable = d.role in (Role.GOOD, Role.BAD) or (d.role is Role.CANDIDATE and self.candidates.made_here(
+                d.commit))
+            if (comparable and d.commit != key and not d.inherited and d.verdict in ("good", "bad")
+                    and self.candidates.made(d.commit).same_as() == identity):
+                return d
+        return None
+
+    # ---- confirmation ------------------------------------------------------------------------
+
+    def _pair_boots(self, good: str, bad: str) -> int:
+        """Boots of each side of a pair: enough for the two-sided test to see the good-to-bad change
+        with 95% power at the campaign's boot noise (at least `boots`, at most `max_boots`)."""
+        boots = self.judge.evidence()
+        noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
+        gap = abs(relative_change(level(boots[good]), level(boots[bad])))
+        try:
+            need = reps_to_detect(noise, gap, self.rules.alpha, 0.95) if noise > 0 and gap > 0 else self.rules.boots
+        except ValueError:
+            need = self.rules.max_boots
+        return min(self.rules.max_boots, max(2, self.rules.boots, need))
+
+    def _since(self, campaign_id: int, role: Role, key: str) -> int:
+        """The first boot of a pair measurement, stored as a `measuring` decision when it starts so
+        a resumed campaign goes on with the same boots; one started on a host the campaign moved
+        away from is measured afresh on the new host."""
+        decisions = self.store.decisions(campaign_id)
+        moved = max((i for i, d in enumerate(decisions) if d.role is Role.HOST), default=-1)
+        for d in decisions[moved + 1:]:
+            if d.role is role and d.commit == key and d.kind is Kind.MEASURING:
+                return d.since
+        since = sum(len(bs) for bs in self.judge.boots().values())
+        self.store.add_decision(campaign_id, Decided(key, role, "measuring", f"from boot {since}: both booted "
+                                                     "afresh, interleaved", 0.0, 0, Kind.MEASURING, since=since))
+        return since
+
+    def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, str]:
+        """`other` against `base` on fresh boots: confirmed when `other` is worse (bisect/verify.py's
+        test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
+        against bad - set (the set taken out restores the metric)."""
+        subject = other if role is Role.CONFIRM else base
+        done = next((d for d in self.store.decisions(campaign_id)
+                     if d.role is role and d.commit == subject and d.kind is not Kind.MEASURING), None)
+        if done is not None:
+            return {"verdict": done.verdict, "text": done.reason}
+        since = self._since(campaign_id, role, subject)
+        self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
+        try:
+            self.judge.interleave([base, other], self._pair_boots(good, bad), since)
+        except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
+            text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
+            self.store.add_decision(campaign_id, Decided(subject, role, "cannot tell", text, 0.0, 0, _fault(exc)))
+            return {"verdict": "cannot tell", "text": text}
+        boots = self.judge.evidence()
+        fresh: list[list[Boot]] = [[b for b in boots.get(x, []) if b.seq >= since] for x in (base, other)]
+        r = self.rules
+        threshold = r.threshold.value if r.threshold.kind == "relative" else relative_change(
+            level(boots[good]), r.threshold.value)
+        answer = judge_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
+        verdict = answer.verdict if role is Role.CONFIRM else {"confirmed": "restores", "not seen": "does not restore"}.get(
+            answer.verdict, answer.verdict)
+        names = label(self.candidates.applied[other if role is Role.CONFIRM else base], self.names)
+        change = answer.test.describe() if answer.test else "too few boots"
+        text = (f"{verdict}: {names} against good {change}" if role is Role.CONFIRM else
+                f"{verdict}: {names} against bad {_flip(answer)}")
+        p = answer.test.p if answer.test else 1.0
+        self.store.add_decision(campaign_id, Decided(subject, role, verdict, text,
+                                                     1 - p if answer.verdict == "confirmed" else p,
+                                                     sum(len(b.runs) for bs in fresh for b in bs)))
+        return {"verdict": verdict, "text": text}
+
+    def _result(self, campaign_id: int, found: SearchResult, confirmation: dict[str, str],
+                revert: dict[str, str]) -> SetBisectResult:
+        by_name = {u.name: u for u in self.units}
+        notes = [f"{by_name[u].name} goes as one unit: {by_name[u].why}" for u in found.units if by_name[u].why]
+        if found.found is Found.TOGETHER:
+            alone = "; ".join(f"{u} (in {label(s, self.names)}, which stayed good)" for u, s in found.alone if s)
+            notes.append(f"no single change moves the metric: these {len(found.units)} do together; none alone "
+                         f"moved it: {alone}")
+        if found.unknown:
+            notes.append(f"{len(found.unknown)} candidate(s) could not be judged (skipped): "
+                         + "; ".join(label(s, self.names) for s in found.unknown))
+        if confirmation["verdict"] != "confirmed" or revert["verdict"] != "restores":
+            notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
+                         "answer (more boots per candidate: max_boots)")
+        boots = self.judge.boots()
+        return SetBisectResult(found.found.value, found.units, tuple(by_name[u].describe() for u in found.units),
+                               confirmation, revert, tuple(notes), sum(len(bs) for bs in boots.values()),
+                               len(found.asked), self.judge.on)
+
+
+def _fault(exc: KernelFault) -> Kind:
+    """What kind of failure a candidate's is."""
+    if isinstance(exc, BuildFailed):
+        return Kind.BUILD_FAILED
+    if isinstance(exc, BootFailed):
+        return Kind.BOOT_FAILED
+    return Kind.UNSETTABLE if isinstance(exc, Unsettable) else Kind.WORKLOAD_FAILED
+
+
+def _flip(answer: object) -> str:
+    """bad against bad - set, as the change of bad - set against bad (the revert's direction)."""
+    test = getattr(answer, "test", None)
+    if test is None:
+        return "(too few boots)"
+    inv = (1 / (1 + test.change) - 1, 1 / (1 + test.high) - 1, 1 / (1 + test.low) - 1)
+    return (f"{inv[0]:+.1%} (95% CI {inv[1]:+.1%}..{inv[2]:+.1%}, p={test.p:.2g}, {test.n_b}+{test.n_a} boots)"
+            if all(math.isfinite(x) for x in inv) else test.describe())

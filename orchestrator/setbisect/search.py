@@ -1,0 +1,108 @@
+"""The search, pure: which smallest set of units moves good to bad?
+
+It asks an oracle about candidates "good + S" (S a set of unit names) and gets MOVES (judged
+like bad), STAYS (judged like good) or UNKNOWN (could not be judged: a kernel that does not
+build, a boot that fails, ambiguous at the cap of boots; the search goes on as if it stayed, as
+ddmin does with its unresolved tests). Good (no unit) stays and bad (every unit) moves: the
+endpoint check made sure before the search starts.
+
+The shape is delta debugging's divide and conquer with interactions (Zeller's ddmin; the
+QuickXplain recursion): with `base + cands` moving and `base` staying, split `cands` in two
+halves A (the units a maintainer would try first) and B; when base + A moves, the answer is in
+A; else when base + B moves, it is in B; else the two halves are needed together, and the
+answer is the smallest part of A that moves with all of B, plus the smallest part of B that
+moves with that part of A. When a half could not be judged, nothing says the halves interact:
+each unit alone is tried first (a unit that cannot be built without another, ungrouped, would
+otherwise drag that other one into the answer). One responsible unit takes about 2 log2(n) candidates, k of them
+about 2k log2(n/k); a set no single unit of which moves the metric is found as a whole, and
+every unit in it has a witness: a candidate that held it and stayed (under the assumption
+that adding units never undoes a move, which the confirmation then checks on fresh boots).
+
+Nothing is asked twice: the answers of a resumed search come from what was stored, in the
+same order, because the search is deterministic in its answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Answer(StrEnum):
+    MOVES = "moves"
+    STAYS = "stays"
+    UNKNOWN = "unknown"
+
+
+class Found(StrEnum):
+    """ONE: a single unit moves the metric; TOGETHER: several are needed, none alone does."""
+
+    ONE = "one"
+    TOGETHER = "together"
+
+
+Oracle = Callable[[frozenset[str]], Answer]
+
+
+@dataclass(frozen=True)
+class Asked:
+    applied: frozenset[str]
+    answer: Answer
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """`units`: the set named, in the order given; `asked`: every candidate in the order asked;
+    `alone`: for each unit of a set of several, a candidate holding it that stayed (the
+    witness that it does not move the metric alone)."""
+
+    found: Found
+    units: tuple[str, ...]
+    asked: tuple[Asked, ...]
+    alone: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @property
+    def unknown(self) -> tuple[frozenset[str], ...]:
+        return tuple(a.applied for a in self.asked if a.answer is Answer.UNKNOWN)
+
+
+def minimize(units: Sequence[str], oracle: Oracle) -> SearchResult:
+    """The smallest set of `units` (names, in the order a maintainer would try them) whose
+    candidate moves the metric, asking `oracle` as little as the recursion allows."""
+    if not units:
+        raise ValueError("a search needs at least one unit: the two sides do not differ")
+    asked: list[Asked] = []
+    known: dict[frozenset[str], Answer] = {frozenset(): Answer.STAYS, frozenset(units): Answer.MOVES}
+
+    def moves(applied: frozenset[str]) -> bool:
+        if applied not in known:
+            known[applied] = oracle(applied)
+            asked.append(Asked(applied, known[applied]))
+        return known[applied] is Answer.MOVES
+
+    def dd(base: frozenset[str], cands: list[str]) -> list[str]:
+        if len(cands) == 1:
+            return cands
+        half = (len(cands) + 1) // 2
+        a, b = cands[:half], cands[half:]
+        if moves(base | set(a)):
+            return dd(base, a)
+        if moves(base | set(b)):
+            return dd(base, b)
+        if len(cands) > 2 and Answer.UNKNOWN in (known[base | set(a)], known[base | set(b)]):
+            # a half that could not be judged says nothing of an interaction: each unit alone first
+            single = next((c for c in cands if moves(base | {c})), None)
+            if single is not None:
+                return [single]
+        a_min = dd(base | set(b), a)
+        return a_min + dd(base | set(a_min), b)
+
+    found = dd(frozenset(), list(units))
+    order = {u: i for i, u in enumerate(units)}
+    named = tuple(sorted(found, key=order.__getitem__))
+    if len(named) == 1:
+        return SearchResult(Found.ONE, named, tuple(asked))
+    stayed = [a.applied for a in asked if a.answer is Answer.STAYS]
+    alone = tuple((u, next((s for s in stayed if u in s), frozenset())) for u in named)
+    return SearchResult(Found.TOGETHER, named, tuple(asked), alone)
