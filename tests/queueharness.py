@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -112,6 +113,9 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
     from tests.fakes import FakeBuilder
 
     os.environ["VMBISECT_DATA_DIR"] = data
+    log = Path(watch) / f"worker-{os.getpid()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr = sys.stdout = open(log, "a", buffering=1)  # noqa: SIM115 - this process's whole life
 
     def bisection(campaign: Any, choice: Any, clone: Path, pool: GuestPool, host: str | None = None) -> Any:
         def value(commit: str) -> float:

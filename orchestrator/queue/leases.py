@@ -63,12 +63,19 @@ def units(slot: Slot) -> list[str]:
 
 
 def register_slots(store: Store, lab: Lab) -> None:
-    """The lab's slots in lab_slots (the dashboard lists them, leased or not)."""
-    with store._session() as s, s.begin():
-        for host in lab.hosts:
-            for slot in host.slots:
-                s.merge(LabSlotRow(machine=machine_key(host), slot=slot.index, host=host.name,
-                                   cpus=",".join(map(str, slot.cpus))))
+    """The lab's slots in lab_slots (the dashboard lists them, leased or not). Two workers
+    registering the same new slot at once: one inserts it, the other updates it after."""
+    for attempt in range(3):
+        try:
+            with store._session() as s, s.begin():
+                for host in lab.hosts:
+                    for slot in host.slots:
+                        s.merge(LabSlotRow(machine=machine_key(host), slot=slot.index, host=host.name,
+                                           cpus=",".join(map(str, slot.cpus))))
+            return
+        except IntegrityError:
+            if attempt == 2:
+                raise
 
 
 def stop_reason(store: Store, campaign_id: int) -> str | None:
