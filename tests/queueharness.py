@@ -138,9 +138,12 @@ def spawn_worker(url: str, lab: Path, watch: Path, data: Path, timeout_s: float,
     return proc
 
 
-def lab_file(path: Path, slots: int = 2) -> Path:
-    """One local host with `slots` slots of one CPU each (nothing is launched on it)."""
-    path.write_text("hosts:\n  - name: local\n    slots:\n" + "".join(f"      - cpus: [{i}]\n" for i in range(slots)))
+def lab_file(path: Path, slots: int = 2, host: str = "local") -> Path:
+    """One local host with `slots` slots of one CPU each (nothing is launched on it); a host
+    other than "local" is a machine of its own for the leases (its own libvirt URI)."""
+    uri = "" if host == "local" else f"    uri: qemu:///system?lab={host}\n"
+    path.write_text(f"hosts:\n  - name: {host}\n{uri}    slots:\n"
+                    + "".join(f"      - cpus: [{i}]\n" for i in range(slots)))
     return path
 
 
