@@ -197,7 +197,8 @@ class Figures:
             or self.leftover_guests or self.leftover_leases) and not self.problems)
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The figures, with the names scripts/reliability.py tabulates (a worker for a controller)."""
+        return {**asdict(self), "controllers": self.workers, "stale_locks_taken_over": self.taken_over}
 
 
 def tokens(store: Store, cid: int) -> list[str]:
