@@ -87,7 +87,7 @@ def lab_state(store: Store) -> LabState:
     first), every registered worker, and every slot of the workers' labs with its lease (a slot
     leased by a pool that is no longer renewing it shows free). Read-only."""
     at = now()
-    with store._session() as s:
+    with store.session() as s:
         rows = s.execute(select(QueueRow, CampaignRow).join(CampaignRow, CampaignRow.id == QueueRow.campaign_id)).all()
         workers = list(s.scalars(select(WorkerRow).order_by(WorkerRow.name)))
         slots = list(s.scalars(select(LabSlotRow).order_by(LabSlotRow.host, LabSlotRow.slot)))
@@ -114,7 +114,7 @@ def cancel(store: Store, campaign_id: int) -> None:
     """A queued (or paused) campaign is cancelled at once; a running one stops at its next boot
     boundary: its worker's pool refuses it the next slot, so no guest is left running.
     UserError when the campaign has ended already."""
-    with store._session() as s, s.begin():
+    with store.session() as s, s.begin():
         row = s.get(CampaignRow, campaign_id, with_for_update=True)
         if row is None:
             raise UserError(f"id: no campaign with id {campaign_id}; see `vmbisect status`")
@@ -129,7 +129,7 @@ def requeue(store: Store, campaign_id: int) -> None:
     priority submitted before now; it goes on from what it measured. UserError otherwise."""
     from orchestrator.queue.jobs import enqueue
 
-    with store._session() as s, s.begin():
+    with store.session() as s, s.begin():
         row = s.get(CampaignRow, campaign_id, with_for_update=True)
         if row is None:
             raise UserError(f"id: no campaign with id {campaign_id}; see `vmbisect status`")
@@ -153,7 +153,7 @@ def submit(store: Store, name: str, spec: CampaignSpec, priority: int) -> int:
 
     from orchestrator.queue.jobs import enqueue
 
-    with store._session() as s, s.begin():
+    with store.session() as s, s.begin():
         row = CampaignRow(name=name, kind=spec.KIND, spec=json.dumps(spec.to_dict(), default=str), state=QUEUED)
         s.add(row)
         s.flush()

@@ -6,7 +6,9 @@ and leaves no guest."""
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import time
 from pathlib import Path
 
@@ -53,7 +55,7 @@ def test_submit_refuses_an_unknown_revision_and_a_priority_out_of_range_before_r
 def test_a_sqlite_store_refuses_a_worker_while_a_worker_of_another_machine_beats_in_it(env, capsys):
     url, lab = env
     store = Store(url)
-    with store._session() as s, s.begin():
+    with store.session() as s, s.begin():
         s.add(WorkerRow(name="far:1/0", machine="far-away", pid=1, pid_started="1", last_beat=now(), timeout_s=60))
     assert main(["worker", "--lab", str(lab), "--once", "--store", url]) == 2
     err = capsys.readouterr().err
@@ -104,3 +106,28 @@ def test_a_running_campaign_cancelled_stops_before_its_next_boot_leaves_no_guest
     proc.join(120)
     assert store.campaign(cid).state == "done"
     assert len(store.boots(cid)) > boots_before, "it went on from what it had measured"
+
+
+def test_a_worker_told_to_stop_queues_its_campaign_again_at_a_boot_boundary_and_the_next_finishes_it(
+        env, tmp_path, capsys):
+    url, lab = env
+    made = campaigns(tmp_path, 1, random.Random(6))
+    assert main(["submit", str(made.files[0]), "--store", url]) == 0
+    cid = int(capsys.readouterr().out.split()[1])
+    watch = tmp_path / "watch"
+    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
+    deadline = time.monotonic() + 60
+    while not ((watch / "boots").exists() and len((watch / "boots").read_text().splitlines()) >= 3):
+        assert time.monotonic() < deadline and proc.is_alive()
+        time.sleep(0.1)
+    assert proc.pid is not None
+    os.kill(proc.pid, signal.SIGINT)  # what the command's SIGTERM handler turns SIGTERM into
+    proc.join(60)
+    assert proc.exitcode == 0
+    store = Store(url)
+    assert [(q.state, q.worker) for q in lab_state(store).queue] == [("queued", None)]
+    assert list((watch / "guests").iterdir()) == [] and store.lock_owner(cid) is None
+    assert "stopped at a boot boundary and queued again" in next(watch.glob("worker-*.log")).read_text()
+    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
+    proc.join(120)
+    assert store.campaign(cid).state == "done"

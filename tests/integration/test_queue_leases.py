@@ -30,7 +30,7 @@ def no_launcher(host: object) -> object:
 
 def queued(store: Store, priority: int = 0) -> int:
     cid = store.new_campaign("lease", {})
-    with store._session() as s, s.begin():
+    with store.session() as s, s.begin():
         s.add(QueueRow(campaign_id=cid, priority=priority, submitted=now()))
     return cid
 

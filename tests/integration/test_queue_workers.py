@@ -80,7 +80,7 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
 def _starts(store: Store, ids: dict[str, int]) -> int:
     from orchestrator.store import QueueRow
 
-    with store._session() as s:
+    with store.session() as s:
         return sum(s.get(QueueRow, cid).runs for cid in ids.values())  # type: ignore[union-attr]
 
 
