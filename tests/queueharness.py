@@ -3,7 +3,7 @@ the real engine, real git, the real store and the real worker (orchestrator/queu
 forked by the queue tests, SIGKILLed at random moments (tests/integration/test_queue_workers.py,
 `make reliability`). Never what a user runs.
 
-Each campaign is a throwaway repository of 12 commits whose culprit adds a file `slow`: a guest
+Each campaign is a throwaway repository of 8 commits whose culprit adds a file `slow`: a guest
 of a commit that has it reads 10% lower. Every boot leases a slot of the worker's lab from the
 worker's pool (the real GuestPool and its slot leases in the store; nothing is launched) and
 claims, while it lasts, a file per host CPU of the slot and one for its campaign under WATCH:
@@ -153,7 +153,7 @@ class Campaigns:
     culprits: dict[str, str]  # campaign name -> culprit commit
 
 
-def campaigns(root: Path, n: int, rng: random.Random, commits: int = 12) -> Campaigns:
+def campaigns(root: Path, n: int, rng: random.Random, commits: int = 8) -> Campaigns:
     """`n` campaign files, each over a repository of its own with a random culprit."""
     files, culprits = [], {}
     for i in range(n):
