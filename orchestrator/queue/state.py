@@ -113,7 +113,7 @@ def lab_state(store: Store) -> LabState:
 def cancel(store: Store, campaign_id: int) -> None:
     """A queued (or paused) campaign is cancelled at once; a running one stops at its next boot
     boundary: its worker's pool refuses it the next slot, so no guest is left running.
-    UserError when the campaign has ended already."""
+    UserError when the campaign has ended already, or runs in the foreground (not queued)."""
     with store.session() as s, s.begin():
         row = s.get(CampaignRow, campaign_id, with_for_update=True)
         if row is None:
@@ -121,6 +121,9 @@ def cancel(store: Store, campaign_id: int) -> None:
         if row.state not in CANCELLABLE:
             raise UserError(f"id: campaign {campaign_id} is {row.state}; only a queued, running or paused one "
                             "can be cancelled")
+        if row.state == RUNNING and s.get(QueueRow, campaign_id) is None:
+            raise UserError(f"id: campaign {campaign_id} runs in the foreground (vmbisect bisect or resume), not "
+                            "from the queue; stop it with Ctrl-C where it runs")
         row.state = CANCELLED
 
 

@@ -74,6 +74,9 @@ def test_cancel_and_requeue_say_in_one_line_when_a_campaign_is_not_theirs_to_cha
         requeue(store, done)
     with pytest.raises(UserError, match="no campaign with id 999"):
         cancel(store, 999)
+    foreground = store.new_campaign("f", {})  # `vmbisect bisect`: running, never queued
+    with pytest.raises(UserError, match="runs in the foreground .* stop it with Ctrl-C where it runs"):
+        cancel(store, foreground)
 
 
 def test_a_running_campaign_cancelled_stops_before_its_next_boot_leaves_no_guest_and_can_be_queued_again(
