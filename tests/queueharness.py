@@ -131,6 +131,14 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
     run_worker(Store(url), Config(Path(lab), heartbeat_timeout_s=timeout_s, once=True, poll_s=0.2), runners)
 
 
+def wait_for_boots(watch: Path, proc: BaseProcess, boots: int, timeout_s: float = 60.0) -> None:
+    """Until the workers under `watch` have started `boots` boots (the worker still alive)."""
+    deadline = time.monotonic() + timeout_s
+    while not ((watch / "boots").exists() and len((watch / "boots").read_text().splitlines()) >= boots):
+        assert time.monotonic() < deadline and proc.is_alive(), "the worker booted too little"
+        time.sleep(0.1)
+
+
 def spawn_worker(url: str, lab: Path, watch: Path, data: Path, timeout_s: float, runners: int = 1) -> BaseProcess:
     proc = get_context("fork").Process(target=worker_main,
                                        args=(url, str(lab), str(watch), str(data), timeout_s, runners))

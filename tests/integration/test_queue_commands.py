@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import random
 import signal
-import time
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from orchestrator.cli import main
 from orchestrator.errors import UserError
 from orchestrator.queue.state import cancel, lab_state, now, requeue
 from orchestrator.store import Store, WorkerRow
-from tests.queueharness import campaigns, lab_file, spawn_worker
+from tests.queueharness import campaigns, lab_file, spawn_worker, wait_for_boots
 
 
 @pytest.fixture
@@ -26,6 +26,19 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
     monkeypatch.setenv("VMBISECT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("VMBISECT_LEASE_TTL_S", "2")
     return f"sqlite:///{tmp_path / 'v.db'}", lab_file(tmp_path / "lab.yaml", slots=1)
+
+
+def running(url: str, lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+            seed: int) -> tuple[int, Path, BaseProcess]:
+    """A campaign submitted and a worker running it, three boots in: its id, the watch
+    directory, the worker's process."""
+    made = campaigns(tmp_path, 1, random.Random(seed))
+    assert main(["submit", str(made.files[0]), "--store", url]) == 0
+    cid = int(capsys.readouterr().out.split()[1])
+    watch = tmp_path / "watch"
+    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
+    wait_for_boots(watch, proc, 3)
+    return cid, watch, proc
 
 
 def test_a_refused_file_is_one_line_naming_it_and_nothing_of_the_submission_is_queued(env, tmp_path, capsys):
@@ -82,16 +95,8 @@ def test_cancel_and_requeue_say_in_one_line_when_a_campaign_is_not_theirs_to_cha
 def test_a_running_campaign_cancelled_stops_before_its_next_boot_leaves_no_guest_and_can_be_queued_again(
         env, tmp_path, capsys):
     url, lab = env
-    made = campaigns(tmp_path, 1, random.Random(4))
-    assert main(["submit", str(made.files[0]), "--store", url]) == 0
-    cid = int(capsys.readouterr().out.split()[1])
-    watch = tmp_path / "watch"
-    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
+    cid, watch, proc = running(url, lab, tmp_path, capsys, seed=4)
     store = Store(url)
-    deadline = time.monotonic() + 60
-    while not ((watch / "boots").exists() and len((watch / "boots").read_text().splitlines()) >= 3):
-        assert time.monotonic() < deadline and proc.is_alive()
-        time.sleep(0.1)
     assert [(q.state, q.worker is not None) for q in lab_state(store).queue] == [("running", True)]
     cancel(store, cid)
     proc.join(60)
@@ -114,15 +119,7 @@ def test_a_running_campaign_cancelled_stops_before_its_next_boot_leaves_no_guest
 def test_a_worker_told_to_stop_queues_its_campaign_again_at_a_boot_boundary_and_the_next_finishes_it(
         env, tmp_path, capsys):
     url, lab = env
-    made = campaigns(tmp_path, 1, random.Random(6))
-    assert main(["submit", str(made.files[0]), "--store", url]) == 0
-    cid = int(capsys.readouterr().out.split()[1])
-    watch = tmp_path / "watch"
-    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
-    deadline = time.monotonic() + 60
-    while not ((watch / "boots").exists() and len((watch / "boots").read_text().splitlines()) >= 3):
-        assert time.monotonic() < deadline and proc.is_alive()
-        time.sleep(0.1)
+    cid, watch, proc = running(url, lab, tmp_path, capsys, seed=6)
     assert proc.pid is not None
     os.kill(proc.pid, signal.SIGINT)  # what the command's SIGTERM handler turns SIGTERM into
     proc.join(60)
