@@ -158,7 +158,7 @@ class Runner:
             return
         say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
         code = self.config.run(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
-                          take_over=self._may_take_over(cid), uri=self.config.uri)
+                               take_over=self._may_take_over(cid), uri=self.config.uri)
         self._ended(ticket, code)
 
     def _start(self, cid: int) -> str | None:
