@@ -214,6 +214,15 @@ class Runner:
         say(f"{self.name}: campaign {cid} ended: {state} (exit {code})")
 
 
+def forget_dead(store: Store, machine: str) -> None:
+    """Rows of this machine's runners whose process is gone (SIGKILLed, rebooted away): their
+    campaigns were taken over once their heartbeat stopped; the dashboard need not list them."""
+    with store.session() as s, s.begin():
+        for row in s.scalars(select(WorkerRow).where(WorkerRow.machine == machine)):
+            if process_start(row.pid) != row.pid_started:
+                s.delete(row)
+
+
 def run_worker(store: Store, config: Config, runners: int) -> int:
     """`runners` runners in threads until stopped (or drained with `once`); 0."""
     from orchestrator.hosts.lab import load_lab
@@ -221,6 +230,7 @@ def run_worker(store: Store, config: Config, runners: int) -> int:
     lab = load_lab(config.lab)
     machine = socket.gethostname()
     check_machines(store, machine)
+    forget_dead(store, machine)
     leases.register_slots(store, lab)
     jobs = jobs_for(store)
     pool = [Runner(store, jobs, f"{machine}:{os.getpid()}/{i}", config) for i in range(runners)]
