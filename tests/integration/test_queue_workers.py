@@ -106,6 +106,15 @@ def test_a_sigkilled_worker_s_campaign_is_taken_over_and_finished_with_nothing_l
     assert figures.taken_over >= 1
 
 
+def test_a_sigkilled_worker_s_campaign_is_taken_over_on_a_sqlite_store_too(lab, tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    made = campaigns(tmp_path, 3, random.Random(12))
+    ids = submit(url, made.files, capsys)
+    figures = run_workers(url, tmp_path, lab, ids, made.culprits, workers=2, kills=2, rng=random.Random(12))
+    assert figures.kills == 2 and figures.ok(), figures
+    assert figures.taken_over >= 1
+
+
 def test_submit_and_one_worker_on_a_sqlite_store_run_the_queue_in_priority_order(lab, tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'v.db'}"
     made = campaigns(tmp_path, 3, random.Random(5))
