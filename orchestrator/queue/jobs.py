@@ -77,7 +77,7 @@ def enqueue(store: Store, campaign_id: int, priority: int) -> None:
 
 def asyncpg_args(url: str) -> dict[str, Any]:
     """asyncpg's connect() arguments for the store's SQLAlchemy URL (a Unix socket directory as
-    `?host=` included)."""
+    `?host=`, and `?sslmode=`, included; a password may also come from ~/.pgpass, as libpq's)."""
     u = make_url(url)
     args: dict[str, Any] = {"user": u.username, "password": u.password, "database": u.database,
                             "host": u.host, "port": u.port}
@@ -86,6 +86,8 @@ def asyncpg_args(url: str) -> dict[str, Any]:
         args["host"] = query["host"]
     if "port" in query:
         args["port"] = int(str(query["port"]))
+    if "sslmode" in query:  # libpq's disable/prefer/require/verify-ca/verify-full: asyncpg's `ssl` takes them
+        args["ssl"] = str(query["sslmode"])
     return {k: v for k, v in args.items() if v is not None}
 
 

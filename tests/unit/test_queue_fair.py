@@ -49,3 +49,4 @@ def test_the_queue_starts_the_highest_priority_then_the_first_submitted():
     queued = [Queued(1, 0, at(0)), Queued(2, 3, at(10)), Queued(3, 3, at(5)), Queued(4, -1, at(-5))]
     assert next_campaign(queued) == Queued(3, 3, at(5))
     assert next_campaign([]) is None
+
