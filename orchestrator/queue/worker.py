@@ -159,7 +159,7 @@ class Runner:
         say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
         code = self.config.run(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
                                take_over=self._may_take_over(cid), uri=self.config.uri)
-        self._ended(ticket, code)
+        self._ended(ticket, code, previous)
 
     def _start(self, cid: int) -> str | None:
         """The campaign marked running by this runner; the runner it had before ("" for none),
@@ -191,10 +191,14 @@ class Runner:
                 say(f"{self.name}: campaign {cid}: {e.message}")
         return show
 
-    def _ended(self, ticket: Ticket, code: int) -> None:
+    def _ended(self, ticket: Ticket, code: int, previous: str) -> None:
         cid = ticket.campaign_id
         state = self.store.campaign(cid).state
         mine = self.store.lock_owner(cid) is None
+        if not mine and state == RUNNING and previous:  # the runner before still holds it: it stays that runner's
+            with self.store.session() as s, s.begin():
+                s.execute(update(QueueRow).where(QueueRow.campaign_id == cid, QueueRow.worker == self.name)
+                          .values(worker=previous))
         if leases.STOPPING.is_set() and state == RUNNING and mine:
             with self.store.session() as s, s.begin():
                 s.execute(update(CampaignRow).where(CampaignRow.id == cid, CampaignRow.state == RUNNING)
