@@ -19,7 +19,7 @@ KERNEL = str(Path(__file__).resolve())
          "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
         (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', "
                    "'build', 'measure', 'bisect', 'compare', 'resume', 'status', 'report', 'demo', "
-                   "'verify', 'notify')"),
+                   "'verify', 'notify', 'submit', 'worker')"),
         (["compare", "--workload", "fio", "--kernel", KERNEL, "--disks", "1", "--variant", "a=sched:none",
           "--variant", "b=sched:cfq"],
          "vmbisect: variant b: sched: invalid value 'cfq'; valid choices: none, mq-deadline, bfq, kyber"),
