@@ -18,6 +18,7 @@ from orchestrator.commands import (
     measure,
     report,
     resume,
+    serve,
     status,
     verify,
 )
@@ -29,6 +30,7 @@ COMMANDS: dict[str, ModuleType] = {
     "doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build, "measure": measure,
     "bisect": bisect, "compare": compare, "resume": resume, "status": status, "report": report, "demo": demo,
     "verify": verify,
+    "serve": serve,
 }
 
 

@@ -1,0 +1,185 @@
+"""`vmbisect serve`'s web application: Starlette with Jinja2 templates (autoescape on: campaign
+names, commit subjects and reasons are user and git data), its CSS and JS served by itself (no
+external asset; works offline), refreshed in place by polling an HTML fragment every few
+seconds. What it shows comes from gather.Reader; this module only maps URLs to it.
+
+Security model (docs/dashboard.md): every GET only reads. Cancel and requeue exist only when
+the app was made with a token (`--allow-control`), and then only as a POST whose body carries
+that token, compared in constant time; the token is never in a page. Every page is sent with a
+Content-Security-Policy that allows only the app's own script and style; a campaign's report
+(HTML made from user data) is sent with a policy of its own that sandboxes it, allows no script
+and loads nothing, and the campaign page shows it in a sandboxed iframe. An unreachable store or
+an unknown campaign is a page saying so, never a traceback.
+"""
+
+from __future__ import annotations
+
+import hmac
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs
+
+from jinja2 import Environment, FileSystemLoader
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from orchestrator.errors import InfraError, UserError
+from orchestrator.web.gather import Reader
+from orchestrator.web.views import ago
+
+HERE = Path(__file__).parent
+REFRESH_MS = 2000
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+               "frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+REPORT_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
+ACTIONS = ("cancel", "requeue")
+MAX_FORM = 4096
+
+
+class Source:
+    """The store, opened at the first request that needs it and again after it failed to open."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self._reader: Reader | None = None
+        self._lock = threading.Lock()
+
+    def reader(self) -> Reader:
+        from orchestrator.store import Store
+
+        with self._lock:
+            if self._reader is None:
+                self._reader = Reader(Store(self.url))
+            return self._reader
+
+
+def shown_url(url: str | None) -> str:
+    """The store's URL without its password."""
+    from sqlalchemy.engine import make_url
+
+    from orchestrator.store import default_url
+
+    try:
+        return make_url(url or default_url()).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - a URL that does not parse is shown as the error page says
+        return "(not a database URL)"
+
+
+def _environment() -> Environment:
+    from orchestrator.render.scale import whole_or_4g
+
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True,
+                      lstrip_blocks=True)
+    env.filters["when"] = lambda t: "-" if t is None else f"{t:%Y-%m-%d %H:%M:%S} UTC"
+    env.filters["num"] = lambda v: "-" if v is None else whole_or_4g(v)
+    env.globals["ago"] = ago
+    return env
+
+
+def create_app(store_url: str | None, token: str | None = None, listen_host: str = "127.0.0.1",
+               refresh_ms: int = REFRESH_MS) -> Starlette:
+    """The dashboard over the store at `store_url` (None: the default store). `token`: cancel
+    and requeue are allowed with it (None: read-only). `listen_host`: on a loopback address only
+    requests naming a loopback host are answered (no DNS rebinding from a web page)."""
+    source = Source(store_url)
+    templates = Jinja2Templates(env=_environment())
+    common = {"store": shown_url(store_url), "control": token is not None, "refresh_ms": refresh_ms}
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        return templates.TemplateResponse(request, name, {**common, **context}, status_code=status,
+                                          headers={"Content-Security-Policy": PAGE_POLICY})
+
+    def message(request: Request, title: str, text: str, status: int) -> Response:
+        fragment = request.url.path.startswith("/fragment/")
+        return page(request, "message_live.html" if fragment else "message.html", status, title=title, text=text)
+
+    def overview(request: Request) -> Response:
+        return page(request, "overview.html", data=source.reader().overview())
+
+    def overview_live(request: Request) -> Response:
+        return page(request, "overview_live.html", data=source.reader().overview())
+
+    def campaign(request: Request) -> Response:
+        return page(request, "campaign.html", data=source.reader().detail(request.path_params["id"]))
+
+    def campaign_live(request: Request) -> Response:
+        return page(request, "campaign_live.html", data=source.reader().detail(request.path_params["id"]))
+
+    def report(request: Request) -> Response:
+        cid = request.path_params["id"]
+        reader = source.reader()
+        reader.store.campaign(cid)  # an unknown id is a 404 page
+        try:
+            text = reader.report(cid)
+        except (UserError, InfraError, OSError, ValueError, KeyError) as exc:
+            return message(request, f"No report for campaign {cid} yet", f"It cannot be made now: {exc}", 404)
+        return HTMLResponse(text, headers={"Content-Security-Policy": REPORT_POLICY,
+                                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+    async def control(request: Request) -> Response:
+        cid, action = request.path_params["id"], request.path_params["action"]
+        if action not in ACTIONS:
+            raise HTTPException(404)
+        if token is None:
+            return message(request, "Control is off", "This dashboard is read-only; start it with "
+                           "vmbisect serve --allow-control to cancel or requeue campaigns.", 403)
+        body = await request.body()
+        given = parse_qs(body[:MAX_FORM].decode("utf-8", "replace")).get("token", [""])[0]
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return message(request, "Wrong token", "The token is the one vmbisect serve printed when it started.", 403)
+        await run_in_threadpool(_act, source, action, cid)
+        return message(request, f"Campaign {cid}: {action} done",
+                       f"Campaign {cid} was {'cancelled' if action == 'cancel' else 'queued again'}.", 200)
+
+    def refused(request: Request, exc: Exception) -> Response:
+        """A UserError: an unknown campaign on a campaign's URL; elsewhere a store URL that cannot work."""
+        if "id" in request.path_params:
+            return message(request, "No such campaign", str(exc).removeprefix("campaign: "), 404)
+        return message(request, "The store cannot be opened", str(exc), 503)
+
+    def unreachable(request: Request, exc: Exception) -> Response:
+        return message(request, "The store does not answer", f"{common['store']}: {exc}", 503)
+
+    def not_found(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        return message(request, "Not found" if status == 404 else f"HTTP {status}",
+                       f"Nothing at {request.url.path}.", status)
+
+    def failed(request: Request, exc: Exception) -> Response:
+        print(f"vmbisect serve: {request.url.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return message(request, "The dashboard failed", f"{type(exc).__name__}: {str(exc)[:300]}", 500)
+
+    routes = [
+        Route("/", overview),
+        Route("/fragment/overview", overview_live),
+        Route("/campaigns/{id:int}", campaign),
+        Route("/fragment/campaigns/{id:int}", campaign_live),
+        Route("/campaigns/{id:int}/report", report),
+        Route("/campaigns/{id:int}/{action:str}", control, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
+        UserError: refused, InfraError: unreachable, HTTPException: not_found, Exception: failed}
+    # Starlette reads the host before the first ':', so an IPv6 loopback listener is not narrowed
+    hosts = ["127.0.0.1", "localhost"] if listen_host in ("127.0.0.1", "localhost") else ["*"]
+    return Starlette(routes=routes, exception_handlers=handlers,
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+
+
+def _act(source: Source, action: str, campaign_id: int) -> None:
+    from orchestrator.queue import state
+
+    reader = source.reader()
+    reader.store.campaign(campaign_id)
+    (state.cancel if action == "cancel" else state.requeue)(reader.store, campaign_id)
+

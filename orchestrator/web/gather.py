@@ -1,0 +1,244 @@
+"""The dashboard's reads: the store (campaigns, decisions, boots; the queue's lab state), the
+kind table (status lines, metric, report files, reports) and, read-only, the campaign's git
+clone or repository (commit subjects, commits left) -> the view records of views.py.
+
+An ended campaign's view is kept per (id, last update): a page showing a hundred finished
+campaigns reads only the running ones again at each refresh.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from orchestrator.decisions import Role
+from orchestrator.errors import InfraError, UserError
+from orchestrator.web.views import (
+    RUNNING,
+    CampaignView,
+    DecisionView,
+    Estimate,
+    HostBoots,
+    bisect_estimate,
+    decision_views,
+    duration,
+    eta_seconds,
+    fixed_estimate,
+    host_boots,
+    marks,
+    seconds_per_boot,
+    short,
+)
+
+if TYPE_CHECKING:
+    from orchestrator.queue.state import LabState
+    from orchestrator.store import BootRow, CampaignRow, Store
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+LISTED = 100  # campaigns on the overview, newest first (running ones always)
+
+
+def now() -> dt.datetime:
+    """The store's clock: naive UTC."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class Commits:
+    """Read-only git of one campaign: vmbisect's clone of it when this machine has it, else the
+    user's repository; nothing at all when neither is here (another machine's campaign)."""
+
+    def __init__(self, repo: Path | None) -> None:
+        self.repo = repo
+
+    def _git(self, *args: str) -> str | None:
+        from orchestrator.backends.git_bisect import git
+
+        if self.repo is None:
+            return None
+        try:
+            done = git(self.repo, *args, check=False)
+        except InfraError:
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    def count(self, bad: str, goods: tuple[str, ...]) -> int | None:
+        """Commits reachable from `bad` and from none of `goods`."""
+        out = self._git("rev-list", "--count", "--end-of-options", bad, *(f"^{g}" for g in goods))
+        return int(out) if out and out.strip().isdigit() else None
+
+    def resolve(self, rev: str) -> str:
+        out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        return out.strip() if out else ""
+
+    def subjects(self, shas: list[str]) -> dict[str, str]:
+        wanted = sorted({s for s in shas if _SHA.fullmatch(s)})
+        out = self._git("show", "-s", "--format=%H%x00%s", *wanted) if wanted else None
+        pairs = (line.split("\x00", 1) for line in (out or "").splitlines() if "\x00" in line)
+        return {sha: subject for sha, subject in pairs}
+
+
+def commits_of(store: Store, row: CampaignRow, spec: Any) -> Commits:
+    from orchestrator.bisect.workdir import campaign_workdir
+
+    clone = campaign_workdir(store, row.id) / "bisect.git"
+    if clone.is_dir():
+        return Commits(clone)
+    repo = getattr(getattr(spec, "campaign", None), "repository", None) or getattr(spec, "repo", None)
+    return Commits(Path(repo) if repo is not None and Path(repo).is_dir() else None)
+
+
+# ---- boots left, per kind -------------------------------------------------------------------
+
+def _bisect_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    git = commits_of(store, row, spec)
+    m = marks(row.bisect_log)
+    if m.found:
+        left: int | None = 1
+    elif m.bad and m.goods:
+        left = git.count(m.bad, m.goods)
+    else:
+        bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
+        left = git.count(bad, (good,)) if bad and good else None
+    return bisect_estimate(store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
+
+
+def _verify_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    total = 2 * spec.boots * (2 if spec.revert_on else 1)
+    return fixed_estimate(total, len(boots), "verification")
+
+
+def _compare_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.compare.schedule import schedule
+
+    plan = plan_from_spec(spec)
+    planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)
+    return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
+
+
+LEFT: dict[str, Callable[[Store, CampaignRow, Any, list[BootRow]], Estimate]] = {
+    "bisect": _bisect_left, "verify": _verify_left, "compare": _compare_left,
+}
+
+
+def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
+    from orchestrator.specs import stored
+
+    try:
+        spec = stored(row)
+    except UserError as exc:
+        return Estimate(None, f"its stored spec does not read: {exc}")
+    left = LEFT.get(row.kind)
+    return left(store, row, spec, boots) if left else Estimate(None, f"no estimate for a {row.kind} campaign")
+
+
+# ---- the views --------------------------------------------------------------------------------
+
+def campaign_view(store: Store, row: CampaignRow) -> CampaignView:
+    from orchestrator.commands.kinds import metric_of, report_files, status_line
+    from orchestrator.commands.status import counts
+
+    boots_total, runs = counts(store, row)
+    steps = sum(d.role is Role.STEP for d in store.decisions(row.id))
+    current = subject = ""
+    est, eta = Estimate(None, ""), "-"
+    if row.state == RUNNING:
+        boots = store.boots(row.id)
+        est = estimate(store, row, boots)
+        seconds = eta_seconds(est, seconds_per_boot([b.created for b in boots]))
+        eta = "-" if seconds is None else f"about {duration(seconds)}"
+        if boots:
+            current = boots[-1].commit
+            subject = (marks(row.bisect_log).subjects or {}).get(current, "")
+            if not subject:
+                from orchestrator.specs import stored
+
+                try:
+                    subject = commits_of(store, row, stored(row)).subjects([current]).get(current, "")
+                except UserError:
+                    subject = ""
+    _md, html = report_files(row)
+    return CampaignView(row.id, row.name, row.kind, row.state, status_line(row), metric_of(row) or "-", steps,
+                        boots_total, runs, short(current) if current else "", subject, est.basis, eta,
+                        est.fraction, row.updated, str(html) if html.is_file() else "")
+
+
+@dataclass(frozen=True)
+class Overview:
+    campaigns: list[CampaignView]
+    lab: LabState | None
+    lab_error: str  # why the queue's lab state is not shown ("" when it is)
+    at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Detail:
+    campaign: CampaignView
+    decisions: list[DecisionView]
+    hosts: list[HostBoots]
+    at: dt.datetime
+
+
+class Reader:
+    """The dashboard's reads over one store; safe to call from several threads."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._ended: dict[tuple[int, dt.datetime], CampaignView] = {}
+        self._lock = threading.Lock()
+
+    def view(self, row: CampaignRow) -> CampaignView:
+        if row.state == RUNNING:
+            return campaign_view(self.store, row)
+        key = (row.id, row.updated)
+        with self._lock:
+            kept = self._ended.get(key)
+        if kept is None:
+            kept = campaign_view(self.store, row)
+            with self._lock:
+                self._ended[key] = kept
+        return kept
+
+    def overview(self) -> Overview:
+        rows = sorted(self.store.campaigns(), key=lambda r: (r.state != RUNNING, -r.id))
+        listed = [r for i, r in enumerate(rows) if r.state == RUNNING or i < LISTED]
+        lab, why = self.lab()
+        return Overview([self.view(r) for r in listed], lab, why, now())
+
+    def lab(self) -> tuple[LabState | None, str]:
+        try:
+            from orchestrator.queue.state import lab_state
+        except ModuleNotFoundError:  # until branch queue is merged
+            return None, "the queue is not installed"
+        return lab_state(self.store), ""
+
+    def detail(self, campaign_id: int) -> Detail:
+        from orchestrator.commands.kinds import metric_of
+        from orchestrator.specs import stored
+
+        row = self.store.campaign(campaign_id)
+        metric = metric_of(row)
+        decisions = self.store.decisions(campaign_id)
+        subjects = dict(marks(row.bisect_log).subjects or {})
+        try:
+            git = commits_of(self.store, row, stored(row))
+            subjects.update(git.subjects([d.commit for d in decisions if d.commit not in subjects]))
+        except UserError:
+            pass
+        boots = self.store.boot_samples(campaign_id, metric) if metric else {}
+        return Detail(self.view(row), decision_views(decisions, boots, subjects),
+                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now())
+
+    def report(self, campaign_id: int) -> str:
+        """The campaign's HTML report: the file written when it ended, else made now by its kind."""
+        from orchestrator.commands.kinds import report, report_files
+
+        row = self.store.campaign(campaign_id)
+        _md, html = report_files(row)
+        if html.is_file():
+            return html.read_text(encoding="utf-8", errors="replace")
+        return report(self.store, campaign_id, "html")
