@@ -166,6 +166,72 @@ class LockRow(Base):
     acquired: Mapped[dt.datetime] = mapped_column(default=_now)
 
 
+class QueueRow(Base):
+    """A campaign submitted to the queue (orchestrator/queue/): its priority (higher first),
+    when it was submitted, and the worker running it now (None while it waits)."""
+
+    __tablename__ = "campaign_queue"
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), primary_key=True)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    submitted: Mapped[dt.datetime] = mapped_column(default=_now)
+    worker: Mapped[str | None] = mapped_column(Short(255), nullable=True, default=None)
+    runs: Mapped[int] = mapped_column(Integer, default=0)  # how many times a worker started it
+
+
+class WorkerRow(Base):
+    """A queue worker (one per campaign it can run at once): renewed by its heartbeat."""
+
+    __tablename__ = "queue_workers"
+    name: Mapped[str] = mapped_column(Short(255), primary_key=True)
+    machine: Mapped[str] = mapped_column(Short(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    pid_started: Mapped[str] = mapped_column(Short(32))
+    lab: Mapped[str] = mapped_column(Text, default="")
+    campaign_id: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    started: Mapped[dt.datetime] = mapped_column(default=_now)
+    last_beat: Mapped[dt.datetime] = mapped_column(default=_now)
+    timeout_s: Mapped[float] = mapped_column(Float, default=60.0)  # silent this long: dead
+
+
+class LabSlotRow(Base):
+    """A slot of a lab host as a worker's lab file describes it (for the dashboard)."""
+
+    __tablename__ = "lab_slots"
+    machine: Mapped[str] = mapped_column(Short(255), primary_key=True)
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host: Mapped[str] = mapped_column(Short(64))
+    cpus: Mapped[str] = mapped_column(Short(255), default="")
+
+
+class SlotLeaseRow(Base):
+    """One host CPU (or a slot that pins none) of a lab machine leased to a guest pool until
+    `expires`, renewed by the pool's heartbeat (orchestrator/queue/leases.py)."""
+
+    __tablename__ = "slot_leases"
+    machine: Mapped[str] = mapped_column(Short(255), primary_key=True)
+    unit: Mapped[str] = mapped_column(Short(32), primary_key=True)  # cpu<N> or slot<N>
+    host: Mapped[str] = mapped_column(Short(64))
+    slot: Mapped[int] = mapped_column(Integer)
+    cpus: Mapped[str] = mapped_column(Short(255), default="")
+    campaign_id: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    owner: Mapped[str] = mapped_column(Short(255))
+    expires: Mapped[dt.datetime] = mapped_column()
+
+
+class SlotWaitRow(Base):
+    """A guest pool waiting for a slot of a lab machine: the fair order (priority, then
+    submission, then how long it has waited) picks who gets a freed slot."""
+
+    __tablename__ = "slot_waits"
+    owner: Mapped[str] = mapped_column(Short(255), primary_key=True)
+    campaign_id: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    submitted: Mapped[dt.datetime] = mapped_column()
+    since: Mapped[dt.datetime] = mapped_column()
+    machines: Mapped[str] = mapped_column(Text, default="")  # the lab machines it can use, one a line
+    expires: Mapped[dt.datetime] = mapped_column()
+
+
 class CampaignLocked(UserError):
     """Another controller runs this campaign."""
 
