@@ -137,7 +137,10 @@ def create_app(store_url: str | None, token: str | None = None, listen_host: str
         given = parse_qs(body[:MAX_FORM].decode("utf-8", "replace")).get("token", [""])[0]
         if not hmac.compare_digest(given.encode(), token.encode()):
             return message(request, "Wrong token", "The token is the one vmbisect serve printed when it started.", 403)
-        await run_in_threadpool(_act, source, action, cid)
+        try:
+            await run_in_threadpool(_act, source, action, cid)
+        except UserError as exc:
+            return message(request, f"Campaign {cid}: not done", str(exc).removeprefix("id: "), 409)
         return message(request, f"Campaign {cid}: {action} done",
                        f"Campaign {cid} was {'cancelled' if action == 'cancel' else 'queued again'}.", 200)
 

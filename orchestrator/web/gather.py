@@ -170,8 +170,7 @@ def campaign_view(store: Store, row: CampaignRow) -> CampaignView:
 @dataclass(frozen=True)
 class Overview:
     campaigns: list[CampaignView]
-    lab: LabState | None
-    lab_error: str  # why the queue's lab state is not shown ("" when it is)
+    lab: LabState
     at: dt.datetime
 
 
@@ -206,15 +205,12 @@ class Reader:
     def overview(self) -> Overview:
         rows = sorted(self.store.campaigns(), key=lambda r: (r.state != RUNNING, -r.id))
         listed = [r for i, r in enumerate(rows) if r.state == RUNNING or i < LISTED]
-        lab, why = self.lab()
-        return Overview([self.view(r) for r in listed], lab, why, now())
+        return Overview([self.view(r) for r in listed], self.lab(), now())
 
-    def lab(self) -> tuple[LabState | None, str]:
-        try:
-            from orchestrator.queue.state import lab_state
-        except ModuleNotFoundError:  # until branch queue is merged
-            return None, "the queue is not installed"
-        return lab_state(self.store), ""
+    def lab(self) -> LabState:
+        from orchestrator.queue.state import lab_state
+
+        return lab_state(self.store)
 
     def detail(self, campaign_id: int) -> Detail:
         from orchestrator.commands.kinds import metric_of
