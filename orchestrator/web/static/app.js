@@ -13,11 +13,29 @@
       stamp.textContent = text;
     }
   }
+  // a frame marked data-reload (the report) is loaded again when the campaign's state or
+  // update time, the live part's data-version, changes: a report made at the end replaces the
+  // one of a running campaign
+  function version() {
+    var marked = live.querySelector("[data-version]");
+    return marked ? marked.getAttribute("data-version") : "";
+  }
+  var seen = version();
+  function reload() {
+    var now = version();
+    if (now !== seen) {
+      seen = now;
+      document.querySelectorAll("iframe[data-reload]").forEach(function (frame) {
+        frame.src = frame.getAttribute("src");
+      });
+    }
+  }
   function tick() {
     fetch(live.dataset.live, {cache: "no-store", headers: {"Accept": "text/html"}})
       .then(function (r) {
         return r.text().then(function (text) {
           live.innerHTML = text;
+          reload();
           say(r.ok ? "updated " + new Date().toLocaleTimeString() : "the store does not answer");
         });
       })
