@@ -86,93 +86,101 @@ def _environment() -> Environment:
     return env
 
 
+class Pages:
+    """The endpoints: each GET reads through the Source and renders a template; `control` is
+    the one POST."""
+
+    def __init__(self, source: Source, token: str | None, refresh_ms: int) -> None:
+        self.source, self.token = source, token
+        self.templates = Jinja2Templates(env=_environment())
+        self.common = {"store": shown_url(source.url), "control": token is not None, "refresh_ms": refresh_ms}
+
+    def page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        return self.templates.TemplateResponse(request, name, {**self.common, **context}, status_code=status,
+                                               headers={"Content-Security-Policy": PAGE_POLICY})
+
+    def message(self, request: Request, title: str, text: str, status: int) -> Response:
+        fragment = request.url.path.startswith("/fragment/")
+        return self.page(request, "message_live.html" if fragment else "message.html", status, title=title, text=text)
+
+    def overview(self, request: Request) -> Response:
+        live = request.url.path.startswith("/fragment/")
+        return self.page(request, "overview_live.html" if live else "overview.html",
+                         data=self.source.reader().overview())
+
+    def campaign(self, request: Request) -> Response:
+        live = request.url.path.startswith("/fragment/")
+        return self.page(request, "campaign_live.html" if live else "campaign.html",
+                         data=self.source.reader().detail(request.path_params["id"]))
+
+    def report(self, request: Request) -> Response:
+        cid = request.path_params["id"]
+        reader = self.source.reader()
+        reader.store.campaign(cid)  # an unknown id is a 404 page
+        try:
+            text = reader.report(cid)
+        except (UserError, InfraError, OSError, ValueError, KeyError) as exc:
+            return self.message(request, f"No report for campaign {cid} yet", f"It cannot be made now: {exc}", 404)
+        return HTMLResponse(text, headers={"Content-Security-Policy": REPORT_POLICY,
+                                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+    async def control(self, request: Request) -> Response:
+        cid, action = request.path_params["id"], request.path_params["action"]
+        if action not in ACTIONS:
+            raise HTTPException(404)
+        if self.token is None:
+            return self.message(request, "Control is off", "This dashboard is read-only; start it with "
+                                "vmbisect serve --allow-control to cancel or requeue campaigns.", 403)
+        body = await request.body()
+        given = parse_qs(body[:MAX_FORM].decode("utf-8", "replace")).get("token", [""])[0]
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            return self.message(request, "Wrong token", "The token is the one vmbisect serve printed when it "
+                                "started.", 403)
+        try:
+            await run_in_threadpool(_act, self.source, action, cid)
+        except UserError as exc:
+            return self.message(request, f"Campaign {cid}: not done", str(exc).removeprefix("id: "), 409)
+        return self.message(request, f"Campaign {cid}: {action} done",
+                            f"Campaign {cid} was {'cancelled' if action == 'cancel' else 'queued again'}.", 200)
+
+    # ---- what goes wrong, as pages ----
+
+    def refused(self, request: Request, exc: Exception) -> Response:
+        """A UserError: an unknown campaign on a campaign's URL; elsewhere a store URL that cannot work."""
+        if "id" in request.path_params:
+            return self.message(request, "No such campaign", str(exc).removeprefix("campaign: "), 404)
+        return self.message(request, "The store cannot be opened", str(exc), 503)
+
+    def unreachable(self, request: Request, exc: Exception) -> Response:
+        return self.message(request, "The store does not answer", f"{self.common['store']}: {exc}", 503)
+
+    def not_found(self, request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        return self.message(request, "Not found" if status == 404 else f"HTTP {status}",
+                            f"Nothing at {request.url.path}.", status)
+
+    def failed(self, request: Request, exc: Exception) -> Response:
+        print(f"vmbisect serve: {request.url.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return self.message(request, "The dashboard failed", f"{type(exc).__name__}: {str(exc)[:300]}", 500)
+
+
 def create_app(store_url: str | None, token: str | None = None, listen_host: str = "127.0.0.1",
                refresh_ms: int = REFRESH_MS) -> Starlette:
     """The dashboard over the store at `store_url` (None: the default store). `token`: cancel
     and requeue are allowed with it (None: read-only). `listen_host`: on a loopback address only
     requests naming a loopback host are answered (no DNS rebinding from a web page)."""
-    source = Source(store_url)
-    templates = Jinja2Templates(env=_environment())
-    common = {"store": shown_url(store_url), "control": token is not None, "refresh_ms": refresh_ms}
-
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
-        return templates.TemplateResponse(request, name, {**common, **context}, status_code=status,
-                                          headers={"Content-Security-Policy": PAGE_POLICY})
-
-    def message(request: Request, title: str, text: str, status: int) -> Response:
-        fragment = request.url.path.startswith("/fragment/")
-        return page(request, "message_live.html" if fragment else "message.html", status, title=title, text=text)
-
-    def overview(request: Request) -> Response:
-        return page(request, "overview.html", data=source.reader().overview())
-
-    def overview_live(request: Request) -> Response:
-        return page(request, "overview_live.html", data=source.reader().overview())
-
-    def campaign(request: Request) -> Response:
-        return page(request, "campaign.html", data=source.reader().detail(request.path_params["id"]))
-
-    def campaign_live(request: Request) -> Response:
-        return page(request, "campaign_live.html", data=source.reader().detail(request.path_params["id"]))
-
-    def report(request: Request) -> Response:
-        cid = request.path_params["id"]
-        reader = source.reader()
-        reader.store.campaign(cid)  # an unknown id is a 404 page
-        try:
-            text = reader.report(cid)
-        except (UserError, InfraError, OSError, ValueError, KeyError) as exc:
-            return message(request, f"No report for campaign {cid} yet", f"It cannot be made now: {exc}", 404)
-        return HTMLResponse(text, headers={"Content-Security-Policy": REPORT_POLICY,
-                                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
-
-    async def control(request: Request) -> Response:
-        cid, action = request.path_params["id"], request.path_params["action"]
-        if action not in ACTIONS:
-            raise HTTPException(404)
-        if token is None:
-            return message(request, "Control is off", "This dashboard is read-only; start it with "
-                           "vmbisect serve --allow-control to cancel or requeue campaigns.", 403)
-        body = await request.body()
-        given = parse_qs(body[:MAX_FORM].decode("utf-8", "replace")).get("token", [""])[0]
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return message(request, "Wrong token", "The token is the one vmbisect serve printed when it started.", 403)
-        try:
-            await run_in_threadpool(_act, source, action, cid)
-        except UserError as exc:
-            return message(request, f"Campaign {cid}: not done", str(exc).removeprefix("id: "), 409)
-        return message(request, f"Campaign {cid}: {action} done",
-                       f"Campaign {cid} was {'cancelled' if action == 'cancel' else 'queued again'}.", 200)
-
-    def refused(request: Request, exc: Exception) -> Response:
-        """A UserError: an unknown campaign on a campaign's URL; elsewhere a store URL that cannot work."""
-        if "id" in request.path_params:
-            return message(request, "No such campaign", str(exc).removeprefix("campaign: "), 404)
-        return message(request, "The store cannot be opened", str(exc), 503)
-
-    def unreachable(request: Request, exc: Exception) -> Response:
-        return message(request, "The store does not answer", f"{common['store']}: {exc}", 503)
-
-    def not_found(request: Request, exc: Exception) -> Response:
-        status = getattr(exc, "status_code", 404)
-        return message(request, "Not found" if status == 404 else f"HTTP {status}",
-                       f"Nothing at {request.url.path}.", status)
-
-    def failed(request: Request, exc: Exception) -> Response:
-        print(f"vmbisect serve: {request.url.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return message(request, "The dashboard failed", f"{type(exc).__name__}: {str(exc)[:300]}", 500)
-
+    p = Pages(Source(store_url), token, refresh_ms)
     routes = [
-        Route("/", overview),
-        Route("/fragment/overview", overview_live),
-        Route("/campaigns/{id:int}", campaign),
-        Route("/fragment/campaigns/{id:int}", campaign_live),
-        Route("/campaigns/{id:int}/report", report),
-        Route("/campaigns/{id:int}/{action:str}", control, methods=["POST"]),
+        Route("/", p.overview),
+        Route("/fragment/overview", p.overview),
+        Route("/campaigns/{id:int}", p.campaign),
+        Route("/fragment/campaigns/{id:int}", p.campaign),
+        Route("/campaigns/{id:int}/report", p.report),
+        Route("/campaigns/{id:int}/{action:str}", p.control, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Response | Awaitable[Response]]] = {
-        UserError: refused, InfraError: unreachable, HTTPException: not_found, Exception: failed}
+        UserError: p.refused, InfraError: p.unreachable, HTTPException: p.not_found, Exception: p.failed}
     # Starlette reads the host before the first ':', so an IPv6 loopback listener is not narrowed
     hosts = ["127.0.0.1", "localhost"] if listen_host in ("127.0.0.1", "localhost") else ["*"]
     return Starlette(routes=routes, exception_handlers=handlers,

@@ -57,7 +57,7 @@ def test_a_campaign_page_shows_commit_subjects_as_text(done):
     assert r.status_code == 200
     assert "<script>alert(1)</script>" not in r.text
     assert "net: &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt; speedup" in r.text
-    assert re.search(r"<iframe class=\"report\" sandbox src=\"/campaigns/\d+/report\"", r.text)
+    assert re.search(r"<iframe class=\"report\" data-reload sandbox src=\"/campaigns/\d+/report\"", r.text)
     assert "<form" not in r.text, "no control without --allow-control"
 
 

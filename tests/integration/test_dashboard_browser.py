@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from orchestrator.store import Store
 from tests.conftest import require
 from tests.integration.dashboard import XSS_SUBJECT, controller, history, stored_campaign
