@@ -7,7 +7,8 @@ The time left is an estimate and says so: boots left times the median time betwe
 campaign's boots so far (which includes its builds; a pause of hours between two boots does not
 move a median). Boots left, per kind:
 
-    bisect   the endpoints' boots not yet done, steps left ~ ceil(log2(commits left)) (the
+    bisect   the endpoints' first boots not yet done (at least one more of each while they are
+             undecided), steps left ~ ceil(log2(commits left)) (the
              commits left from the bisect log's marks) times the boots a step took so far,
              then the confirmation and revert pairs not yet decided
     verify   the boots per side asked for, on both sides (and both again with a revert)
@@ -91,7 +92,8 @@ def bisect_estimate(decisions: Sequence[Decided], boot_commits: Sequence[str], b
     step_boots = sum(1 for c in boot_commits if c in step_commits)
     per_step = step_boots / len(step_commits) if step_commits else float(boots_per_commit)
     pair = 2 * boots_per_commit
-    endpoints_left = 0 if roles[Role.GOOD] and roles[Role.BAD] else max(0, pair - len(boot_commits))
+    # undecided endpoints: their first boots, or at least one more of each (the noise may ask for more)
+    endpoints_left = 0 if roles[Role.GOOD] and roles[Role.BAD] else max(2, pair - len(boot_commits))
     pairs_left = max(0, 2 - roles[Role.CONFIRM] - roles[Role.REVERT]) * pair
     if commits_left is None:
         return Estimate(None, "commits left unknown (the repository cannot be read here)")

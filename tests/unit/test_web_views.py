@@ -65,11 +65,13 @@ def _d(commit: str, role: Role, verdict: str = "good") -> Decided:
 
 
 def test_before_the_endpoints_are_decided_their_boots_the_steps_and_the_confirmation_are_left():
-    est = bisect_estimate([], [A, B, A], boots_per_commit=2, commits_left=11)
-    # endpoints: 4 - 3 = 1; 4 steps x 2 boots; confirmation and revert: 2 pairs of 4 boots
-    assert est.boots_left == 1 + 8 + 8
+    est = bisect_estimate([], [A, B], boots_per_commit=2, commits_left=11)
+    # endpoints: 4 - 2 = 2; 4 steps x 2 boots; confirmation and revert: 2 pairs of 4 boots
+    assert est.boots_left == 2 + 8 + 8
     assert "~4 steps left of 11 commits" in est.basis
-    assert est.fraction == 3 / (3 + 17)
+    assert est.fraction == 2 / (2 + 18)
+    longer = bisect_estimate([], [A, B] * 5, boots_per_commit=2, commits_left=11)
+    assert longer.boots_left == 2 + 8 + 8, "undecided after their first boots: at least one more of each"
 
 
 def test_after_steps_the_boots_a_step_took_so_far_count():
