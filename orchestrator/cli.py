@@ -20,7 +20,9 @@ from orchestrator.commands import (
     resume,
     serve,
     status,
+    submit,
     verify,
+    worker,
 )
 from orchestrator.errors import UserError
 from orchestrator.exits import exit_code
@@ -30,6 +32,7 @@ COMMANDS: dict[str, ModuleType] = {
     "doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build, "measure": measure,
     "bisect": bisect, "compare": compare, "resume": resume, "status": status, "report": report, "demo": demo,
     "verify": verify,
+    "submit": submit, "worker": worker,
     "serve": serve,
 }
 

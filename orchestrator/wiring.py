@@ -33,15 +33,24 @@ def say(message: str) -> None:
     print(f"vmbisect: {message}", file=sys.stderr, flush=True)
 
 
-def open_pool(lab: Lab) -> "GuestPool":
+def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None) -> "GuestPool":
     """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot. The
     slots of a lab file are leased against other controllers of this machine too (their host
-    CPUs, orchestrator/hosts/cpulocks.py); the implicit local host is not."""
+    CPUs, orchestrator/hosts/cpulocks.py) and, with the `store` of campaign `campaign_id`,
+    against every controller and worker sharing that store, in turn among campaigns
+    (orchestrator/queue/leases.py); the implicit local host is not."""
     from orchestrator.hosts.cpulocks import CpuLocks
     from orchestrator.hosts.launchers import host_launcher
     from orchestrator.hosts.pool import GuestPool
 
-    return GuestPool(lab, host_launcher, CpuLocks(paths.data_dir() / "cpus") if lab.source is not None else None)
+    if lab.source is None:
+        return GuestPool(lab, host_launcher, None)
+    flock = CpuLocks(paths.data_dir() / "cpus")
+    if store is None:
+        return GuestPool(lab, host_launcher, flock)
+    from orchestrator.queue.leases import DbLeases
+
+    return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock))
 
 
 def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool",

@@ -254,7 +254,7 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
             with paused_on_infra_error(store, campaign_id):
                 print(f"vmbisect: campaign {campaign_id} ({row.name}, {row.kind}); resume with: vmbisect resume "
                       f"{campaign_id}", file=sys.stderr)
-                pool = wiring.open_pool(lab_from(lab or own_lab, host, uri))
+                pool = wiring.open_pool(lab_from(lab or own_lab, host, uri), store, campaign_id)
                 try:
                     view = nullcontext(on_event) if on_event else kind.progress(store, campaign_id, spec, as_json)
                     with view as events:

@@ -9,9 +9,12 @@ for the slot), under `<data dir>/cpus/<machine>/`. `<machine>` is the SSH target
 name a host differently still meet on its CPUs, and overlapping CPU sets exclude each other.
 The kernel drops the locks when a controller dies: a killed controller leaves no stale lease.
 
-Limits: controllers on different machines driving one lab host do not see each other's locks
-(as with orphan cleanup, docs/hosts.md); and the implicit local host of a run without a lab
-file takes no lease (what vmbisect did before labs).
+Limits: controllers on different machines driving one lab host do not see each other's locks:
+these leases are for a controller without a shared database. With a store (a campaign's run:
+commands/kinds.py), slots are leased in the store instead (orchestrator/queue/leases.py; these
+locks are still taken beside those rows, so two stores on one machine still exclude each
+other). The implicit local host of a run without a lab file takes no lease (what vmbisect did
+before labs); a queue worker always has a lab file.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.hosts.lab import Host, Slot
@@ -33,8 +37,22 @@ def machine_key(host: Host) -> str:
 
 
 class CpuLocks:
+    """The pool's SlotLeases backend (orchestrator/hosts/pool.py) where there is no shared
+    database: no turn order among waiting campaigns, and nothing to stop a wait."""
+
+    poll_s = 1.0
+
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def waiting(self, hosts: Sequence[Host]) -> None:
+        pass
+
+    def served(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
     def files(self, host: Host, slot: Slot) -> list[Path]:
         where = self.root / machine_key(host)

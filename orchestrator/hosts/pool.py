@@ -15,9 +15,14 @@ reason: the caller puts its work back in its queue and acquires again; `acquire`
 out a slot of a host that is down. Kernel faults (BootFailed, WorkloadFailed) and UserErrors
 pass through and leave the host up.
 
-With `locks` (a lab file's pool: orchestrator/hosts/cpulocks.py), a slot is also leased against
-other controller processes of this machine: a slot whose host CPUs another controller's guest
-holds is skipped, and `acquire` waits (polling) until one is free.
+With `locks` (a SlotLeases backend), a slot is also leased against other controller processes:
+a slot whose host CPUs another controller's guest holds is skipped, and `acquire` waits
+(polling every `locks.poll_s`) until one is free. Two backends: `flock` files of this machine
+(orchestrator/hosts/cpulocks.py, where there is no shared database) and rows in the store
+(orchestrator/queue/leases.py: controllers and workers on any machine sharing one store, a
+freed slot going to the longest-waiting campaign of the highest priority). A backend may also
+refuse the wait itself (`waiting` raises: the campaign was cancelled); the pool then holds no
+slot of it.
 """
 
 from __future__ import annotations
@@ -27,12 +32,11 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import HostFailed, InfraError, UserError
-from orchestrator.hosts.cpulocks import CpuLocks
 from orchestrator.hosts.lab import Host, Lab, Slot
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec
@@ -57,12 +61,36 @@ class HostStatus:
 FOREIGN_POLL_S = 1.0
 
 
+class SlotLeases(Protocol):
+    """Leases of slots against other controller processes (see the module's docstring).
+
+    waiting(hosts)   the pool looks for a slot of these hosts now (called before each look);
+                     may raise to end the wait (a UserError: the campaign is to stop)
+    take(host, slot) what holds the slot (give it back with `give`), or None: another
+                     controller's guest is on its CPUs, or another campaign's turn comes first
+    served()         the wait ended (a slot taken, or acquire gave up)
+    close()          every lease given back; the pool is closed
+    """
+
+    poll_s: float
+
+    def waiting(self, hosts: Sequence[Host]) -> None: ...
+
+    def take(self, host: Host, slot: Slot) -> Any | None: ...
+
+    def give(self, held: Any) -> None: ...
+
+    def served(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class GuestPool:
-    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher], locks: CpuLocks | None = None) -> None:
+    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher], locks: SlotLeases | None = None) -> None:
         self.lab = lab
         self._launcher_for = launcher_for
         self._locks = locks
-        self._held: dict[tuple[str, int], list[int]] = {}
+        self._held: dict[tuple[str, int], Any] = {}
         self._launchers: dict[str, GuestLauncher] = {}
         self._accels: dict[tuple[str, str], str] = {}
         self._down: dict[str, str] = {}
@@ -76,35 +104,51 @@ class GuestPool:
         hosts = (self.lab.host(host),) if host is not None else self.lab.hosts
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._cond:
-            while True:
-                up = [h for h in hosts if h.name not in self._down]
-                if not up:
-                    raise InfraError("no host is up: " + "; ".join(f"{h.name}: {self._down[h.name]}" for h in hosts))
-                foreign = False
-                for h in up:
-                    for slot in h.slots:
-                        if (h.name, slot.index) in self._busy:
-                            continue
-                        held = self._locks.take(h, slot) if self._locks is not None else []
-                        if held is None:  # another controller's guest is on those host CPUs
-                            foreign = True
-                            continue
-                        self._busy.add((h.name, slot.index))
-                        self._held[(h.name, slot.index)] = held
-                        return Lease(h, slot)
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise InfraError(f"no free slot within {timeout_s:g} s")
-                if foreign:  # no notify comes from another process: look again soon
-                    left = FOREIGN_POLL_S if left is None else min(FOREIGN_POLL_S, left)
-                self._cond.wait(left)
+            try:
+                while True:
+                    up = [h for h in hosts if h.name not in self._down]
+                    if not up:
+                        raise InfraError("no host is up: " + "; ".join(f"{h.name}: {self._down[h.name]}"
+                                                                       for h in hosts))
+                    if self._locks is not None:
+                        self._locks.waiting(up)
+                    lease, foreign = self._first_free(up)
+                    if lease is not None:
+                        return lease
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise InfraError(f"no free slot within {timeout_s:g} s")
+                    if foreign:  # no notify comes from another process: look again soon
+                        poll = self._locks.poll_s if self._locks is not None else FOREIGN_POLL_S
+                        left = poll if left is None else min(poll, left)
+                    self._cond.wait(left)
+            finally:
+                if self._locks is not None:
+                    self._locks.served()
+
+    def _first_free(self, up: list[Host]) -> tuple[Lease | None, bool]:
+        """The first slot free here and leased from the backend; whether one was skipped
+        because another controller holds it (or another campaign's turn comes first)."""
+        foreign = False
+        for h in up:
+            for slot in h.slots:
+                if (h.name, slot.index) in self._busy:
+                    continue
+                held = self._locks.take(h, slot) if self._locks is not None else []
+                if held is None:
+                    foreign = True
+                    continue
+                self._busy.add((h.name, slot.index))
+                self._held[(h.name, slot.index)] = held
+                return Lease(h, slot), foreign
+        return None, foreign
 
     def release(self, lease: Lease) -> None:
         with self._cond:
             key = (lease.host.name, lease.slot.index)
             self._busy.discard(key)
-            if self._locks is not None:
-                self._locks.give(self._held.pop(key, []))
+            if self._locks is not None and key in self._held:
+                self._locks.give(self._held.pop(key))
             self._cond.notify_all()
 
     def mark_down(self, host: str, reason: str) -> None:
@@ -173,6 +217,8 @@ class GuestPool:
             self._launchers.clear()
         for launcher in launchers:
             launcher.close()
+        if self._locks is not None:
+            self._locks.close()
 
     def _accel(self, host: Host, launcher: GuestLauncher, wanted: str) -> str:
         key = (host.name, wanted)

@@ -5,6 +5,7 @@ two changes a person may make to the queue: cancel a campaign, put one back in t
     cancel(store, id)         a queued campaign never starts; a running one stops at its next
                               boot boundary (its worker's pool refuses the next slot: no VM left)
     requeue(store, id)        a paused, failed or cancelled campaign back in the queue
+    submit(store, name, spec, priority)   a new campaign, queued
 
 A campaign's state is the campaigns row's: queued (submitted, waiting for a worker), running,
 done, refused, failed, paused (the host's fault), cancelled.
@@ -22,6 +23,7 @@ from orchestrator.errors import UserError
 from orchestrator.store import CampaignRow, LabSlotRow, QueueRow, SlotLeaseRow, WorkerRow
 
 if TYPE_CHECKING:
+    from orchestrator.specs import CampaignSpec
     from orchestrator.store import Store
 
 QUEUED, RUNNING, CANCELLED = "queued", "running", "cancelled"
@@ -142,3 +144,19 @@ def requeue(store: Store, campaign_id: int) -> None:
             queued.submitted, queued.worker = now(), None
         row.state = QUEUED
     enqueue(store, campaign_id, priority)
+
+
+def submit(store: Store, name: str, spec: CampaignSpec, priority: int) -> int:
+    """A new campaign of the spec's kind in state queued, with its queue row, in one
+    transaction (a worker never sees half of it); handed to the workers. Its id."""
+    import json
+
+    from orchestrator.queue.jobs import enqueue
+
+    with store._session() as s, s.begin():
+        row = CampaignRow(name=name, kind=spec.KIND, spec=json.dumps(spec.to_dict(), default=str), state=QUEUED)
+        s.add(row)
+        s.flush()
+        s.add(QueueRow(campaign_id=row.id, priority=priority, submitted=now()))
+    enqueue(store, row.id, priority)
+    return row.id

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.integration.pgserver import postgres_url  # noqa: F401
 from tests.integration.sshhost import live_ssh_server, ssh_server  # noqa: F401
 from tests.integration.vmhost import distro, launcher  # noqa: F401
 

@@ -9,7 +9,6 @@ import os
 import pytest
 
 from tests.faultharness import kill_and_resume
-from tests.integration.test_store_postgres import postgres_url  # noqa: F401 - the fixture
 
 KILLS = int(os.environ.get("VMBISECT_FAULT_KILLS", "50"))
 

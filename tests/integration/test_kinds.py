@@ -32,7 +32,7 @@ def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Store, int,
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     pool = SimpleNamespace(closed=False)
     pool.close = lambda: setattr(pool, "closed", True)
-    monkeypatch.setattr(wiring, "open_pool", lambda lab: pool)
+    monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: pool)
     ended: list[int] = []
     monkeypatch.setattr(kinds, "END_HOOKS", [lambda s, cid: ended.append(cid)])
     return store, record(store, "nightly/scsi", spec), pool, ended

@@ -16,7 +16,6 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.store import CampaignLocked, LockRow, Store
 from tests.integration.gitrepo import Repo
-from tests.integration.test_store_postgres import postgres_url  # noqa: F401 - the fixture
 
 HOLDER = """
 import sys, time

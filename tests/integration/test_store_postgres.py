@@ -1,48 +1,13 @@
-"""The store against a real PostgreSQL server that this test starts and stops itself."""
+"""The store against a real PostgreSQL server (the postgres_url fixture: tests/integration/pgserver.py)."""
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from orchestrator.decisions import Decided, Kind
 from orchestrator.store import Store
-from tests.conftest import require
-
-PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    require(bool(PG_BIN), "PostgreSQL server binaries not installed (make setup installs postgresql)")
-    bin_dir = Path(PG_BIN[-1])
-    root = Path(tempfile.mkdtemp(prefix="vmbisect-pg-"))
-    data, sock = root / "data", root / "sock"
-    sock.mkdir()
-    run_as: list[str] = []
-    if os.geteuid() == 0:
-        require(shutil.which("runuser") is not None, "runuser missing")
-        shutil.chown(root, "postgres")
-        shutil.chown(sock, "postgres")
-        os.chmod(root, 0o755)
-        run_as = ["runuser", "-u", "postgres", "--"]
-    subprocess.run([*run_as, str(bin_dir / "initdb"), "-D", str(data), "-U", "vmbisect", "--auth=trust"],
-                   check=True, capture_output=True)
-    port = "54329"
-    subprocess.run([*run_as, str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-l", str(root / "log"), "-o",
-                    f"-k {sock} -p {port} -c listen_addresses=''", "start"], check=True, capture_output=True)
-    subprocess.run([*run_as, str(bin_dir / "createdb"), "-h", str(sock), "-p", port, "-U", "vmbisect", "vmbisect"],
-                   check=True, capture_output=True)
-    yield f"postgresql+psycopg2://vmbisect@/vmbisect?host={sock}&port={port}"
-    subprocess.run([*run_as, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                   capture_output=True)
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_runs_samples_decisions_and_log_round_trip_through_postgresql(postgres_url):

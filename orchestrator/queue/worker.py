@@ -1,0 +1,229 @@
+"""A queue worker: runners that take queued campaigns and run each through the one run path
+(commands/kinds.py run_stored) on the worker's lab, one campaign per runner at a time.
+
+Each runner has a row in queue_workers (`<machine>:<pid>/<n>`) whose heartbeat a thread renews
+every timeout/4 while it lives, with the pgqueuer job's heartbeat of the campaign it runs. A
+runner that dies stops both: after `heartbeat_timeout` another runner (of any worker, on any
+machine) takes the campaign again and resumes it: the campaign's lock in the store is taken
+over from the dead runner (its process on this machine is gone, or its heartbeat on another
+machine stopped), and the store's runs and samples are where it goes on from, so nothing
+measured is measured again. A runner never takes over the lock of a runner that still beats;
+a runner whose lock was taken over anyway (it was frozen longer than the timeout) stops before
+its next boot (orchestrator/queue/leases.py).
+
+A worker told to stop (SIGTERM, Ctrl-C) lets each campaign reach its next boot boundary, then
+puts it back in the queue (state queued) for the next worker.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from sqlalchemy import delete, update
+
+from orchestrator.errors import UserError
+from orchestrator.queue import leases
+from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
+from orchestrator.queue.state import QUEUED, RUNNING, beat_alive, now
+from orchestrator.results import StopKind, Stopped
+from orchestrator.store import CampaignRow, QueueRow, WorkerRow, process_start
+
+if TYPE_CHECKING:
+    from orchestrator.ports import Event
+    from orchestrator.store import Store
+
+
+@dataclass(frozen=True)
+class Config:
+    lab: Path
+    uri: str = "qemu:///system"
+    heartbeat_timeout_s: float = 60.0
+    once: bool = False  # exit once nothing submitted waits or runs
+    poll_s: float = 2.0  # how often an idle runner looks at the queue
+
+
+def say(message: str) -> None:
+    print(f"vmbisect worker: {message}", file=sys.stderr, flush=True)
+
+
+def check_machines(store: Store, machine: str) -> None:
+    """A SQLite store is one machine's: a worker is refused while a worker of another machine
+    beats in it (a store file on a shared file system)."""
+    if shared(store):
+        return
+    at = now()
+    with store._session() as s:
+        others = [w for w in s.query(WorkerRow).all() if w.machine != machine and beat_alive(w, at)]
+    if others:
+        raise UserError(f"store: {store.engine.url.render_as_string()} is SQLite, one machine's store, and worker "
+                        f"{others[0].name} on machine {others[0].machine} uses it; workers on several machines "
+                        "share a PostgreSQL store: --store postgresql://USER@HOST/DB (docs/lab.md)")
+
+
+class Runner:
+    def __init__(self, store: Store, jobs: Jobs, name: str, config: Config) -> None:
+        self.store, self.jobs, self.name, self.config = store, jobs, name, config
+        self.ticket: Ticket | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    # -- the heartbeat -----------------------------------------------------------------------
+    def register(self) -> None:
+        with self.store._session() as s, s.begin():
+            s.merge(WorkerRow(name=self.name, machine=socket.gethostname(), pid=os.getpid(),
+                              pid_started=process_start(os.getpid()), lab=str(self.config.lab), campaign_id=None,
+                              started=now(), last_beat=now(), timeout_s=self.config.heartbeat_timeout_s))
+
+    def beat(self) -> None:
+        with self._lock:
+            ticket = self.ticket
+        with self.store._session() as s, s.begin():
+            s.execute(update(WorkerRow).where(WorkerRow.name == self.name).values(
+                last_beat=now(), campaign_id=ticket.campaign_id if ticket else None))
+        if ticket is not None:
+            self.jobs.beat(ticket)
+
+    def _beating(self) -> None:
+        while not self._stop.wait(self.config.heartbeat_timeout_s / 4):
+            try:
+                self.beat()
+            except Exception as exc:  # noqa: BLE001 - the store away for a moment: beat again next time
+                say(f"{self.name}: heartbeat failed: {exc}")
+
+    # -- the loop ----------------------------------------------------------------------------
+    def serve(self) -> None:
+        """Take and run campaigns until the worker stops (or, with `once`, until nothing
+        submitted waits or runs)."""
+        self.register()
+        beater = threading.Thread(target=self._beating, name=f"beat-{self.name}", daemon=True)
+        beater.start()
+        try:
+            while not leases.STOPPING.is_set():
+                if self.run_one():
+                    continue
+                if self.config.once and not self._anything_left():
+                    return
+                leases.STOPPING.wait(self.config.poll_s)
+        finally:
+            self._stop.set()
+            beater.join()
+            with self.store._session() as s, s.begin():
+                s.execute(delete(WorkerRow).where(WorkerRow.name == self.name))
+
+    def _anything_left(self) -> bool:
+        with self.store._session() as s:
+            return s.query(CampaignRow).join(QueueRow, QueueRow.campaign_id == CampaignRow.id).filter(
+                CampaignRow.state.in_([QUEUED, RUNNING])).first() is not None
+
+    def run_one(self) -> bool:
+        """One campaign taken and run to its end (or to its stop); False when none was free."""
+        ticket = self.jobs.take(self.name, self.config.heartbeat_timeout_s)
+        if ticket is None:
+            return False
+        with self._lock:
+            self.ticket = ticket
+        try:
+            self.beat()
+            self._run(ticket)
+        finally:
+            with self._lock:
+                self.ticket = None
+        return True
+
+    def _run(self, ticket: Ticket) -> None:
+        from orchestrator.commands.kinds import run_stored
+
+        cid = ticket.campaign_id
+        previous = self._start(cid)
+        if previous is None:  # cancelled or ended meanwhile
+            self.jobs.finish(ticket)
+            return
+        say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
+        code = run_stored(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
+                          take_over=self._may_take_over(cid), uri=self.config.uri)
+        self._ended(ticket, code)
+
+    def _start(self, cid: int) -> str | None:
+        """The campaign marked running by this runner; the runner it had before ("" for none),
+        or None when it is no longer queued or running (cancelled, ended)."""
+        with self.store._session() as s, s.begin():
+            row = s.get(CampaignRow, cid)
+            queued = s.get(QueueRow, cid)
+            if row is None or queued is None or row.state not in (QUEUED, RUNNING):
+                return None
+            previous = queued.worker if queued.worker != self.name else ""
+            row.state, queued.worker, queued.runs = RUNNING, self.name, queued.runs + 1
+        return previous or ""
+
+    def _may_take_over(self, cid: int) -> bool:
+        """Take the campaign's lock from another machine only when its holder is a runner whose
+        heartbeat stopped (a holder that is not a runner: only its own machine can tell)."""
+        holder = self.store.lock_owner(cid)
+        if holder is None or holder.alive() is not None:
+            return False  # free, or held on this machine: the store's lock decides alone
+        at = now()
+        with self.store._session() as s:
+            runners = [w for w in s.query(WorkerRow).filter(WorkerRow.machine == holder.host,
+                                                            WorkerRow.pid == holder.pid).all()]
+        return bool(runners) and not any(beat_alive(w, at) for w in runners)
+
+    def _event(self, cid: int) -> Callable[[Event], None]:
+        def show(e: Event) -> None:
+            if e.message:
+                say(f"{self.name}: campaign {cid}: {e.message}")
+        return show
+
+    def _ended(self, ticket: Ticket, code: int) -> None:
+        cid = ticket.campaign_id
+        state = self.store.campaign(cid).state
+        mine = self.store.lock_owner(cid) is None
+        if leases.STOPPING.is_set() and state == RUNNING and mine:
+            with self.store._session() as s, s.begin():
+                s.execute(update(CampaignRow).where(CampaignRow.id == cid, CampaignRow.state == RUNNING)
+                          .values(state=QUEUED))
+                s.execute(update(QueueRow).where(QueueRow.campaign_id == cid, QueueRow.worker == self.name)
+                          .values(worker=None))
+            self.jobs.give_back(ticket)
+            say(f"{self.name}: campaign {cid} stopped at a boot boundary and queued again")
+            return
+        if state == RUNNING and mine and code != 0:
+            # it ended without a state of its own (a check refused it, its repository went away)
+            self.store.set_state(cid, "failed", Stopped(StopKind.FAILED, f"the worker's run ended with exit {code}; "
+                                                        "its one-line reason is in the worker's log").to_dict())
+            state = "failed"
+        if mine:
+            self.jobs.finish(ticket)
+        say(f"{self.name}: campaign {cid} ended: {state} (exit {code})")
+
+
+def run_worker(store: Store, config: Config, runners: int) -> int:
+    """`runners` runners in threads until stopped (or drained with `once`); 0."""
+    from orchestrator.hosts.lab import load_lab
+
+    lab = load_lab(config.lab)
+    machine = socket.gethostname()
+    check_machines(store, machine)
+    leases.register_slots(store, lab)
+    jobs = jobs_for(store)
+    pool = [Runner(store, jobs, f"{machine}:{os.getpid()}/{i}", config) for i in range(runners)]
+    threads = [threading.Thread(target=r.serve, name=r.name) for r in pool]
+    for t in threads:
+        t.start()
+    say(f"{len(pool)} runner(s) on lab {config.lab} ({sum(len(h.slots) for h in lab.hosts)} slot(s)), "
+        f"store {store.engine.url.render_as_string()}; heartbeat timeout {config.heartbeat_timeout_s:g} s")
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    except KeyboardInterrupt:
+        say("stopping: each campaign stops at its next boot boundary and is queued again")
+        leases.STOPPING.set()
+        for t in threads:
+            t.join()
+    return 0

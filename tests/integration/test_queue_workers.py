@@ -1,0 +1,127 @@
+"""The queue end to end without guests: `vmbisect submit` through the CLI, workers in processes
+of their own (tests/queueharness.py: the real worker, engine, git, store and slot leases; fake
+build and VM ports) on a real PostgreSQL store and on SQLite: every campaign runs to its
+culprit exactly once, a SIGKILLed worker's campaign is taken over by another once its
+heartbeat stops and finished with nothing lost or counted twice, no two guests ever share a
+host CPU and no campaign is run by two workers at once."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.queue.state import lab_state
+from orchestrator.store import Store
+from tests.queueharness import Figures, campaigns, check, lab_file, spawn_worker, tokens
+
+TIMEOUT_S = 3.0  # the workers' heartbeat timeout; leases expire after VMBISECT_LEASE_TTL_S
+KILLS = int(os.environ.get("VMBISECT_QUEUE_KILLS", "3"))
+
+
+@pytest.fixture
+def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VMBISECT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("VMBISECT_LEASE_TTL_S", "2")
+    return lab_file(tmp_path / "lab.yaml", slots=2)
+
+
+def submit(url: str, files: list[Path], capsys: pytest.CaptureFixture[str]) -> dict[str, int]:
+    capsys.readouterr()
+    assert main(["submit", *map(str, files), "--store", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    return {line.split()[2].strip("()"): int(line.split()[1]) for line in out}
+
+
+def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culprits: dict[str, str], workers: int,
+                kills: int, rng: random.Random) -> Figures:
+    """`workers` workers on the queue; `kills` times, one of them SIGKILLed at a random moment
+    while it runs a campaign and a fresh one started in its place. Checked at the end."""
+    store = Store(url)
+    figures = Figures(campaigns=len(ids))
+    started = time.monotonic()
+    procs = [spawn_worker(url, lab, tmp_path / "watch", tmp_path / "data", TIMEOUT_S) for _ in range(workers)]
+    figures.workers = workers
+    before: dict[int, set[str]] = {}
+    while figures.kills < kills and any(p.is_alive() for p in procs):
+        time.sleep(rng.uniform(0.5, 3.0))
+        busy = [w for w in lab_state(store).workers if w.campaign_id is not None and w.alive]
+        victim = next((p for p in procs if p.is_alive() and any(w.pid == p.pid for w in busy)), None)
+        if victim is None:
+            continue
+        for cid in ids.values():
+            before[cid] = set(tokens(store, cid))
+        assert victim.pid is not None
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join()
+        figures.kills += 1
+        procs.append(spawn_worker(url, lab, tmp_path / "watch", tmp_path / "data", TIMEOUT_S))
+        figures.workers += 1
+    for p in procs:
+        p.join(600)
+        if p.is_alive() or p.exitcode not in (0, -signal.SIGKILL):
+            figures.problems.append(f"worker {p.pid}: exit {p.exitcode}")
+    check(store, ids, culprits, before, figures)
+    watch = tmp_path / "watch"
+    figures.violations = len((watch / "violations").read_text().splitlines()) if (watch / "violations").exists() else 0
+    figures.leftover_guests = len([g for g in (watch / "guests").iterdir()]) if (watch / "guests").exists() else 0
+    figures.leftover_leases = sum(1 for s in lab_state(store).slots if s.owner is not None)
+    figures.taken_over = _starts(store, ids) - len(ids)
+    figures.seconds = round(time.monotonic() - started, 1)
+    return figures
+
+
+def _starts(store: Store, ids: dict[str, int]) -> int:
+    from orchestrator.store import QueueRow
+
+    with store._session() as s:
+        return sum(s.get(QueueRow, cid).runs for cid in ids.values())  # type: ignore[union-attr]
+
+
+def test_two_workers_run_three_queued_campaigns_each_exactly_once_on_postgresql(postgres_url, lab, tmp_path, capsys):
+    made = campaigns(tmp_path, 3, random.Random(3))
+    ids = submit(postgres_url, made.files, capsys)
+    assert [q.state for q in lab_state(Store(postgres_url)).queue] == ["queued"] * 3
+    figures = run_workers(postgres_url, tmp_path, lab, ids, made.culprits, workers=2, kills=0, rng=random.Random(3))
+    assert figures.ok(), figures
+    assert _starts(Store(postgres_url), ids) == 3, "each campaign started once"
+    boots = (tmp_path / "watch" / "boots").read_text().splitlines()
+    assert len({line.split()[1] for line in boots}) == 2, "the two workers' guests used both slots"
+
+
+def test_a_sigkilled_worker_s_campaign_is_taken_over_and_finished_with_nothing_lost_on_postgresql(
+        postgres_url, lab, tmp_path, capsys, tally):
+    made = campaigns(tmp_path, 3, random.Random(11))
+    ids = submit(postgres_url, made.files, capsys)
+    figures = run_workers(postgres_url, tmp_path, lab, ids, made.culprits, workers=2, kills=KILLS,
+                          rng=random.Random(11))
+    tally.record("queue workers SIGKILLed and taken over (PostgreSQL)", figures.as_dict())
+    assert figures.kills == KILLS and figures.ok(), figures
+    assert figures.taken_over >= 1
+
+
+def test_submit_and_one_worker_on_a_sqlite_store_run_the_queue_in_priority_order(lab, tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    made = campaigns(tmp_path, 3, random.Random(5))
+    low = submit(url, made.files[:2], capsys)
+    capsys.readouterr()
+    assert main(["submit", str(made.files[2]), "--priority", "5", "--store", url]) == 0
+    high = {"q2": int(capsys.readouterr().out.split()[1])}
+    ids = {**low, **high}
+    assert [q.campaign_id for q in lab_state(Store(url)).queue] == [high["q2"], low["q0"], low["q1"]]
+    proc = spawn_worker(url, lab, tmp_path / "watch", tmp_path / "data", TIMEOUT_S, runners=1)
+    proc.join(600)
+    assert proc.exitcode == 0
+    figures = Figures(campaigns=3)
+    check(Store(url), ids, made.culprits, {}, figures)
+    assert figures.ok(), figures
+    order = []
+    for line in (tmp_path / "watch" / "boots").read_text().splitlines():
+        if line.split()[0] not in order:
+            order.append(line.split()[0])
+    assert order == ["q2", "q0", "q1"], "one runner: the higher priority first, then submission order"
