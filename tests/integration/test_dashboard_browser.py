@@ -1,10 +1,13 @@
 """The dashboard in a real browser (Debian's headless Chromium through Playwright) against
-`vmbisect serve` running as a process of its own on a real SQLite store while a controller
-process runs a bisection in it (real engine and git, fake build and measurement ports, each run
-slowed to 0.12 s): the page loads, the campaign's boots and state move without a reload, a
-commit subject made of markup stays text and opens no dialog, the report opens (in its
-sandboxed frame and on its own), and without --allow-control there is no control while with it
-a wrong token is refused. VMBISECT_DASHBOARD_SHOTS=DIR keeps the screenshots (docs/img)."""
+`vmbisect serve` running as a process of its own on a real SQLite store while a queue worker
+process (the real worker, engine, git and slot leases; fake build and measurement ports, each
+run slowed to 0.12 s, 1 s in the second) runs two queued bisections: the page loads, the
+running campaign's boots and state move without a reload, the queue, the worker and its leased
+slot show, a commit subject made of markup stays text and opens no dialog, the report opens (in
+its sandboxed frame and on its own); without --allow-control there is no control, with it a
+wrong token is refused and the right one cancels the second campaign, which its worker
+stops.
+VMBISECT_DASHBOARD_SHOTS=DIR keeps the screenshots (docs/img)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,9 @@ from pathlib import Path
 
 from orchestrator.store import Store
 from tests.conftest import require
-from tests.integration.dashboard import XSS_SUBJECT, controller, history, stored_campaign
+from orchestrator.queue.state import submit
+from tests.integration.dashboard import XSS_SUBJECT, history, spec, worker
+from tests.queueharness import lab_file
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -58,17 +63,22 @@ def _shoot(page, tmp: Path, name: str) -> None:  # type: ignore[no-untyped-def]
         shutil.copy(png, Path(keep) / png.name)
 
 
-def test_the_dashboard_follows_a_running_bisection_in_a_real_browser(tmp_path, monkeypatch):
+def test_the_dashboard_follows_a_queue_worker_in_a_real_browser(tmp_path, monkeypatch):
     require(Path(CHROMIUM).exists(), "Debian's chromium is not installed (make setup installs it)")
     from playwright.sync_api import expect, sync_playwright
 
-    monkeypatch.setenv("VMBISECT_DATA_DIR", str(tmp_path / "data"))
+    data = tmp_path / "data"
+    monkeypatch.setenv("VMBISECT_DATA_DIR", str(data))
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    repo, culprit = history(tmp_path / "repo")
     url = f"sqlite:///{tmp_path / 'v.db'}"
-    cid = stored_campaign(Store(url), repo)
+    store = Store(url)
+    repo, culprit = history(tmp_path / "repo")
+    cid = submit(store, "nightly <i>fio</i>", spec(repo), 5)
+    other = submit(store, "second", spec(history(tmp_path / "repo2")[0], "second"), 0)
+    lab = lab_file(tmp_path / "lab.yaml", slots=2)
     with serving(url, env) as (base, _lines):
-        run = multiprocessing.get_context("fork").Process(target=controller, args=(url, culprit, cid, RUN_SECONDS))
+        run = multiprocessing.get_context("fork").Process(
+            target=worker, args=(url, lab, tmp_path / "watch", data, {"nightly-fio": RUN_SECONDS, "second": 1.0}))
         run.start()
         try:
             with sync_playwright() as p:
@@ -79,14 +89,16 @@ def test_the_dashboard_follows_a_running_bisection_in_a_real_browser(tmp_path, m
 
                 page.goto(base + "/")
                 row = page.locator(f"#campaign-{cid}")
-                expect(row).to_be_visible()
                 expect(row.locator("td").nth(1)).to_have_text("nightly <i>fio</i>")
                 page.evaluate("window.stillHere = true")
+                expect(row.locator(".state")).to_have_text("running", timeout=15000)
                 before = int(row.locator(".boots").inner_text())
                 page.wait_for_function(f"() => +document.querySelector('#campaign-{cid} .boots').textContent > {before}",
                                        timeout=15000)
+                expect(page.locator("table.queue tr", has_text="second").locator(".state")).to_have_text("queued")
+                expect(page.locator("table.workers tr.alive")).to_have_count(1)
+                expect(page.locator("table.slots tr.busy", has_text=f"{cid}")).to_have_count(1)
                 assert page.evaluate("window.stillHere") is True, "the numbers moved without a reload"
-                expect(row.locator(".state")).to_have_text("running")
                 _shoot(page, tmp_path, "dashboard")
 
                 page.goto(f"{base}/campaigns/{cid}")
@@ -96,9 +108,7 @@ def test_the_dashboard_follows_a_running_bisection_in_a_real_browser(tmp_path, m
                 page.evaluate("window.stillHere = true")
                 expect(page.locator("#steps")).not_to_have_text("0", timeout=20000)
                 _shoot(page, tmp_path, "dashboard-campaign")
-                run.join(timeout=60)
-                assert run.exitcode == 0
-                expect(page.locator(".progress .state")).to_have_text("done", timeout=10000)
+                expect(page.locator(".progress .state")).to_have_text("done", timeout=40000)
                 assert page.evaluate("window.stillHere") is True
 
                 report = page.frame_locator("iframe.report")
@@ -109,24 +119,27 @@ def test_the_dashboard_follows_a_running_bisection_in_a_real_browser(tmp_path, m
                 alone.wait_for_load_state()
                 expect(alone.locator("svg").first).to_be_visible()
                 assert culprit[:12] in alone.content()
-                refused = page.request.post(f"{base}/campaigns/{cid}/cancel", form={"token": "guess"})
+                refused = page.request.post(f"{base}/campaigns/{other}/cancel", form={"token": "guess"})
                 assert refused.status == 403 and "read-only" in refused.text()
 
                 with serving(url, env, "--allow-control") as (armed, lines):
                     token = lines[1].split()[-1]
-                    page.goto(f"{armed}/campaigns/{cid}")
+                    page.goto(f"{armed}/campaigns/{other}")
                     assert page.locator("form").count() == 2 and token not in page.content()
                     cancel = page.locator("form").first
                     cancel.locator("input[name=token]").fill("not-" + token)
                     cancel.locator("button").click()
                     expect(page.get_by_role("heading", name="Wrong token")).to_be_visible()
+                    assert Store(url).campaign(other).state in ("queued", "running")
                     page.go_back()
                     cancel.locator("input[name=token]").fill(token)
                     cancel.locator("button").click()
-                    expect(page.get_by_text(f"campaign {cid} is done")).to_be_visible()
-                assert Store(url).campaign(cid).state == "done"
+                    expect(page.get_by_role("heading", name=f"Campaign {other}: cancel done")).to_be_visible()
+                assert Store(url).campaign(other).state == "cancelled"
                 assert dialogs == [], "markup in a subject or name ran as script"
                 browser.close()
+            run.join(timeout=60)
+            assert run.exitcode == 0, "the worker ends once the queue is empty"
         finally:
             if run.is_alive():
                 run.kill()
