@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from orchestrator.queue.state import submit
 from orchestrator.store import Store
 from tests.conftest import require
-from orchestrator.queue.state import submit
 from tests.integration.dashboard import XSS_SUBJECT, history, spec, worker
 from tests.queueharness import lab_file
 
