@@ -114,15 +114,24 @@ class Pages:
                          data=self.source.reader().detail(request.path_params["id"]))
 
     def report(self, request: Request) -> Response:
+        """The report under its own policy; while there is none, a note under the same policy
+        (it is shown in the campaign page's frame)."""
         cid = request.path_params["id"]
         reader = self.source.reader()
-        reader.store.campaign(cid)  # an unknown id is a 404 page
+        state = reader.store.campaign(cid).state  # an unknown id is a 404 page
+        status = 200
         try:
             text = reader.report(cid)
         except (UserError, InfraError, OSError, ValueError, KeyError) as exc:
-            return self.message(request, f"No report for campaign {cid} yet", f"It cannot be made now: {exc}", 404)
-        return HTMLResponse(text, headers={"Content-Security-Policy": REPORT_POLICY,
-                                           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+            text, status = None, 404
+            note = f"Its report cannot be made here: {exc}"
+        else:
+            note = f"The report is written when the campaign ends; it is {state}."
+        if text is None:
+            text = self.templates.get_template("report_none.html").render(campaign=cid, note=note)
+        return HTMLResponse(text, status, headers={"Content-Security-Policy": REPORT_POLICY,
+                                                   "X-Content-Type-Options": "nosniff",
+                                                   "Referrer-Policy": "no-referrer"})
 
     async def control(self, request: Request) -> Response:
         cid, action = request.path_params["id"], request.path_params["action"]

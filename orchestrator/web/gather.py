@@ -229,12 +229,17 @@ class Reader:
         return Detail(self.view(row), decision_views(decisions, boots, subjects),
                       host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now())
 
-    def report(self, campaign_id: int) -> str:
-        """The campaign's HTML report: the file written when it ended, else made now by its kind."""
-        from orchestrator.commands.kinds import report, report_files
+    def report(self, campaign_id: int) -> str | None:
+        """The campaign's HTML report: the file written when it ended, else, for a campaign that
+        ended (its reports written on another machine, or by an older vmbisect), made now by its
+        kind; None while it has not ended (a report made now would use the campaign's git clone
+        under its running controller)."""
+        from orchestrator.commands.kinds import REPORTED, report, report_files
 
         row = self.store.campaign(campaign_id)
         _md, html = report_files(row)
         if html.is_file():
             return html.read_text(encoding="utf-8", errors="replace")
+        if row.state not in REPORTED:
+            return None
         return report(self.store, campaign_id, "html")

@@ -84,6 +84,18 @@ def test_the_report_written_at_the_end_is_served_sandboxed_and_made_again_when_i
         html.write_text(kept)
 
 
+def test_a_campaign_that_has_not_ended_has_a_note_for_a_report_and_its_clone_is_left_alone(done, tmp_path):
+    from orchestrator.bisect.workdir import campaign_workdir
+
+    url, _cid = done
+    store = Store(url)
+    running = stored_campaign(store, history(tmp_path / "repo")[0], "running-one")
+    r = client(url).get(f"/campaigns/{running}/report")
+    assert r.status_code == 200 and "written when the campaign ends; it is running" in r.text
+    assert r.headers["content-security-policy"].startswith("sandbox;")
+    assert not campaign_workdir(store, running).exists(), "no clone made or fetched under a running controller"
+
+
 def test_an_unknown_campaign_is_a_page_saying_so(done):
     url, _cid = done
     for path in ("/campaigns/999", "/fragment/campaigns/999", "/campaigns/999/report"):

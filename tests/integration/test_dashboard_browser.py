@@ -107,12 +107,16 @@ def test_the_dashboard_follows_a_queue_worker_in_a_real_browser(tmp_path, monkey
                 assert page.locator("form").count() == 0, "no control without --allow-control"
                 page.evaluate("window.stillHere = true")
                 expect(page.locator("#steps")).not_to_have_text("0", timeout=20000)
-                _shoot(page, tmp_path, "dashboard-campaign")
+                expect(page.frame_locator("iframe.report").get_by_text("written when the campaign ends")).to_be_visible()
                 expect(page.locator(".progress .state")).to_have_text("done", timeout=40000)
                 assert page.evaluate("window.stillHere") is True
 
                 report = page.frame_locator("iframe.report")
                 expect(report.locator("svg").first).to_be_visible(timeout=10000)
+                page.set_viewport_size({"width": 1400, "height": 2200})  # a frame below the viewport is not drawn
+                page.wait_for_timeout(2500)  # the worker's last writes after "done" reload the frame once more
+                expect(report.locator("svg").first).to_be_visible(timeout=10000)
+                _shoot(page, tmp_path, "dashboard-campaign")
                 with page.context.expect_page() as opened:
                     page.get_by_text("open on its own").click()
                 alone = opened.value

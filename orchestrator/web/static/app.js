@@ -26,6 +26,9 @@
     if (now !== seen) {
       seen = now;
       document.querySelectorAll("iframe[data-reload]").forEach(function (frame) {
+        if (now.indexOf("running ") !== 0) {
+          frame.classList.remove("pending");  // room for the report of a campaign that ended
+        }
         frame.src = frame.getAttribute("src");
       });
     }
