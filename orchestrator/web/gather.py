@@ -128,12 +128,13 @@ LEFT: dict[str, Callable[[Store, CampaignRow, Any, list[BootRow]], Estimate]] = 
 def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
     from orchestrator.specs import stored
 
-    try:
-        spec = stored(row)
-    except UserError as exc:
-        return Estimate(None, f"its stored spec does not read: {exc}")
     left = LEFT.get(row.kind)
-    return left(store, row, spec, boots) if left else Estimate(None, f"no estimate for a {row.kind} campaign")
+    if left is None:
+        return Estimate(None, f"no estimate for a {row.kind} campaign")
+    try:
+        return left(store, row, stored(row), boots)
+    except UserError as exc:  # a stored spec that no longer reads or plans: the page still shows the rest
+        return Estimate(None, f"no estimate: {exc}")
 
 
 # ---- the views --------------------------------------------------------------------------------

@@ -96,6 +96,23 @@ def test_a_campaign_that_has_not_ended_has_a_note_for_a_report_and_its_clone_is_
     assert not campaign_workdir(store, running).exists(), "no clone made or fetched under a running controller"
 
 
+def test_a_running_comparison_counts_the_boots_of_its_schedule(done, tmp_path):
+    from orchestrator.cli import _parser
+    from orchestrator.commands.compare import spec_from_args
+    from orchestrator.specs import record
+
+    url, _cid = done
+    kernel = tmp_path / "bzImage"
+    kernel.write_bytes(b"k")
+    spec = spec_from_args(_parser().parse_args(["compare", "--workload", "fio", "--disks", "2", "--kernel", str(kernel),
+                                                "--variant", "none=sched:none", "--variant", "bfq=sched:bfq",
+                                                "--reps", "4", "--boots", "2"]))
+    cid = record(Store(url), "sched <none> vs bfq", spec)
+    r = client(url).get(f"/fragment/campaigns/{cid}")
+    assert r.status_code == 200 and "2 of 2 comparison boots left" in r.text
+    assert "sched &lt;none&gt; vs bfq" in client(url).get("/").text
+
+
 def test_an_unknown_campaign_is_a_page_saying_so(done):
     url, _cid = done
     for path in ("/campaigns/999", "/fragment/campaigns/999", "/campaigns/999/report"):
