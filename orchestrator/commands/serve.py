@@ -11,10 +11,13 @@ import ipaddress
 import re
 import secrets
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.bisect import add_store_option
 from orchestrator.errors import UserError
+
+if TYPE_CHECKING:
+    from orchestrator.web.gather import Catalogue
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
@@ -54,6 +57,15 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def catalogue() -> Catalogue:
+    """What the dashboard reads of the kind table and of `vmbisect status`."""
+    from orchestrator.commands import kinds, status
+    from orchestrator.web.gather import Catalogue
+
+    return Catalogue(kinds.status_line, kinds.metric_of, kinds.report_files, kinds.report, status.counts,
+                     kinds.REPORTED)
+
+
 def run(a: argparse.Namespace) -> int:
     import uvicorn
 
@@ -62,7 +74,7 @@ def run(a: argparse.Namespace) -> int:
     host, port = a.listen
     sock = bind(host, port)
     token = secrets.token_urlsafe(24) if a.allow_control else None
-    app = create_app(a.store, token, listen_host=host)
+    app = create_app(a.store, catalogue(), token, listen_host=host)
     shown = f"[{host}]" if ":" in host else host
     mode = "cancel and requeue allowed with the token below" if token else "read-only"
     print(f"vmbisect serve: http://{shown}:{port}/ ({mode}; store {shown_url(a.store)})", flush=True)

@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from orchestrator.errors import InfraError, UserError
-from orchestrator.web.gather import Reader
+from orchestrator.web.gather import Catalogue, Reader
 from orchestrator.web.views import ago
 
 HERE = Path(__file__).parent
@@ -49,8 +49,8 @@ MAX_FORM = 4096
 class Source:
     """The store, opened at the first request that needs it and again after it failed to open."""
 
-    def __init__(self, url: str | None) -> None:
-        self.url = url
+    def __init__(self, url: str | None, kinds: Catalogue) -> None:
+        self.url, self.kinds = url, kinds
         self._reader: Reader | None = None
         self._lock = threading.Lock()
 
@@ -59,7 +59,7 @@ class Source:
 
         with self._lock:
             if self._reader is None:
-                self._reader = Reader(Store(self.url))
+                self._reader = Reader(Store(self.url), self.kinds)
             return self._reader
 
 
@@ -173,12 +173,13 @@ class Pages:
         return self.message(request, "The dashboard failed", f"{type(exc).__name__}: {str(exc)[:300]}", 500)
 
 
-def create_app(store_url: str | None, token: str | None = None, listen_host: str = "127.0.0.1",
+def create_app(store_url: str | None, kinds: Catalogue, token: str | None = None, listen_host: str = "127.0.0.1",
                refresh_ms: int = REFRESH_MS) -> Starlette:
-    """The dashboard over the store at `store_url` (None: the default store). `token`: cancel
+    """The dashboard over the store at `store_url` (None: the default store) and the kind table
+    `kinds` (commands/serve.py's `catalogue()`). `token`: cancel
     and requeue are allowed with it (None: read-only). `listen_host`: on a loopback address only
     requests naming a loopback host are answered (no DNS rebinding from a web page)."""
-    p = Pages(Source(store_url), token, refresh_ms)
+    p = Pages(Source(store_url, kinds), token, refresh_ms)
     routes = [
         Route("/", p.overview),
         Route("/fragment/overview", p.overview),

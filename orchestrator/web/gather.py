@@ -1,5 +1,5 @@
 """The dashboard's reads: the store (campaigns, decisions, boots; the queue's lab state), the
-kind table (status lines, metric, report files, reports) and, read-only, the campaign's git
+kind table (status lines, metric, report files, reports; a Catalogue handed in) and, read-only, the campaign's git
 clone or repository (commit subjects, commits left) -> the view records of views.py.
 
 An ended campaign's view is kept per (id, last update): a page showing a hundred finished
@@ -40,6 +40,22 @@ if TYPE_CHECKING:
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 LISTED = 100  # campaigns on the overview, newest first (running ones always)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What the dashboard asks of the kind table (orchestrator/commands/kinds.py) and of
+    `vmbisect status` (its counts), handed in by commands/serve.py so that nothing here imports
+    the commands: a campaign's status line, its metric, where its reports are written, its report
+    made now (store, id, format), its boots and runs of its metric, the states whose reports are
+    written at the end."""
+
+    status_line: Callable[[Any], str]
+    metric_of: Callable[[Any], str | None]
+    report_files: Callable[[Any], tuple[Path, Path]]
+    report: Callable[["Store", int, str], str]
+    counts: Callable[["Store", Any], tuple[int, int]]
+    reported: tuple[str, ...]
 
 
 def now() -> dt.datetime:
@@ -139,11 +155,8 @@ def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
 
 # ---- the views --------------------------------------------------------------------------------
 
-def campaign_view(store: Store, row: CampaignRow) -> CampaignView:
-    from orchestrator.commands.kinds import metric_of, report_files, status_line
-    from orchestrator.commands.status import counts
-
-    boots_total, runs = counts(store, row)
+def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignView:
+    boots_total, runs = kinds.counts(store, row)
     steps = sum(d.role is Role.STEP for d in store.decisions(row.id))
     current = subject = ""
     est, eta = Estimate(None, ""), "-"
@@ -162,8 +175,9 @@ def campaign_view(store: Store, row: CampaignRow) -> CampaignView:
                     subject = commits_of(store, row, stored(row)).subjects([current]).get(current, "")
                 except UserError:
                     subject = ""
-    _md, html = report_files(row)
-    return CampaignView(row.id, row.name, row.kind, row.state, status_line(row), metric_of(row) or "-", steps,
+    _md, html = kinds.report_files(row)
+    return CampaignView(row.id, row.name, row.kind, row.state, kinds.status_line(row), kinds.metric_of(row) or "-",
+                        steps,
                         boots_total, runs, short(current) if current else "", subject, est.basis, eta,
                         est.fraction, row.updated, str(html) if html.is_file() else "")
 
@@ -186,19 +200,19 @@ class Detail:
 class Reader:
     """The dashboard's reads over one store; safe to call from several threads."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, kinds: Catalogue) -> None:
+        self.store, self.kinds = store, kinds
         self._ended: dict[tuple[int, dt.datetime], CampaignView] = {}
         self._lock = threading.Lock()
 
     def view(self, row: CampaignRow) -> CampaignView:
         if row.state == RUNNING:
-            return campaign_view(self.store, row)
+            return campaign_view(self.store, self.kinds, row)
         key = (row.id, row.updated)
         with self._lock:
             kept = self._ended.get(key)
         if kept is None:
-            kept = campaign_view(self.store, row)
+            kept = campaign_view(self.store, self.kinds, row)
             with self._lock:
                 self._ended[key] = kept
         return kept
@@ -214,11 +228,10 @@ class Reader:
         return lab_state(self.store)
 
     def detail(self, campaign_id: int) -> Detail:
-        from orchestrator.commands.kinds import metric_of
         from orchestrator.specs import stored
 
         row = self.store.campaign(campaign_id)
-        metric = metric_of(row)
+        metric = self.kinds.metric_of(row)
         decisions = self.store.decisions(campaign_id)
         subjects = dict(marks(row.bisect_log).subjects or {})
         try:
@@ -235,12 +248,10 @@ class Reader:
         ended (its reports written on another machine, or by an older vmbisect), made now by its
         kind; None while it has not ended (a report made now would use the campaign's git clone
         under its running controller)."""
-        from orchestrator.commands.kinds import REPORTED, report, report_files
-
         row = self.store.campaign(campaign_id)
-        _md, html = report_files(row)
+        _md, html = self.kinds.report_files(row)
         if html.is_file():
             return html.read_text(encoding="utf-8", errors="replace")
-        if row.state not in REPORTED:
+        if row.state not in self.kinds.reported:
             return None
-        return report(self.store, campaign_id, "html")
+        return self.kinds.report(self.store, campaign_id, "html")

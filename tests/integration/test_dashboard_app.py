@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from orchestrator.cli import main
 from orchestrator.commands.kinds import report_files
+from orchestrator.commands.serve import catalogue
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
 from tests.integration.dashboard import XSS_SUBJECT, controller, history, stored_campaign
@@ -37,7 +38,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
 
 
 def client(url: str, token: str | None = None) -> TestClient:
-    return TestClient(create_app(url, token), base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+    return TestClient(create_app(url, catalogue(), token), base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
 
 
 def test_the_overview_lists_the_campaign_with_its_name_and_result_escaped_and_the_page_policy(done):
@@ -154,7 +155,7 @@ def test_control_with_the_token_changes_the_campaign_or_says_why_not(done, tmp_p
 
 def test_a_page_asked_for_under_another_host_name_is_refused(done):
     url, _cid = done
-    r = TestClient(create_app(url), base_url="http://attacker.example:8765").get("/")
+    r = TestClient(create_app(url, catalogue()), base_url="http://attacker.example:8765").get("/")
     assert r.status_code == 400
 
 
