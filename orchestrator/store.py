@@ -449,6 +449,12 @@ class Store:
     def _session(self) -> Session:
         return self._sessions()
 
+    def session(self) -> Session:
+        """A session of the store's database for the packages that keep tables of their own in
+        it (orchestrator/queue/: the queue, its workers, slot leases); `with store.session() as
+        s, s.begin():` for one transaction."""
+        return self._sessions()
+
     def new_campaign(self, name: str, spec: Mapping[str, Any], kind: str = "bisect") -> int:
         """A campaign of `kind` whose typed spec (orchestrator/specs.py) wrote `spec`."""
         with self._session() as s, s.begin():

@@ -24,6 +24,7 @@ DOC = ROOT / "docs" / "reliability.md"
 BEGIN, END = "<!-- reliability:begin -->", "<!-- reliability:end -->"
 TESTS = ["tests/integration/test_input_properties.py", "tests/unit/test_agent_protocol_properties.py",
          "tests/integration/test_fault_injection.py"]
+TESTS += ["tests/integration/test_queue_workers.py::test_a_sigkilled_worker_s_campaign_is_taken_over_and_finished_with_nothing_lost_on_postgresql"]  # noqa: E501 - 20 kill points
 
 
 def go_fuzz(fuzztime: str) -> dict[str, object]:

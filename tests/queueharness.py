@@ -3,7 +3,7 @@ the real engine, real git, the real store and the real worker (orchestrator/queu
 forked by the queue tests, SIGKILLed at random moments (tests/integration/test_queue_workers.py,
 `make reliability`). Never what a user runs.
 
-Each campaign is a throwaway repository of 12 commits whose culprit adds a file `slow`: a guest
+Each campaign is a throwaway repository of 8 commits whose culprit adds a file `slow`: a guest
 of a commit that has it reads 10% lower. Every boot leases a slot of the worker's lab from the
 worker's pool (the real GuestPool and its slot leases in the store; nothing is launched) and
 claims, while it lasts, a file per host CPU of the slot and one for its campaign under WATCH:
@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -112,6 +113,9 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
     from tests.fakes import FakeBuilder
 
     os.environ["VMBISECT_DATA_DIR"] = data
+    log = Path(watch) / f"worker-{os.getpid()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr = sys.stdout = open(log, "a", buffering=1)  # noqa: SIM115 - this process's whole life
 
     def bisection(campaign: Any, choice: Any, clone: Path, pool: GuestPool, host: str | None = None) -> Any:
         def value(commit: str) -> float:
@@ -127,6 +131,14 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
     run_worker(Store(url), Config(Path(lab), heartbeat_timeout_s=timeout_s, once=True, poll_s=0.2), runners)
 
 
+def wait_for_boots(watch: Path, proc: BaseProcess, boots: int, timeout_s: float = 60.0) -> None:
+    """Until the workers under `watch` have started `boots` boots (the worker still alive)."""
+    deadline = time.monotonic() + timeout_s
+    while not ((watch / "boots").exists() and len((watch / "boots").read_text().splitlines()) >= boots):
+        assert time.monotonic() < deadline and proc.is_alive(), "the worker booted too little"
+        time.sleep(0.1)
+
+
 def spawn_worker(url: str, lab: Path, watch: Path, data: Path, timeout_s: float, runners: int = 1) -> BaseProcess:
     proc = get_context("fork").Process(target=worker_main,
                                        args=(url, str(lab), str(watch), str(data), timeout_s, runners))
@@ -134,9 +146,12 @@ def spawn_worker(url: str, lab: Path, watch: Path, data: Path, timeout_s: float,
     return proc
 
 
-def lab_file(path: Path, slots: int = 2) -> Path:
-    """One local host with `slots` slots of one CPU each (nothing is launched on it)."""
-    path.write_text("hosts:\n  - name: local\n    slots:\n" + "".join(f"      - cpus: [{i}]\n" for i in range(slots)))
+def lab_file(path: Path, slots: int = 2, host: str = "local") -> Path:
+    """One local host with `slots` slots of one CPU each (nothing is launched on it); a host
+    other than "local" is a machine of its own for the leases (its own libvirt URI)."""
+    uri = "" if host == "local" else f"    uri: qemu:///system?lab={host}\n"
+    path.write_text(f"hosts:\n  - name: {host}\n{uri}    slots:\n"
+                    + "".join(f"      - cpus: [{i}]\n" for i in range(slots)))
     return path
 
 
@@ -146,7 +161,7 @@ class Campaigns:
     culprits: dict[str, str]  # campaign name -> culprit commit
 
 
-def campaigns(root: Path, n: int, rng: random.Random, commits: int = 12) -> Campaigns:
+def campaigns(root: Path, n: int, rng: random.Random, commits: int = 8) -> Campaigns:
     """`n` campaign files, each over a repository of its own with a random culprit."""
     files, culprits = [], {}
     for i in range(n):
@@ -190,7 +205,8 @@ class Figures:
             or self.leftover_guests or self.leftover_leases) and not self.problems)
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The figures, with the names scripts/reliability.py tabulates (a worker for a controller)."""
+        return {**asdict(self), "controllers": self.workers, "stale_locks_taken_over": self.taken_over}
 
 
 def tokens(store: Store, cid: int) -> list[str]:

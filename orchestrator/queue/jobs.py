@@ -192,13 +192,14 @@ class TableJobs:
         pass  # the campaign_queue row is the queue
 
     def take(self, runner: str, heartbeat_timeout_s: float) -> Ticket | None:
-        """The next queued campaign, or a running one whose runner stopped beating."""
+        """The next queued campaign, or a running one whose runner stopped beating (or is this
+        runner, which runs nothing while it asks: it lost the campaign to an error)."""
         at = now()
-        with self.store._session() as s:
+        with self.store.session() as s:
             rows = s.execute(select(QueueRow, CampaignRow.state).join(CampaignRow, CampaignRow.id == QueueRow.campaign_id)
                              .where(CampaignRow.state.in_([QUEUED, RUNNING]))).all()
             beats = {w.name: w for w in s.scalars(select(WorkerRow))}
-        open_ = [(q, state) for q, state in rows if state == QUEUED or (
+        open_ = [(q, state) for q, state in rows if state == QUEUED or q.worker == runner or (
             q.worker is not None and (q.worker not in beats or not beat_alive(beats[q.worker], at)))]
         while open_:
             chosen = next_campaign(Queued(q.campaign_id, q.priority, q.submitted) for q, _ in open_)
@@ -212,7 +213,7 @@ class TableJobs:
     def _swap(self, queued: QueueRow, state: str, runner: str) -> bool:
         """The campaign marked running by `runner` if nobody changed it since it was read."""
         try:
-            with self.store._session() as s, s.begin():
+            with self.store.session() as s, s.begin():
                 same = QueueRow.worker.is_(None) if queued.worker is None else QueueRow.worker == queued.worker
                 if cast(CursorResult[Any], s.execute(update(QueueRow).where(
                         QueueRow.campaign_id == queued.campaign_id, same).values(worker=runner))).rowcount != 1:

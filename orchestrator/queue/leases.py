@@ -63,12 +63,19 @@ def units(slot: Slot) -> list[str]:
 
 
 def register_slots(store: Store, lab: Lab) -> None:
-    """The lab's slots in lab_slots (the dashboard lists them, leased or not)."""
-    with store._session() as s, s.begin():
-        for host in lab.hosts:
-            for slot in host.slots:
-                s.merge(LabSlotRow(machine=machine_key(host), slot=slot.index, host=host.name,
-                                   cpus=",".join(map(str, slot.cpus))))
+    """The lab's slots in lab_slots (the dashboard lists them, leased or not). Two workers
+    registering the same new slot at once: one inserts it, the other updates it after."""
+    for attempt in range(3):
+        try:
+            with store.session() as s, s.begin():
+                for host in lab.hosts:
+                    for slot in host.slots:
+                        s.merge(LabSlotRow(machine=machine_key(host), slot=slot.index, host=host.name,
+                                           cpus=",".join(map(str, slot.cpus))))
+            return
+        except IntegrityError:
+            if attempt == 2:
+                raise
 
 
 def stop_reason(store: Store, campaign_id: int) -> str | None:
@@ -120,7 +127,7 @@ class DbLeases:
         machines = "\n".join(sorted({machine_key(h) for h in hosts}))
         priority, submitted = self._priority()
         at = now()
-        with self.store._session() as s, s.begin():
+        with self.store.session() as s, s.begin():
             row = s.get(SlotWaitRow, self.owner)
             if row is None:
                 s.add(SlotWaitRow(owner=self.owner, campaign_id=self.campaign_id, priority=priority,
@@ -133,7 +140,7 @@ class DbLeases:
         machine, mine = machine_key(host), units(slot)
         at = now()
         try:
-            with self.store._session() as s, s.begin():
+            with self.store.session() as s, s.begin():
                 if not self._my_turn(s, host, machine, at):
                     return None
                 s.execute(delete(SlotLeaseRow).where(SlotLeaseRow.machine == machine, SlotLeaseRow.unit.in_(mine),
@@ -161,13 +168,13 @@ class DbLeases:
 
     def served(self) -> None:
         if self._waiting:
-            with self.store._session() as s, s.begin():
+            with self.store.session() as s, s.begin():
                 s.execute(delete(SlotWaitRow).where(SlotWaitRow.owner == self.owner))
             self._waiting = False
 
     def close(self) -> None:
         self._closed.set()
-        with self.store._session() as s, s.begin():
+        with self.store.session() as s, s.begin():
             s.execute(delete(SlotLeaseRow).where(SlotLeaseRow.owner == self.owner))
             s.execute(delete(SlotWaitRow).where(SlotWaitRow.owner == self.owner))
         if self.local is not None:
@@ -181,7 +188,7 @@ class DbLeases:
         """The campaign's priority and submission (a campaign run outside the queue: priority
         0, submitted when it was created)."""
         if self._rank is None:
-            with self.store._session() as s:
+            with self.store.session() as s:
                 queued = s.get(QueueRow, self.campaign_id) if self.campaign_id is not None else None
                 row = s.get(CampaignRow, self.campaign_id) if self.campaign_id is not None else None
             if queued is not None:
@@ -203,7 +210,7 @@ class DbLeases:
         return may_take(self.owner, waits, free)
 
     def _drop(self, machine: str, mine: list[str]) -> None:
-        with self.store._session() as s, s.begin():
+        with self.store.session() as s, s.begin():
             s.execute(delete(SlotLeaseRow).where(SlotLeaseRow.machine == machine, SlotLeaseRow.unit.in_(mine),
                                                  SlotLeaseRow.owner == self.owner))
 
@@ -222,7 +229,7 @@ class DbLeases:
         while not self._closed.wait(self.ttl_s / 3):
             try:
                 at = now()
-                with self.store._session() as s, s.begin():
+                with self.store.session() as s, s.begin():
                     s.execute(update(SlotLeaseRow).where(SlotLeaseRow.owner == self.owner).values(
                         expires=self._expiry(at)))
                     s.execute(update(SlotWaitRow).where(SlotWaitRow.owner == self.owner).values(

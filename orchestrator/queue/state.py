@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from orchestrator.errors import UserError
 from orchestrator.store import CampaignRow, LabSlotRow, QueueRow, SlotLeaseRow, WorkerRow
@@ -87,7 +88,7 @@ def lab_state(store: Store) -> LabState:
     first), every registered worker, and every slot of the workers' labs with its lease (a slot
     leased by a pool that is no longer renewing it shows free). Read-only."""
     at = now()
-    with store._session() as s:
+    with store.session() as s:
         rows = s.execute(select(QueueRow, CampaignRow).join(CampaignRow, CampaignRow.id == QueueRow.campaign_id)).all()
         workers = list(s.scalars(select(WorkerRow).order_by(WorkerRow.name)))
         slots = list(s.scalars(select(LabSlotRow).order_by(LabSlotRow.host, LabSlotRow.slot)))
@@ -110,17 +111,26 @@ def lab_state(store: Store) -> LabState:
     return LabState(live + rest, beats, out)
 
 
+def _campaign_in(s: Session, campaign_id: int, states: tuple[str, ...], which: str) -> CampaignRow:
+    """The campaign's row, locked for the change, if its state is one of `states`; else a
+    one-line UserError saying `which` states can be changed."""
+    row = s.get(CampaignRow, campaign_id, with_for_update=True)
+    if row is None:
+        raise UserError(f"id: no campaign with id {campaign_id}; see `vmbisect status`")
+    if row.state not in states:
+        raise UserError(f"id: campaign {campaign_id} is {row.state}; {which}")
+    return row
+
+
 def cancel(store: Store, campaign_id: int) -> None:
     """A queued (or paused) campaign is cancelled at once; a running one stops at its next boot
     boundary: its worker's pool refuses it the next slot, so no guest is left running.
-    UserError when the campaign has ended already."""
-    with store._session() as s, s.begin():
-        row = s.get(CampaignRow, campaign_id, with_for_update=True)
-        if row is None:
-            raise UserError(f"id: no campaign with id {campaign_id}; see `vmbisect status`")
-        if row.state not in CANCELLABLE:
-            raise UserError(f"id: campaign {campaign_id} is {row.state}; only a queued, running or paused one "
-                            "can be cancelled")
+    UserError when the campaign has ended already, or runs in the foreground (not queued)."""
+    with store.session() as s, s.begin():
+        row = _campaign_in(s, campaign_id, CANCELLABLE, "only a queued, running or paused one can be cancelled")
+        if row.state == RUNNING and s.get(QueueRow, campaign_id) is None:
+            raise UserError(f"id: campaign {campaign_id} runs in the foreground (vmbisect bisect or resume), not "
+                            "from the queue; stop it with Ctrl-C where it runs")
         row.state = CANCELLED
 
 
@@ -129,13 +139,8 @@ def requeue(store: Store, campaign_id: int) -> None:
     priority submitted before now; it goes on from what it measured. UserError otherwise."""
     from orchestrator.queue.jobs import enqueue
 
-    with store._session() as s, s.begin():
-        row = s.get(CampaignRow, campaign_id, with_for_update=True)
-        if row is None:
-            raise UserError(f"id: no campaign with id {campaign_id}; see `vmbisect status`")
-        if row.state not in REQUEUEABLE:
-            raise UserError(f"id: campaign {campaign_id} is {row.state}; only a paused, failed or cancelled one "
-                            "can be queued again")
+    with store.session() as s, s.begin():
+        row = _campaign_in(s, campaign_id, REQUEUEABLE, "only a paused, failed or cancelled one can be queued again")
         queued = s.get(QueueRow, campaign_id)
         priority = queued.priority if queued is not None else 0
         if queued is None:
@@ -153,7 +158,7 @@ def submit(store: Store, name: str, spec: CampaignSpec, priority: int) -> int:
 
     from orchestrator.queue.jobs import enqueue
 
-    with store._session() as s, s.begin():
+    with store.session() as s, s.begin():
         row = CampaignRow(name=name, kind=spec.KIND, spec=json.dumps(spec.to_dict(), default=str), state=QUEUED)
         s.add(row)
         s.flush()

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 
-from orchestrator.errors import UserError
+from orchestrator.errors import UserError, VmbisectError
 from orchestrator.queue import leases
 from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
 from orchestrator.queue.state import QUEUED, RUNNING, beat_alive, now
@@ -48,6 +48,9 @@ class Config:
     poll_s: float = 2.0  # how often an idle runner looks at the queue
 
 
+AWAY_S = 30.0  # how long a runner waits when the store cannot be reached
+
+
 def say(message: str) -> None:
     print(f"vmbisect worker: {message}", file=sys.stderr, flush=True)
 
@@ -58,8 +61,8 @@ def check_machines(store: Store, machine: str) -> None:
     if shared(store):
         return
     at = now()
-    with store._session() as s:
-        others = [w for w in s.query(WorkerRow).all() if w.machine != machine and beat_alive(w, at)]
+    with store.session() as s:
+        others = [w for w in s.scalars(select(WorkerRow)) if w.machine != machine and beat_alive(w, at)]
     if others:
         raise UserError(f"store: {store.engine.url.render_as_string()} is SQLite, one machine's store, and worker "
                         f"{others[0].name} on machine {others[0].machine} uses it; workers on several machines "
@@ -75,7 +78,7 @@ class Runner:
 
     # -- the heartbeat -----------------------------------------------------------------------
     def register(self) -> None:
-        with self.store._session() as s, s.begin():
+        with self.store.session() as s, s.begin():
             s.merge(WorkerRow(name=self.name, machine=socket.gethostname(), pid=os.getpid(),
                               pid_started=process_start(os.getpid()), lab=str(self.config.lab), campaign_id=None,
                               started=now(), last_beat=now(), timeout_s=self.config.heartbeat_timeout_s))
@@ -83,7 +86,7 @@ class Runner:
     def beat(self) -> None:
         with self._lock:
             ticket = self.ticket
-        with self.store._session() as s, s.begin():
+        with self.store.session() as s, s.begin():
             s.execute(update(WorkerRow).where(WorkerRow.name == self.name).values(
                 last_beat=now(), campaign_id=ticket.campaign_id if ticket else None))
         if ticket is not None:
@@ -105,21 +108,26 @@ class Runner:
         beater.start()
         try:
             while not leases.STOPPING.is_set():
-                if self.run_one():
+                try:
+                    if self.run_one():
+                        continue
+                    if self.config.once and not self._anything_left():
+                        return
+                except VmbisectError as exc:  # the store or pgqueuer away for a while: the night goes on
+                    say(f"{self.name}: {exc}; trying again in {AWAY_S:g} s")
+                    leases.STOPPING.wait(AWAY_S)
                     continue
-                if self.config.once and not self._anything_left():
-                    return
                 leases.STOPPING.wait(self.config.poll_s)
         finally:
             self._stop.set()
             beater.join()
-            with self.store._session() as s, s.begin():
+            with self.store.session() as s, s.begin():
                 s.execute(delete(WorkerRow).where(WorkerRow.name == self.name))
 
     def _anything_left(self) -> bool:
-        with self.store._session() as s:
-            return s.query(CampaignRow).join(QueueRow, QueueRow.campaign_id == CampaignRow.id).filter(
-                CampaignRow.state.in_([QUEUED, RUNNING])).first() is not None
+        with self.store.session() as s:
+            return s.scalars(select(CampaignRow.id).join(QueueRow, QueueRow.campaign_id == CampaignRow.id).where(
+                CampaignRow.state.in_([QUEUED, RUNNING])).limit(1)).first() is not None
 
     def run_one(self) -> bool:
         """One campaign taken and run to its end (or to its stop); False when none was free."""
@@ -152,7 +160,7 @@ class Runner:
     def _start(self, cid: int) -> str | None:
         """The campaign marked running by this runner; the runner it had before ("" for none),
         or None when it is no longer queued or running (cancelled, ended)."""
-        with self.store._session() as s, s.begin():
+        with self.store.session() as s, s.begin():
             row = s.get(CampaignRow, cid)
             queued = s.get(QueueRow, cid)
             if row is None or queued is None or row.state not in (QUEUED, RUNNING):
@@ -168,9 +176,9 @@ class Runner:
         if holder is None or holder.alive() is not None:
             return False  # free, or held on this machine: the store's lock decides alone
         at = now()
-        with self.store._session() as s:
-            runners = [w for w in s.query(WorkerRow).filter(WorkerRow.machine == holder.host,
-                                                            WorkerRow.pid == holder.pid).all()]
+        with self.store.session() as s:
+            runners = list(s.scalars(select(WorkerRow).where(WorkerRow.machine == holder.host,
+                                                             WorkerRow.pid == holder.pid)))
         return bool(runners) and not any(beat_alive(w, at) for w in runners)
 
     def _event(self, cid: int) -> Callable[[Event], None]:
@@ -184,7 +192,7 @@ class Runner:
         state = self.store.campaign(cid).state
         mine = self.store.lock_owner(cid) is None
         if leases.STOPPING.is_set() and state == RUNNING and mine:
-            with self.store._session() as s, s.begin():
+            with self.store.session() as s, s.begin():
                 s.execute(update(CampaignRow).where(CampaignRow.id == cid, CampaignRow.state == RUNNING)
                           .values(state=QUEUED))
                 s.execute(update(QueueRow).where(QueueRow.campaign_id == cid, QueueRow.worker == self.name)
@@ -212,18 +220,28 @@ def run_worker(store: Store, config: Config, runners: int) -> int:
     leases.register_slots(store, lab)
     jobs = jobs_for(store)
     pool = [Runner(store, jobs, f"{machine}:{os.getpid()}/{i}", config) for i in range(runners)]
-    threads = [threading.Thread(target=r.serve, name=r.name) for r in pool]
-    for t in threads:
-        t.start()
+    finished = [threading.Event() for _ in pool]
+
+    def serve(runner: Runner, done: threading.Event) -> None:
+        try:
+            runner.serve()
+        finally:
+            done.set()
+
+    for runner, done in zip(pool, finished):
+        threading.Thread(target=serve, args=(runner, done), name=runner.name).start()
     say(f"{len(pool)} runner(s) on lab {config.lab} ({sum(len(h.slots) for h in lab.hosts)} slot(s)), "
         f"store {store.engine.url.render_as_string()}; heartbeat timeout {config.heartbeat_timeout_s:g} s")
+    # Events, not Thread.join: a KeyboardInterrupt inside join() can leave the thread looking
+    # finished while it still runs (CPython 3.11), and the worker would exit under its campaigns.
     try:
-        for t in threads:
-            while t.is_alive():
-                t.join(0.5)
+        for done in finished:
+            while not done.wait(0.5):
+                pass
     except KeyboardInterrupt:
         say("stopping: each campaign stops at its next boot boundary and is queued again")
         leases.STOPPING.set()
-        for t in threads:
-            t.join()
+        for done in finished:
+            while not done.wait(0.5):
+                pass
     return 0

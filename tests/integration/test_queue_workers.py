@@ -21,7 +21,8 @@ from orchestrator.store import Store
 from tests.queueharness import Figures, campaigns, check, lab_file, spawn_worker, tokens
 
 TIMEOUT_S = 3.0  # the workers' heartbeat timeout; leases expire after VMBISECT_LEASE_TTL_S
-KILLS = int(os.environ.get("VMBISECT_QUEUE_KILLS", "3"))
+# 3 in make test; 20 in make reliability (which sets VMBISECT_RELIABILITY_LOG), or as asked
+KILLS = int(os.environ.get("VMBISECT_QUEUE_KILLS") or (20 if os.environ.get("VMBISECT_RELIABILITY_LOG") else 3))
 
 
 @pytest.fixture
@@ -79,7 +80,7 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
 def _starts(store: Store, ids: dict[str, int]) -> int:
     from orchestrator.store import QueueRow
 
-    with store._session() as s:
+    with store.session() as s:
         return sum(s.get(QueueRow, cid).runs for cid in ids.values())  # type: ignore[union-attr]
 
 
@@ -96,7 +97,7 @@ def test_two_workers_run_three_queued_campaigns_each_exactly_once_on_postgresql(
 
 def test_a_sigkilled_worker_s_campaign_is_taken_over_and_finished_with_nothing_lost_on_postgresql(
         postgres_url, lab, tmp_path, capsys, tally):
-    made = campaigns(tmp_path, 3, random.Random(11))
+    made = campaigns(tmp_path, 3 + KILLS // 3, random.Random(11))  # enough work to be killed in
     ids = submit(postgres_url, made.files, capsys)
     figures = run_workers(postgres_url, tmp_path, lab, ids, made.culprits, workers=2, kills=KILLS,
                           rng=random.Random(11))
