@@ -140,8 +140,12 @@ class Pages:
         if self.token is None:
             return self.message(request, "Control is off", "This dashboard is read-only; start it with "
                                 "vmbisect serve --allow-control to cancel or requeue campaigns.", 403)
-        body = await request.body()
-        given = parse_qs(body[:MAX_FORM].decode("utf-8", "replace")).get("token", [""])[0]
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_FORM:
+                return self.message(request, "Too large", "A control request is a token, not more.", 413)
+        given = parse_qs(body.decode("utf-8", "replace")).get("token", [""])[0]
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             return self.message(request, "Wrong token", "The token is the one vmbisect serve printed when it "
                                 "started.", 403)

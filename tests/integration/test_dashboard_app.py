@@ -135,6 +135,7 @@ def test_control_is_refused_without_the_flag_and_with_a_wrong_token(done):
     armed = client(url, TOKEN)
     assert armed.post(f"/campaigns/{cid}/cancel", data={"token": "guess"}).status_code == 403
     assert armed.post(f"/campaigns/{cid}/cancel").status_code == 403
+    assert armed.post(f"/campaigns/{cid}/cancel", content=b"token=" + b"x" * 100_000).status_code == 413
     assert armed.get(f"/campaigns/{cid}/cancel").status_code == 405, "a GET changes nothing"
     assert store.campaign(cid).state == "done"
     page = armed.get(f"/campaigns/{cid}").text
