@@ -109,6 +109,7 @@ class LeasingMeasurer(GuestFiles):
 def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, runners: int) -> None:
     """A worker (with `once`) whose campaigns are measured by LeasingMeasurer."""
     from orchestrator import wiring
+    from orchestrator.commands.kinds import run_stored
     from orchestrator.queue.worker import Config, run_worker
     from tests.fakes import FakeBuilder
 
@@ -128,7 +129,8 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
         return FakeBuilder(), measurer
 
     wiring.bisection = bisection  # type: ignore[assignment]  # the fake ports, in this child process only
-    run_worker(Store(url), Config(Path(lab), heartbeat_timeout_s=timeout_s, once=True, poll_s=0.2), runners)
+    run_worker(Store(url), Config(run_stored, Path(lab), heartbeat_timeout_s=timeout_s, once=True, poll_s=0.2),
+               runners)
 
 
 def wait_for_boots(watch: Path, proc: BaseProcess, boots: int, timeout_s: float = 60.0) -> None:

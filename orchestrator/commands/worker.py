@@ -35,6 +35,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    from orchestrator.commands.kinds import run_stored
     from orchestrator.hosts.lab import load_lab
     from orchestrator.queue.worker import Config, run_worker
     from orchestrator.store import Store
@@ -43,4 +44,4 @@ def run(a: argparse.Namespace) -> int:
     store = Store(a.store)
     runners = a.runners or sum(len(h.slots) for h in lab.hosts)
     signal.signal(signal.SIGTERM, _interrupt)
-    return run_worker(store, Config(a.lab.resolve(), a.uri, a.heartbeat_timeout, a.once), runners)
+    return run_worker(store, Config(run_stored, a.lab.resolve(), a.uri, a.heartbeat_timeout, a.once), runners)

@@ -29,7 +29,7 @@ from sqlalchemy.engine import make_url
 
 from orchestrator.errors import InfraError
 from orchestrator.queue.fair import Queued, next_campaign
-from orchestrator.queue.state import QUEUED, RUNNING, beat_alive, now
+from orchestrator.queue.rows import QUEUED, RUNNING, beat_alive, now
 from orchestrator.store import CampaignRow, QueueRow, WorkerRow
 
 if TYPE_CHECKING:

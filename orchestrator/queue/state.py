@@ -21,13 +21,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.errors import UserError
+from orchestrator.queue.rows import CANCELLED, QUEUED, RUNNING, beat_alive, now
 from orchestrator.store import CampaignRow, LabSlotRow, QueueRow, SlotLeaseRow, WorkerRow
 
 if TYPE_CHECKING:
     from orchestrator.specs import CampaignSpec
     from orchestrator.store import Store
 
-QUEUED, RUNNING, CANCELLED = "queued", "running", "cancelled"
 CANCELLABLE = (QUEUED, RUNNING, "paused")
 REQUEUEABLE = ("paused", "failed", CANCELLED)
 
@@ -70,17 +70,8 @@ class LabState:
     slots: list[SlotLease]
 
 
-def now() -> dt.datetime:
-    """The store's clock: naive UTC, as every row's timestamps."""
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
-
 def cpus_of(text: str) -> tuple[int, ...]:
     return tuple(int(c) for c in text.split(",") if c.strip())
-
-
-def beat_alive(row: WorkerRow, at: dt.datetime) -> bool:
-    return (at - row.last_beat).total_seconds() < row.timeout_s
 
 
 def lab_state(store: Store) -> LabState:

@@ -30,7 +30,7 @@ from sqlalchemy import delete, select, update
 from orchestrator.errors import UserError, VmbisectError
 from orchestrator.queue import leases
 from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
-from orchestrator.queue.state import QUEUED, RUNNING, beat_alive, now
+from orchestrator.queue.rows import QUEUED, RUNNING, beat_alive, now
 from orchestrator.results import StopKind, Stopped
 from orchestrator.store import CampaignRow, QueueRow, WorkerRow, process_start
 
@@ -39,8 +39,14 @@ if TYPE_CHECKING:
     from orchestrator.store import Store
 
 
+# How a runner runs a stored campaign: commands/kinds.py run_stored (store, id, lab=, on_event=,
+# take_over=, uri=) -> exit code; the worker command passes it in (commands/ is above this package).
+RunStored = Callable[..., int]
+
+
 @dataclass(frozen=True)
 class Config:
+    run: RunStored
     lab: Path
     uri: str = "qemu:///system"
     heartbeat_timeout_s: float = 60.0
@@ -145,16 +151,14 @@ class Runner:
         return True
 
     def _run(self, ticket: Ticket) -> None:
-        from orchestrator.commands.kinds import run_stored
-
         cid = ticket.campaign_id
         previous = self._start(cid)
         if previous is None:  # cancelled or ended meanwhile
             self.jobs.finish(ticket)
             return
         say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
-        code = run_stored(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
-                          take_over=self._may_take_over(cid), uri=self.config.uri)
+        code = self.config.run(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
+                               take_over=self._may_take_over(cid), uri=self.config.uri)
         self._ended(ticket, code)
 
     def _start(self, cid: int) -> str | None:
@@ -210,6 +214,15 @@ class Runner:
         say(f"{self.name}: campaign {cid} ended: {state} (exit {code})")
 
 
+def forget_dead(store: Store, machine: str) -> None:
+    """Rows of this machine's runners whose process is gone (SIGKILLed, rebooted away): their
+    campaigns were taken over once their heartbeat stopped; the dashboard need not list them."""
+    with store.session() as s, s.begin():
+        for row in s.scalars(select(WorkerRow).where(WorkerRow.machine == machine)):
+            if process_start(row.pid) != row.pid_started:
+                s.delete(row)
+
+
 def run_worker(store: Store, config: Config, runners: int) -> int:
     """`runners` runners in threads until stopped (or drained with `once`); 0."""
     from orchestrator.hosts.lab import load_lab
@@ -217,6 +230,7 @@ def run_worker(store: Store, config: Config, runners: int) -> int:
     lab = load_lab(config.lab)
     machine = socket.gethostname()
     check_machines(store, machine)
+    forget_dead(store, machine)
     leases.register_slots(store, lab)
     jobs = jobs_for(store)
     pool = [Runner(store, jobs, f"{machine}:{os.getpid()}/{i}", config) for i in range(runners)]

@@ -16,7 +16,8 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.errors import UserError
-from orchestrator.queue.state import cancel, lab_state, now, requeue
+from orchestrator.queue.rows import now
+from orchestrator.queue.state import cancel, lab_state, requeue
 from orchestrator.store import Store, WorkerRow
 from tests.queueharness import campaigns, lab_file, spawn_worker, wait_for_boots
 

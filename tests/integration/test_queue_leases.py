@@ -19,7 +19,8 @@ import pytest
 from orchestrator.hosts.lab import Lab, load_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.queue.leases import CampaignStopped, DbLeases
-from orchestrator.queue.state import cancel, lab_state, now
+from orchestrator.queue.rows import now
+from orchestrator.queue.state import cancel, lab_state
 from orchestrator.store import QueueRow, Store
 from tests.queueharness import claim, drop, lab_file
 
