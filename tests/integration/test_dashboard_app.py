@@ -191,3 +191,16 @@ def test_nothing_here_reads_a_file_outside_the_static_folder(done):
     assert c.get("/static/app.js").status_code == 200
     assert c.get("/static/../app.py").status_code == 404
     assert Path(__file__).name not in c.get("/static/%2e%2e/%2e%2e/").text
+
+
+def test_the_dashboard_reads_a_postgresql_store(postgres_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("VMBISECT_DATA_DIR", str(tmp_path / "data"))
+    cid = stored_campaign(Store(postgres_url), history(tmp_path / "repo")[0])
+    controller(postgres_url, cid)
+    c = client(postgres_url)
+    overview = c.get("/")
+    assert overview.status_code == 200 and f'id="campaign-{cid}"' in overview.text
+    assert "postgresql+psycopg2://vmbisect@/vmbisect" in overview.text
+    page = c.get(f"/campaigns/{cid}")
+    assert page.status_code == 200 and "net: &lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert c.get(f"/campaigns/{cid}/report").status_code == 200
