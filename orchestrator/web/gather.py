@@ -202,19 +202,19 @@ class Reader:
 
     def __init__(self, store: Store, kinds: Catalogue) -> None:
         self.store, self.kinds = store, kinds
-        self._ended: dict[tuple[int, dt.datetime], CampaignView] = {}
+        self._kept: dict[int, tuple[dt.datetime, CampaignView]] = {}  # id -> (its update, its view)
         self._lock = threading.Lock()
 
     def view(self, row: CampaignRow) -> CampaignView:
+        """A running campaign's view read now; another's as long as its row is not updated."""
         if row.state == RUNNING:
             return campaign_view(self.store, self.kinds, row)
-        key = (row.id, row.updated)
         with self._lock:
-            kept = self._ended.get(key)
-        if kept is None:
+            updated, kept = self._kept.get(row.id, (None, None))
+        if kept is None or updated != row.updated:
             kept = campaign_view(self.store, self.kinds, row)
             with self._lock:
-                self._ended[key] = kept
+                self._kept[row.id] = (row.updated, kept)
         return kept
 
     def overview(self) -> Overview:

@@ -1,5 +1,5 @@
 """The dashboard's application over a real SQLite store holding a bisection the real engine ran
-(fake build and measurement ports, real git): what a page escapes, the policies it is sent
+(fake build and measurement ports, real git), and over a real PostgreSQL one: what a page escapes, the policies it is sent
 with, the report (the file written at the end, or made again when it is gone), the pages for
 an unknown campaign and an unreachable store, and control only with the flag and the token.
 `vmbisect serve` itself: a port in use and a bad --listen are one-line errors."""
@@ -204,3 +204,18 @@ def test_the_dashboard_reads_a_postgresql_store(postgres_url, tmp_path, monkeypa
     page = c.get(f"/campaigns/{cid}")
     assert page.status_code == 200 and "net: &lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert c.get(f"/campaigns/{cid}/report").status_code == 200
+
+
+def test_an_ended_campaign_is_read_once_until_its_row_changes(done):
+    from orchestrator.web.gather import Reader
+
+    url, _cid = done
+    store = Store(url)
+    ended = store.new_campaign("ended", {}, "bisect")
+    store.set_state(ended, "failed")
+    reader = Reader(store, catalogue())
+    first = reader.view(store.campaign(ended))
+    assert reader.view(store.campaign(ended)) is first
+    store.set_state(ended, "paused")
+    again = reader.view(store.campaign(ended))
+    assert again is not first and again.state == "paused"
