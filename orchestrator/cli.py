@@ -19,6 +19,7 @@ from orchestrator.commands import (
     notify,
     report,
     resume,
+    serve,
     status,
     submit,
     verify,
@@ -32,7 +33,7 @@ COMMANDS: dict[str, ModuleType] = {
     "doctor": doctor, "boot": boot, "cleanup": cleanup, "build": build, "measure": measure,
     "bisect": bisect, "compare": compare, "resume": resume, "status": status, "report": report, "demo": demo,
     "verify": verify,
-    "notify": notify, "submit": submit, "worker": worker,
+    "notify": notify, "submit": submit, "worker": worker, "serve": serve,
 }
 
 

@@ -52,6 +52,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                    "orchestrator.backends.libvirt_vm.LibvirtProvider", "orchestrator.demo.ensure_demo_repo",
                    "orchestrator.kbuild.store.KernelStore.register"):
         monkeypatch.setattr(target, reached)
+    monkeypatch.setattr("uvicorn.Server.run", reached)  # vmbisect serve past its checks would serve until stopped
     return tmp_path
 
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli import main
+from orchestrator.cli import COMMANDS, main
 from orchestrator.doctor import check_free_disk, check_tool
 
 # Any readable file: these command lines are refused before the kernel is read.
@@ -17,9 +17,8 @@ KERNEL = str(Path(__file__).resolve())
         (["boot", "--kernel", KERNEL, "--vcpus", "0", "--", "ls"], "vmbisect: vcpus: must be at least 1, got 0"),
         (["boot", "--kernel", KERNEL, "--cache", "maybe", "--", "ls"],
          "vmbisect: cache: invalid value 'maybe'; valid choices: none, writeback, writethrough, directsync, unsafe"),
-        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from 'doctor', 'boot', 'cleanup', "
-                   "'build', 'measure', 'bisect', 'compare', 'resume', 'status', 'report', 'demo', "
-                   "'verify', 'notify', 'submit', 'worker')"),
+        (["frob"], "vmbisect: argument command: invalid choice: 'frob' (choose from "
+                   f"{', '.join(map(repr, COMMANDS))})"),
         (["compare", "--workload", "fio", "--kernel", KERNEL, "--disks", "1", "--variant", "a=sched:none",
           "--variant", "b=sched:cfq"],
          "vmbisect: variant b: sched: invalid value 'cfq'; valid choices: none, mq-deadline, bfq, kyber"),

@@ -1,0 +1,257 @@
+"""The dashboard's reads: the store (campaigns, decisions, boots; the queue's lab state), the
+kind table (status lines, metric, report files, reports; a Catalogue handed in) and, read-only, the campaign's git
+clone or repository (commit subjects, commits left) -> the view records of views.py.
+
+An ended campaign's view is kept per (id, last update): a page showing a hundred finished
+campaigns reads only the running ones again at each refresh.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from orchestrator.decisions import Role
+from orchestrator.errors import InfraError, UserError
+from orchestrator.web.views import (
+    RUNNING,
+    CampaignView,
+    DecisionView,
+    Estimate,
+    HostBoots,
+    bisect_estimate,
+    decision_views,
+    duration,
+    eta_seconds,
+    fixed_estimate,
+    host_boots,
+    marks,
+    seconds_per_boot,
+    short,
+)
+
+if TYPE_CHECKING:
+    from orchestrator.queue.state import LabState
+    from orchestrator.store import BootRow, CampaignRow, Store
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+LISTED = 100  # campaigns on the overview, newest first (running ones always)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What the dashboard asks of the kind table (orchestrator/commands/kinds.py) and of
+    `vmbisect status` (its counts), handed in by commands/serve.py so that nothing here imports
+    the commands: a campaign's status line, its metric, where its reports are written, its report
+    made now (store, id, format), its boots and runs of its metric, the states whose reports are
+    written at the end."""
+
+    status_line: Callable[[Any], str]
+    metric_of: Callable[[Any], str | None]
+    report_files: Callable[[Any], tuple[Path, Path]]
+    report: Callable[["Store", int, str], str]
+    counts: Callable[["Store", Any], tuple[int, int]]
+    reported: tuple[str, ...]
+
+
+def now() -> dt.datetime:
+    """The store's clock: naive UTC."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class Commits:
+    """Read-only git of one campaign: vmbisect's clone of it when this machine has it, else the
+    user's repository; nothing at all when neither is here (another machine's campaign)."""
+
+    def __init__(self, repo: Path | None) -> None:
+        self.repo = repo
+
+    def _git(self, *args: str) -> str | None:
+        from orchestrator.backends.git_bisect import git
+
+        if self.repo is None:
+            return None
+        try:
+            done = git(self.repo, *args, check=False)
+        except InfraError:
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    def count(self, bad: str, goods: tuple[str, ...]) -> int | None:
+        """Commits reachable from `bad` and from none of `goods`."""
+        out = self._git("rev-list", "--count", "--end-of-options", bad, *(f"^{g}" for g in goods))
+        return int(out) if out and out.strip().isdigit() else None
+
+    def resolve(self, rev: str) -> str:
+        out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        return out.strip() if out else ""
+
+    def subjects(self, shas: list[str]) -> dict[str, str]:
+        wanted = sorted({s for s in shas if _SHA.fullmatch(s)})
+        out = self._git("show", "-s", "--format=%H%x00%s", *wanted) if wanted else None
+        pairs = (line.split("\x00", 1) for line in (out or "").splitlines() if "\x00" in line)
+        return {sha: subject for sha, subject in pairs}
+
+
+def commits_of(store: Store, row: CampaignRow, spec: Any) -> Commits:
+    from orchestrator.bisect.workdir import campaign_workdir
+
+    clone = campaign_workdir(store, row.id) / "bisect.git"
+    if clone.is_dir():
+        return Commits(clone)
+    repo = getattr(getattr(spec, "campaign", None), "repository", None) or getattr(spec, "repo", None)
+    return Commits(Path(repo) if repo is not None and Path(repo).is_dir() else None)
+
+
+# ---- boots left, per kind -------------------------------------------------------------------
+
+def _bisect_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    git = commits_of(store, row, spec)
+    m = marks(row.bisect_log)
+    if m.found:
+        left: int | None = 1
+    elif m.bad and m.goods:
+        left = git.count(m.bad, m.goods)
+    else:
+        bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
+        left = git.count(bad, (good,)) if bad and good else None
+    return bisect_estimate(store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
+
+
+def _verify_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    total = 2 * spec.boots * (2 if spec.revert_on else 1)
+    return fixed_estimate(total, len(boots), "verification")
+
+
+def _compare_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.compare.schedule import schedule
+
+    plan = plan_from_spec(spec)
+    planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)
+    return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
+
+
+LEFT: dict[str, Callable[[Store, CampaignRow, Any, list[BootRow]], Estimate]] = {
+    "bisect": _bisect_left, "verify": _verify_left, "compare": _compare_left,
+}
+
+
+def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
+    from orchestrator.specs import stored
+
+    left = LEFT.get(row.kind)
+    if left is None:
+        return Estimate(None, f"no estimate for a {row.kind} campaign")
+    try:
+        return left(store, row, stored(row), boots)
+    except UserError as exc:  # a stored spec that no longer reads or plans: the page still shows the rest
+        return Estimate(None, f"no estimate: {exc}")
+
+
+# ---- the views --------------------------------------------------------------------------------
+
+def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignView:
+    boots_total, runs = kinds.counts(store, row)
+    steps = sum(d.role is Role.STEP for d in store.decisions(row.id))
+    current = subject = ""
+    est, eta = Estimate(None, ""), "-"
+    if row.state == RUNNING:
+        boots = store.boots(row.id)
+        est = estimate(store, row, boots)
+        seconds = eta_seconds(est, seconds_per_boot([b.created for b in boots]))
+        eta = "-" if seconds is None else f"about {duration(seconds)}"
+        if boots:
+            current = boots[-1].commit
+            subject = (marks(row.bisect_log).subjects or {}).get(current, "")
+            if not subject:
+                from orchestrator.specs import stored
+
+                try:
+                    subject = commits_of(store, row, stored(row)).subjects([current]).get(current, "")
+                except UserError:
+                    subject = ""
+    _md, html = kinds.report_files(row)
+    return CampaignView(row.id, row.name, row.kind, row.state, kinds.status_line(row), kinds.metric_of(row) or "-",
+                        steps,
+                        boots_total, runs, short(current) if current else "", subject, est.basis, eta,
+                        est.fraction, row.updated, str(html) if html.is_file() else "")
+
+
+@dataclass(frozen=True)
+class Overview:
+    campaigns: list[CampaignView]
+    lab: LabState
+    at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Detail:
+    campaign: CampaignView
+    decisions: list[DecisionView]
+    hosts: list[HostBoots]
+    at: dt.datetime
+
+
+class Reader:
+    """The dashboard's reads over one store; safe to call from several threads."""
+
+    def __init__(self, store: Store, kinds: Catalogue) -> None:
+        self.store, self.kinds = store, kinds
+        self._kept: dict[int, tuple[dt.datetime, CampaignView]] = {}  # id -> (its update, its view)
+        self._lock = threading.Lock()
+
+    def view(self, row: CampaignRow) -> CampaignView:
+        """A running campaign's view read now; another's as long as its row is not updated."""
+        if row.state == RUNNING:
+            return campaign_view(self.store, self.kinds, row)
+        with self._lock:
+            updated, kept = self._kept.get(row.id, (None, None))
+        if kept is None or updated != row.updated:
+            kept = campaign_view(self.store, self.kinds, row)
+            with self._lock:
+                self._kept[row.id] = (row.updated, kept)
+        return kept
+
+    def overview(self) -> Overview:
+        rows = sorted(self.store.campaigns(), key=lambda r: (r.state != RUNNING, -r.id))
+        listed = [r for i, r in enumerate(rows) if r.state == RUNNING or i < LISTED]
+        return Overview([self.view(r) for r in listed], self.lab(), now())
+
+    def lab(self) -> LabState:
+        from orchestrator.queue.state import lab_state
+
+        return lab_state(self.store)
+
+    def detail(self, campaign_id: int) -> Detail:
+        from orchestrator.specs import stored
+
+        row = self.store.campaign(campaign_id)
+        metric = self.kinds.metric_of(row)
+        decisions = self.store.decisions(campaign_id)
+        subjects = dict(marks(row.bisect_log).subjects or {})
+        try:
+            git = commits_of(self.store, row, stored(row))
+            subjects.update(git.subjects([d.commit for d in decisions if d.commit not in subjects]))
+        except UserError:
+            pass
+        boots = self.store.boot_samples(campaign_id, metric) if metric else {}
+        return Detail(self.view(row), decision_views(decisions, boots, subjects),
+                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now())
+
+    def report(self, campaign_id: int) -> str | None:
+        """The campaign's HTML report: the file written when it ended, else, for a campaign that
+        ended (its reports written on another machine, or by an older vmbisect), made now by its
+        kind; None while it has not ended (a report made now would use the campaign's git clone
+        under its running controller)."""
+        row = self.store.campaign(campaign_id)
+        _md, html = self.kinds.report_files(row)
+        if html.is_file():
+            return html.read_text(encoding="utf-8", errors="replace")
+        if row.state not in self.kinds.reported:
+            return None
+        return self.kinds.report(self.store, campaign_id, "html")

@@ -1,0 +1,207 @@
+"""What the dashboard shows, as data: pure functions from what the store holds (campaign rows,
+decisions, boots, the stored `git bisect log`) to frozen view records the templates print.
+Nothing here reads the store, git or the clock; orchestrator/web/gather.py does, and hands the
+values in.
+
+The time left is an estimate and says so: boots left times the median time between the
+campaign's boots so far (which includes its builds; a pause of hours between two boots does not
+move a median). Boots left, per kind:
+
+    bisect   the endpoints' first boots not yet done (at least one more of each while they are
+             undecided), steps left ~ ceil(log2(commits left)) (the
+             commits left from the bisect log's marks) times the boots a step took so far,
+             then the confirmation and revert pairs not yet decided
+    verify   the boots per side asked for, on both sides (and both again with a revert)
+    compare  the boots of the comparison's schedule not yet stored
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from orchestrator.decisions import Decided, Role
+from orchestrator.stats import Boot
+
+_MARK = re.compile(r"^# (good|bad|skip): \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
+_FOUND = re.compile(r"^# first bad commit: \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
+RUNNING = "running"
+
+
+@dataclass(frozen=True)
+class Marks:
+    """The marks of a stored `git bisect log`: the last bad commit, the good and skipped ones,
+    the first bad commit once git named it, and every commit's subject the log carries."""
+
+    bad: str = ""
+    goods: tuple[str, ...] = ()
+    skips: tuple[str, ...] = ()
+    found: str = ""
+    subjects: Mapping[str, str] | None = None
+
+
+def marks(log: str) -> Marks:
+    bad, goods, skips, subjects = "", [], [], {}
+    for verdict, sha, subject in _MARK.findall(log):
+        subjects[sha] = subject
+        if verdict == "bad":
+            bad = sha
+        elif verdict == "good":
+            goods.append(sha)
+        else:
+            skips.append(sha)
+    found = _FOUND.search(log)
+    if found:
+        subjects[found.group(1)] = found.group(2)
+    return Marks(bad, tuple(goods), tuple(skips), found.group(1) if found else "", subjects)
+
+
+def steps_left(commits: int) -> int:
+    """Halvings to single out the first bad one of `commits` candidates."""
+    return 0 if commits <= 1 else math.ceil(math.log2(commits))
+
+
+def seconds_per_boot(started: Sequence[dt.datetime]) -> float | None:
+    """The median time between consecutive boots (builds included); None before two boots."""
+    gaps = [(b - a).total_seconds() for a, b in zip(started, started[1:])]
+    gaps = [g for g in gaps if g >= 0]
+    return statistics.median(gaps) if gaps else None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Boots still to come (None: not known) and what that rests on, in words."""
+
+    boots_left: int | None
+    basis: str
+    fraction: float | None = None  # of the campaign's boots done, when the total is known
+
+
+def bisect_estimate(decisions: Sequence[Decided], boot_commits: Sequence[str], boots_per_commit: int,
+                    commits_left: int | None) -> Estimate:
+    """A running bisection's boots left: see the module's docstring. `boot_commits`: the commit
+    of every boot so far, in order; `commits_left`: candidates for the first bad commit (None
+    when no repository could be read)."""
+    roles = Counter(d.role for d in decisions)
+    step_commits = {d.commit for d in decisions if d.role is Role.STEP}
+    step_boots = sum(1 for c in boot_commits if c in step_commits)
+    per_step = step_boots / len(step_commits) if step_commits else float(boots_per_commit)
+    pair = 2 * boots_per_commit
+    # undecided endpoints: their first boots, or at least one more of each (the noise may ask for more)
+    endpoints_left = 0 if roles[Role.GOOD] and roles[Role.BAD] else max(2, pair - len(boot_commits))
+    pairs_left = max(0, 2 - roles[Role.CONFIRM] - roles[Role.REVERT]) * pair
+    if commits_left is None:
+        return Estimate(None, "commits left unknown (the repository cannot be read here)")
+    steps = steps_left(commits_left)
+    left = endpoints_left + round(steps * per_step) + pairs_left
+    done = len(boot_commits)
+    words = (f"~{steps} step{'s' * (steps != 1)} left of {commits_left} commit{'s' * (commits_left != 1)}, "
+             f"{per_step:.3g} boots a step, then the confirmation")
+    return Estimate(left, words, done / (done + left) if done + left else None)
+
+
+def fixed_estimate(total: int, done: int, what: str) -> Estimate:
+    """A campaign whose boots are known in advance (verify, compare)."""
+    left = max(0, total - done)
+    return Estimate(left, f"{left} of {total} {what} boots left", min(1.0, done / total) if total else None)
+
+
+def eta_seconds(estimate: Estimate, per_boot: float | None) -> float | None:
+    if estimate.boots_left is None or per_boot is None:
+        return None
+    return estimate.boots_left * per_boot
+
+
+def duration(seconds: float | None) -> str:
+    """`1 h 05 min`, `12 min`, `40 s`; '-' for unknown."""
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    if s < 90:
+        return f"{s} s"
+    if s < 3600:
+        return f"{round(s / 60)} min"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
+
+
+def ago(when: dt.datetime | None, now: dt.datetime) -> str:
+    return "-" if when is None else f"{duration(max(0.0, (now - when).total_seconds()))} ago"
+
+
+def short(commit: str) -> str:
+    """A commit as 12 hex digits; a kernel file (a comparison's variant) by its last part."""
+    if re.fullmatch(r"[0-9a-f]{13,64}", commit):
+        return commit[:12]
+    return commit.rsplit("/", 1)[-1][:40]
+
+
+@dataclass(frozen=True)
+class CampaignView:
+    id: int
+    name: str
+    kind: str
+    state: str
+    result: str  # the kind's status line once it ended
+    metric: str
+    steps: int
+    boots: int
+    runs: int
+    current: str  # the commit (or kernel) of the latest boot while it runs
+    current_subject: str
+    left: str  # what the estimate rests on
+    eta: str  # "about 12 min" or "-"
+    fraction: float | None
+    updated: dt.datetime
+    report: str  # the report file written when it ended ("" for none yet)
+
+    @property
+    def running(self) -> bool:
+        return self.state == RUNNING
+
+    @property
+    def percent(self) -> int | None:
+        return None if self.fraction is None else int(round(100 * self.fraction))
+
+
+@dataclass(frozen=True)
+class DecisionView:
+    n: int
+    role: str
+    commit: str
+    subject: str
+    verdict: str
+    backed_by: str  # the decision's Kind: measured, inherited, build_failed...
+    boots: int
+    runs: int
+    median: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class HostBoots:
+    host: str
+    status: str
+    boots: int
+
+
+def decision_views(decisions: Sequence[Decided], boots: Mapping[str, Sequence[Boot]],
+                   subjects: Mapping[str, str]) -> list[DecisionView]:
+    """Each decision with the boots and runs of its commit (the campaign's metric) and their median."""
+    out = []
+    for i, d in enumerate(decisions, 1):
+        mine = boots.get(d.commit, [])
+        runs = [v for b in mine for v in b.runs]
+        out.append(DecisionView(i, d.role.value, short(d.commit) if d.commit else "-", subjects.get(d.commit, ""),
+                                d.verdict, d.kind.value, len(mine), len(runs),
+                                statistics.median(runs) if runs else None, d.reason))
+    return out
+
+
+def host_boots(boots: Sequence[tuple[str, str]]) -> list[HostBoots]:
+    """(host, status) of every boot -> counts by host and status."""
+    return [HostBoots(h or "-", s, n) for (h, s), n in sorted(Counter(boots).items())]
