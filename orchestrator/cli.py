@@ -11,6 +11,7 @@ from orchestrator.commands import (
     bisect,
     boot,
     build,
+    cancel,
     cleanup,
     compare,
     demo,
@@ -18,6 +19,7 @@ from orchestrator.commands import (
     measure,
     notify,
     report,
+    requeue,
     resume,
     serve,
     status,
@@ -34,6 +36,7 @@ COMMANDS: dict[str, ModuleType] = {
     "bisect": bisect, "compare": compare, "resume": resume, "status": status, "report": report, "demo": demo,
     "verify": verify,
     "notify": notify, "submit": submit, "worker": worker, "serve": serve,
+    "cancel": cancel, "requeue": requeue,
 }
 
 

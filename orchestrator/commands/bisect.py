@@ -121,32 +121,32 @@ def _is_dir(path: Path) -> bool:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.campaign import parse_campaign, read_campaign_file
     from orchestrator.commands.kinds import execute
-    from orchestrator.specs import BisectSpec, record
-    from orchestrator.store import Store
-
-    raw = read_campaign_file(a.campaign)
-    if isinstance(raw, dict) and "kind" in raw:  # not a commit bisection: the kind table's files
-        return run_kind_file(a, raw)
-    campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
-    preflight(campaign)
-    store = Store(a.store)
-    campaign_id = record(store, campaign.name, BisectSpec.of(raw, campaign))
-    return execute(store, campaign_id, uri=a.uri, as_json=a.json)
-
-
-def run_kind_file(a: argparse.Namespace, raw: dict[str, Any]) -> int:
-    """A campaign file of another kind (`kind: settings`, ...): checked, then recorded and run."""
-    from orchestrator.commands.kinds import FILES, execute
-    from orchestrator.errors import choices_error
     from orchestrator.specs import record
     from orchestrator.store import Store
 
-    kind = raw["kind"]
-    if kind not in FILES:
-        raise choices_error("kind", kind, [*FILES, "(none: a commit bisection)"])
-    spec = FILES[kind](raw, a.campaign)
+    name, spec = checked_file(a.campaign)
     store = Store(a.store)
-    campaign_id = record(store, spec.campaign.name, spec)
+    campaign_id = record(store, name, spec)
     return execute(store, campaign_id, uri=a.uri, as_json=a.json)
+
+
+def checked_file(path: Path) -> tuple[str, Any]:
+    """A campaign file checked completely before anything is recorded: its name and its typed
+    spec. Without a `kind:` key a commit bisection (orchestrator/campaign.py, then `preflight`);
+    with one, the kind table's files (`kind: settings`, ...). `bisect` and `submit` share it."""
+    from orchestrator.campaign import parse_campaign, read_campaign_file
+    from orchestrator.commands.kinds import FILES
+    from orchestrator.errors import choices_error
+    from orchestrator.specs import BisectSpec
+
+    raw = read_campaign_file(path)
+    if isinstance(raw, dict) and "kind" in raw:
+        kind = raw["kind"]
+        if kind not in FILES:
+            raise choices_error("kind", kind, [*FILES, "(none: a commit bisection)"])
+        spec = FILES[kind](raw, path)
+        return spec.campaign.name, spec
+    campaign = parse_campaign(raw, base=path.parent, source=path)
+    preflight(campaign)
+    return campaign.name, BisectSpec.of(raw, campaign)

@@ -14,7 +14,7 @@ from orchestrator.commands.bisect import add_store_option
 if TYPE_CHECKING:
     from orchestrator.store import Store
 
-ENDED = ("done", "refused", "failed", "paused")
+ENDED = ("done", "refused", "failed", "paused", "cancelled")
 UNITS = {"m": 60, "h": 3600, "d": 86400}
 
 
@@ -80,7 +80,7 @@ def listing(store: Store) -> Any:
 
 
 def ended(store: Store, since: dt.timedelta) -> Any:
-    """The morning view: campaigns that ended (done, refused, failed, paused) in the window."""
+    """The morning view: campaigns that ended (done, refused, failed, paused, cancelled) in the window."""
     from rich.table import Table
 
     from orchestrator.commands.kinds import status_line
@@ -99,11 +99,13 @@ def ended(store: Store, since: dt.timedelta) -> Any:
 def where(row: Any) -> str:
     """Where an ended campaign's report is: the file written when it ended (commands/kinds.py),
     or the command that makes it (a report written on another machine, or by an older
-    vmbisect); how to go on with a paused one."""
+    vmbisect); how to go on with a paused or cancelled one."""
     from orchestrator.commands.kinds import report_files
 
     if row.state == "paused":
         return f"vmbisect resume {row.id}"
+    if row.state == "cancelled":
+        return f"vmbisect requeue {row.id}"
     md, _html = report_files(row)
     return str(md) if md.is_file() else f"vmbisect report {row.id} --format md"
 

@@ -1,9 +1,10 @@
 """`vmbisect submit FILE... [--priority N]`: queue campaigns for the lab's workers.
 
-Every file is checked as `vmbisect bisect` checks it (the campaign file, its workload and
-metric, the kernel recipe, the repository and both revisions, the lab file) before any is
-recorded: one refused file refuses the whole submission, with its one-line reason, and
-nothing is queued (submit them again once fixed). Then each is stored in state queued with its
+Every file is checked as `vmbisect bisect` checks it, whatever its kind (`commands/bisect.py`
+checked_file: for a commit bisection the campaign file, its workload and metric, the kernel
+recipe, the repository and both revisions, the lab file) before any is recorded: one refused
+file refuses the whole submission, with its one-line reason, and nothing is queued (submit
+them again once fixed). Then each is stored in state queued with its
 priority (higher first; default 0) and handed to the workers (`vmbisect worker`).
 """
 
@@ -27,24 +28,19 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.campaign import parse_campaign, read_campaign_file
-    from orchestrator.commands.bisect import preflight
+    from orchestrator.commands.bisect import checked_file
     from orchestrator.queue.state import submit
-    from orchestrator.specs import BisectSpec
     from orchestrator.store import Store
 
     specs = []
     for path in a.campaigns:
         try:
-            raw = read_campaign_file(path)
-            campaign = parse_campaign(raw, base=path.parent, source=path)
-            preflight(campaign)
+            specs.append(checked_file(path))
         except UserError as exc:
             others = "" if len(a.campaigns) == 1 else "; nothing was submitted"
             raise UserError(f"{path}: {exc}{others}") from None
-        specs.append(BisectSpec.of(raw, campaign))
     store = Store(a.store)
-    for spec in specs:
-        cid = submit(store, spec.campaign.name, spec, a.priority)
-        print(f"campaign {cid} ({spec.campaign.name}) queued, priority {a.priority}")
+    for name, spec in specs:
+        cid = submit(store, name, spec, a.priority)
+        print(f"campaign {cid} ({name}, {spec.KIND}) queued, priority {a.priority}")
     return 0

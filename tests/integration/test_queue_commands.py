@@ -132,3 +132,27 @@ def test_a_worker_told_to_stop_queues_its_campaign_again_at_a_boot_boundary_and_
     proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
     proc.join(120)
     assert store.campaign(cid).state == "done"
+
+
+def test_a_settings_file_is_queued_as_its_kind_and_the_cli_cancels_and_requeues_with_the_morning_view_saying_how(
+        env, tmp_path, capsys, monkeypatch):
+    from tests.integration.test_setbisect_kind import settings_file
+
+    monkeypatch.setenv("COLUMNS", "200")  # the morning view's table on one line a row
+    url, _lab = env
+    path, _raw = settings_file(tmp_path)
+    assert main(["submit", str(path), "--store", url]) == 0
+    assert capsys.readouterr().out.startswith("campaign 1 (sched, settings) queued, priority 0")
+    assert [(q.campaign_id, q.kind, q.state) for q in lab_state(Store(url)).queue] == [(1, "settings", "queued")]
+    assert main(["cancel", "1", "--store", url]) == 0
+    assert Store(url).campaign(1).state == "cancelled"
+    capsys.readouterr()
+    assert main(["status", "--since", "1h", "--store", url]) == 0
+    morning = capsys.readouterr().out
+    assert "cancelled" in morning and "vmbisect requeue 1" in morning, morning
+    assert main(["cancel", "1", "--store", url]) == 2
+    assert "campaign 1 is cancelled; only a queued, running or paused one" in capsys.readouterr().err
+    assert main(["requeue", "1", "--store", url]) == 0
+    assert Store(url).campaign(1).state == "queued"
+    assert main(["cancel", "x", "--store", url]) == 2
+    assert "expected a campaign id" in capsys.readouterr().err
