@@ -126,6 +126,10 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.store import Store
 
     raw = read_campaign_file(a.campaign)
+    if isinstance(raw, dict) and raw.get("kind") == "config":  # docs/config-bisect.md
+        from orchestrator.commands.configbisect import start
+
+        return start(a.campaign, raw, a.store, a.uri, a.json)
     campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
     preflight(campaign)
     store = Store(a.store)

@@ -343,3 +343,13 @@ def metric_of(row: Any) -> str | None:
     except UserError:
         return None
     return KINDS[row.kind].metric(spec)
+
+
+def _config_kind() -> Kind:
+    """The `config` kind (orchestrator/commands/configbisect.py): two .config sides at one commit."""
+    from orchestrator.commands import configbisect as c
+
+    return Kind(SPECS["config"], ANSWERS["config"], c.check, c.lab, c.progress, c.run, c.report, c.metric)
+
+
+KINDS["config"] = _config_kind()

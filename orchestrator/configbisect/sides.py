@@ -11,11 +11,11 @@ searches over (orchestrator/setbisect/), in the order a maintainer would try the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import astuple, dataclass
+from typing import Any, Protocol
 
 from orchestrator.kbuild.configdiff import Change, apply, diff, shown, values, vanished
-from orchestrator.kbuild.configgroups import Group, Grouping, Why, group_changes
+from orchestrator.kbuild.configgroups import Follower, Group, Grouping, Why, group_changes
 from orchestrator.kbuild.recipe import Recipe, parse_recipe
 from orchestrator.setbisect import model
 
@@ -39,8 +39,10 @@ class Side:
     text: str = ""
     recipe: tuple[str, ...] = ()
 
-    def config(self, source: ConfigSource, commit: str) -> str:
-        return source.configured(commit, parse_recipe(self.recipe)) if self.recipe else self.text
+    def config(self, source: ConfigSource, commit: str, cc: str = "") -> str:
+        if not self.recipe:
+            return self.text
+        return source.configured(commit, parse_recipe(list(self.recipe) + ([f"cc={cc}"] if cc else [])))
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,23 @@ class Sides:
         if applied and applied >= {g.lead for g in self.grouping.groups}:
             return self.bad
         return apply(self.good, self.grouping.settings([self.group(n) for n in sorted(applied)], self.changes))
+
+    def to_dict(self) -> dict[str, Any]:
+        g = self.grouping
+        return {"good": self.good, "bad": self.bad, "changes": [list(astuple(c)) for c in self.changes],
+                "vanished": [list(astuple(c)) for c in self.vanished],
+                "groups": [{"lead": x.lead, "why": x.why.value, "needs": list(x.needs), "pulls": list(x.pulls),
+                            "where": x.where} for x in g.groups],
+                "followers": [{"option": f.option, "by": list(f.by)} for f in g.followers],
+                "unsettable": list(g.unsettable)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Sides":
+        groups = tuple(Group(x["lead"], Why(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
+                       for x in d["groups"])
+        followers = tuple(Follower(f["option"], tuple(f["by"])) for f in d["followers"])
+        return cls(d["good"], d["bad"], tuple(Change(*c) for c in d["changes"]),
+                   tuple(Change(*c) for c in d["vanished"]), Grouping(groups, followers, tuple(d["unsettable"])))
 
     def lines(self) -> list[str]:
         """The options for people: the units in the order tried, then what is not a candidate."""
@@ -109,10 +128,10 @@ def why(group: Group) -> str:
     return ""
 
 
-def prepare(source: ConfigSource, commit: str, good: Side, bad: Side) -> Sides:
+def prepare(source: ConfigSource, commit: str, good: Side, bad: Side, cc: str = "") -> Sides:
     """Both sides normalised at `commit`, their differences grouped and ordered (a few seconds of
-    `make olddefconfig` per option that differs; nothing is built)."""
-    texts = [side.config(source, commit) for side in (good, bad)]
+    `make olddefconfig` per option that differs; nothing is built). `cc`: a recipe side's compiler."""
+    texts = [side.config(source, commit, cc) for side in (good, bad)]
     normalised = [source.olddefconfig(commit, text) for text in texts]
     changes = diff(values(normalised[0]), values(normalised[1]))
 

@@ -6,8 +6,9 @@ one option set to its bad value is normalised:
 
 - it stays: a group of its own (ALONE). What else olddefconfig changed to the bad side's value
   with it (a `select`, a default that follows it) is listed as what it pulls in.
-- olddefconfig undoes it, but a change that stays alone pulls it in: it is not a candidate (a
-  Follower of those; a symbol without a prompt, LOCKDEP under PROVE_LOCKING, is one).
+- olddefconfig undoes it, but another group pulls it in (a change that stays alone, or a group
+  it needs): it is not a candidate (a Follower of those; a symbol without a prompt, LOCKDEP
+  under PROVE_LOCKING, is one).
 - olddefconfig undoes it and nothing alone brings it: the smallest set of other changes with
   which it stays is found (removing chunks of all the others while it still stays, as ddmin
   does) and it is grouped with them (NEEDS): a dependency, or the option that selects it back.
@@ -113,7 +114,7 @@ def group_changes(good_text: str, changes: Sequence[Change], normalise: Normalis
     groups = [Group(lead, Why.ALONE, pulls=pulls, where=where.get(lead, "")) for lead, pulls in alone.items()]
     followers, unsettable = [], []
     for option in undone:
-        by = tuple(lead for lead, pulls in alone.items() if option in pulls)
+        by = tuple(g.lead for g in groups if option in g.pulls)
         if by:
             followers.append(Follower(option, by))
             continue
@@ -129,7 +130,20 @@ def group_changes(good_text: str, changes: Sequence[Change], normalise: Normalis
         after = with_bad([option, *needs])
         pulls = tuple(o for o in bad if o != option and o not in needs and _stays(o, bad[o], after))
         groups.append(Group(option, Why.NEEDS, needs, pulls, where.get(option, "")))
-    return Grouping(tuple(order(groups)), tuple(followers), tuple(unsettable))
+    return _followers_of_needs(groups, followers, unsettable)
+
+
+def _followers_of_needs(groups: list[Group], followers: list[Follower], unsettable: list[str]) -> Grouping:
+    """A group that needs an option whose own group brings it (LOCKDEP needs PROVE_LOCKING, which
+    selects it) is no candidate either: a follower of that option."""
+    kept = []
+    for g in groups:
+        by = tuple(h.lead for h in groups if h is not g and h.lead in g.needs and g.lead in h.pulls)
+        if g.why is Why.NEEDS and by:
+            followers.append(Follower(g.lead, by))
+        else:
+            kept.append(g)
+    return Grouping(tuple(order(kept)), tuple(sorted(followers, key=lambda f: f.option)), tuple(unsettable))
 
 
 # Kconfig files whose options are checkers, tracers and instrumentation: what a maintainer
@@ -143,7 +157,10 @@ def is_debug(path: str) -> bool:
 
 
 def order(groups: Sequence[Group]) -> list[Group]:
-    """Debug and instrumentation options first, then by the Kconfig file defining them (one
-    subsystem's options side by side: a binary split keeps them in the same half), options of
-    unknown origin last; by name within a file."""
-    return sorted(groups, key=lambda g: (0 if is_debug(g.where) else 1 if g.where else 2, g.where, g.lead))
+    """Debug and instrumentation options first, options of unknown origin last; within each,
+    the options settable on their own before the groups that need others (the simpler
+    explanation first: the search names the earliest unit that moves the metric), then by the
+    Kconfig file defining them (one subsystem's options side by side: a binary split keeps them
+    in the same half), then by name."""
+    return sorted(groups, key=lambda g: (0 if is_debug(g.where) else 1 if g.where else 2, g.why is Why.NEEDS,
+                                         g.where, g.lead))

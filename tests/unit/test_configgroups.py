@@ -86,3 +86,15 @@ def test_shrink_finds_the_needed_items_in_fewer_tries_than_one_per_item():
     items = [chr(ord("a") + i) for i in range(16)]
     assert shrink(items, keeps) == ["c", "n"]
     assert len(tries) < 2 * len(items)
+
+
+def test_an_option_selected_by_a_grouped_option_is_its_follower_not_a_group_of_its_own():
+    # DEBUG_KERNEL off on the good side: PROVE_LOCKING needs it, LOCKDEP comes with PROVE_LOCKING
+    symbols = {**KCONFIG, "CONFIG_PROVE_LOCKING": {"depends": ["CONFIG_DEBUG_KERNEL"], "selects": ["CONFIG_LOCKDEP"]}}
+    kconfig = FakeKconfig(symbols)
+    good = kconfig.normalise("")
+    changes = diff(values(good), values(kconfig.normalise("CONFIG_DEBUG_KERNEL=y\nCONFIG_PROVE_LOCKING=y\n")))
+    g = group_changes(good, changes, lambda t: values(kconfig.normalise(t)))
+    assert [(x.lead, x.needs) for x in g.groups] == [("CONFIG_DEBUG_KERNEL", ()),
+                                                      ("CONFIG_PROVE_LOCKING", ("CONFIG_DEBUG_KERNEL",))]
+    assert [(f.option, f.by) for f in g.followers] == [("CONFIG_LOCKDEP", ("CONFIG_PROVE_LOCKING",))]
