@@ -4,6 +4,8 @@ kind, which the store keeps as JSON and gives back as the same dataclass.
     bisect   BisectSpec   a campaign file (docs/campaign.md): the engine's bisection
     verify   VerifySpec   a campaign file and one suspect commit (`vmbisect verify`)
     compare  CompareSpec  a comparison's variants, workload and guest (`vmbisect compare`)
+    settings SettingsSpec a settings campaign file: which command-line parameters or guest settings
+                          move the metric (orchestrator/setbisect/)
 
 `to_dict` is what the store keeps; `from_dict` reads it back and checks it (a campaign file is
 parsed again, so a stored spec is never trusted further than a file would be); `load` picks
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Union
 
 from orchestrator.campaign import Campaign, parse_campaign
 from orchestrator.errors import UserError
+from orchestrator.setbisect.campaign import SettingsCampaign, parse_settings
 from orchestrator.vm.options import GuestOptions
 
 if TYPE_CHECKING:
@@ -157,9 +160,35 @@ class CompareSpec:
         return cls.from_dict({**values, "guest": guest})
 
 
-CampaignSpec = Union[BisectSpec, VerifySpec, CompareSpec]
-SPECS: dict[str, type[BisectSpec] | type[VerifySpec] | type[CompareSpec]] = {
+@dataclass(frozen=True)
+class SettingsSpec:
+    """A settings bisection (orchestrator/setbisect/, docs/settings-bisect.md): the campaign
+    file's mapping with its paths (kernel.file, kernel.repository, lab) made absolute."""
+
+    KIND: ClassVar[str] = "settings"
+    file: Mapping[str, Any]
+    campaign: SettingsCampaign = field(compare=False)
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any], campaign: SettingsCampaign) -> "SettingsSpec":
+        k = campaign.kernel
+        kernel = {**raw["kernel"], **({"file": str(k.file)} if k.file else {}),
+                  **({"repository": str(k.repository)} if k.repository else {})}
+        lab = {"lab": str(campaign.common.lab)} if campaign.common.lab is not None else {}
+        return cls({**raw, "kind": cls.KIND, "kernel": kernel, **lab}, campaign)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.file)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SettingsSpec":
+        return cls(dict(data), parse_settings(data))
+
+
+CampaignSpec = Union[BisectSpec, VerifySpec, CompareSpec, SettingsSpec]
+SPECS: dict[str, type[BisectSpec] | type[VerifySpec] | type[CompareSpec] | type[SettingsSpec]] = {
     s.KIND: s for s in (BisectSpec, VerifySpec, CompareSpec)}
+SPECS[SettingsSpec.KIND] = SettingsSpec
 KINDS = tuple(SPECS)
 
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from orchestrator.configbisect.spec import ConfigSpec
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.measure.guests import PoolMeasurer
+    from orchestrator.ports import KernelArtifact
+    from orchestrator.setbisect.campaign import KernelChoice, SettingsCampaign
     from orchestrator.setbisect.runner import SetBisection
 
 
@@ -131,3 +133,39 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
     sides = sides_for(spec, commit, kernels, campaign_workdir(store, campaign_id), on_event)
     maker = ConfigMaker(kernels, commit, sides, SLOT)
     return SetBisection(sides.units(), maker, measurer, store, rules(spec, choice), on_event), sides
+
+
+def settings_kernel(choice: "KernelChoice") -> "KernelArtifact":
+    """A settings bisection's one kernel: a file, a stored kernel, or a commit built with its recipe."""
+    from orchestrator.kbuild.builder import default_builder
+
+    if choice.file is not None:
+        return Kernels().file(choice.file, choice.modules)
+    if choice.stored is not None:
+        return Kernels().stored(choice.stored, choice.modules)
+    assert choice.commit is not None and choice.repository is not None
+    kernels = Kernels(default_builder(note=say), choice.repository, parse_recipe(list(choice.config)))
+    return kernels.build(choice.commit, choice.modules).kernel
+
+
+def settings_bisection(c: "SettingsCampaign", store: Store, campaign_id: int, pool: "GuestPool",
+                       on_event: Callable[[Event], None]) -> "SetBisection":
+    """A settings bisection over the real parts: the campaign's one kernel and guests running its
+    workload on one host of `pool`, as a commit bisection's (engine_for); a resumed one goes on
+    on the host of its runs. One slot: the candidates are judged one after another."""
+    from orchestrator.measure.guests import PoolMeasurer
+    from orchestrator.setbisect.runner import Rules, SetBisection
+    from orchestrator.setbisect.settings import SettingsMaker
+
+    common = c.common
+    choice = choose_workload(common)
+    last = store.last_run(campaign_id)
+    host = (last.raw.get("lab_host") if last else None) or common.host
+    measurer = PoolMeasurer(pool, common.guest, choice.workload, choice.params,
+                            choice.workload.kernel_needs(choice.params), common.accel, "", common.timeouts.boot_s,
+                            common.timeouts.run_s, host, one_host=True, pinned=common.host is not None)
+    units = c.units()
+    rules = Rules(common.metric.name, choice.direction, common.metric.threshold, common.runs_per_boot,
+                  common.boots_per_commit, common.max_boots_per_commit, common.alpha)
+    return SetBisection(units, SettingsMaker(settings_kernel(c.kernel), c.good, c.bad, units), measurer, store,
+                        rules, on_event)

@@ -71,13 +71,15 @@ class FakeAgent:
 
 
 class FakeGuest:
-    """A booted guest with a pretend sysfs: its disks' schedulers and one knob; `commands`
+    """A booted guest with a pretend sysfs: its disks' schedulers and queue knobs and one knob; `commands`
     lists what was executed in it."""
 
     def __init__(self, disks: list[str]) -> None:
         self.hello = {"block_devices": [{"name": d} for d in disks]}
         self.boot_seconds = 0.01
         self.sysfs = {f"/sys/block/{d}/queue/scheduler": "mq-deadline" for d in disks}
+        for d in disks:  # block queue knobs at the kernel's defaults (a settings bisection sets them)
+            self.sysfs |= {f"/sys/block/{d}/queue/read_ahead_kb": "128", f"/sys/block/{d}/queue/nomerges": "0"}
         self.sysfs["/sys/kernel/knob"] = "0"
         self.agent = FakeAgent(self.sysfs)
         self.domain = None
@@ -362,29 +364,30 @@ class MemoryStore:
 class FakeMaker:
     """A set bisection's candidates (orchestrator/setbisect/model.py CandidateMaker): good with
     the units applied, each candidate its own kernel whose `commit` is the sorted unit names
-    joined by `+` (`good` for none), so FakeMeasurer(value_of=by_changes(...)) measures what the
-    candidate's changes do. `broken`: unit names any candidate holding one of which does not
-    build; `same_as_good`: units that make nothing different (a normalisation drops them: the
+    joined by `,` (`good` for none), so FakeMeasurer(value_of=by_changes(...)) measures what the
+    candidate's changes do. `needs[u] = v`: a candidate holding u without v does not build;
+    `same_as_good`: units that make nothing different (a normalisation drops them: the
     candidate boots good's kernel). `made` lists each candidate made."""
 
-    def __init__(self, broken: AbstractSet[str] = frozenset(), same_as_good: AbstractSet[str] = frozenset()) -> None:
-        self.broken, self.same_as_good = broken, same_as_good
+    def __init__(self, needs: Mapping[str, str] | None = None, same_as_good: AbstractSet[str] = frozenset()) -> None:
+        self.needs, self.same_as_good = dict(needs or {}), same_as_good
         self.made: list[frozenset[str]] = []
 
     def make(self, applied: frozenset[str]) -> Any:
         from orchestrator.setbisect.model import Made
 
         self.made.append(applied)
-        if applied & self.broken:
-            raise BuildFailed(f"kernel/fake.c:1:1: error: {sorted(applied & self.broken)[0]} does not build")
+        for unit, needed in self.needs.items():
+            if unit in applied and needed not in applied:
+                raise BuildFailed(f"kernel/fake.c:1:1: error: {unit} needs {needed}")
         kept = applied - self.same_as_good
-        name = "+".join(sorted(kept)) or "good"
+        name = ",".join(sorted(kept)) or "good"
         return Made(fake_kernel(name, hashlib.sha256(name.encode()).hexdigest()))
 
 
 def by_changes(value: Callable[[frozenset[str]], float]) -> Callable[[str], float]:
     """FakeMeasurer's value_of for FakeMaker's kernels: `value` of the candidate's unit names."""
-    return lambda commit: value(frozenset() if commit == "good" else frozenset(commit.split("+")))
+    return lambda commit: value(frozenset() if commit == "good" else frozenset(commit.split(",")))
 
 
 class FakeKconfig:

@@ -126,12 +126,26 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.store import Store
 
     raw = read_campaign_file(a.campaign)
-    if isinstance(raw, dict) and raw.get("kind") == "config":  # docs/config-bisect.md
-        from orchestrator.commands.configbisect import start
-
-        return start(a.campaign, raw, a.store, a.uri, a.json)
+    if isinstance(raw, dict) and "kind" in raw:  # not a commit bisection: the kind table's files
+        return run_kind_file(a, raw)
     campaign = parse_campaign(raw, base=a.campaign.parent, source=a.campaign)
     preflight(campaign)
     store = Store(a.store)
     campaign_id = record(store, campaign.name, BisectSpec.of(raw, campaign))
+    return execute(store, campaign_id, uri=a.uri, as_json=a.json)
+
+
+def run_kind_file(a: argparse.Namespace, raw: dict[str, Any]) -> int:
+    """A campaign file of another kind (`kind: settings`, ...): checked, then recorded and run."""
+    from orchestrator.commands.kinds import FILES, execute
+    from orchestrator.errors import choices_error
+    from orchestrator.specs import record
+    from orchestrator.store import Store
+
+    kind = raw["kind"]
+    if kind not in FILES:
+        raise choices_error("kind", kind, [*FILES, "(none: a commit bisection)"])
+    spec = FILES[kind](raw, a.campaign)
+    store = Store(a.store)
+    campaign_id = record(store, spec.campaign.name, spec)
     return execute(store, campaign_id, uri=a.uri, as_json=a.json)

@@ -196,6 +196,48 @@ def _metric_of_compare(spec: Any) -> str | None:
     return str(spec.metrics[0]) if spec.metrics else None
 
 
+# ---- settings (a set bisection over command-line parameters and guest settings) -------------
+
+def _check_settings(spec: Any) -> None:
+    from orchestrator.commands.setbisect import preflight
+
+    preflight(spec.campaign)
+
+
+def _lab_of_settings(spec: Any) -> tuple[Path | None, str | None]:
+    return spec.campaign.common.lab, spec.campaign.common.host
+
+
+def _settings_lines(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+    from orchestrator.commands.setbisect import lines
+
+    return lines(store, campaign_id, spec, as_json)
+
+
+def _run_settings(r: Run) -> str:
+    from orchestrator.commands.setbisect import summary
+    from orchestrator.wiring import settings_bisection
+
+    return summary(settings_bisection(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event).run(
+        r.campaign_id), r.campaign_id)
+
+
+def _report_settings(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+    from orchestrator.commands.setbisect import report
+
+    return report(store, campaign_id, spec, fmt)
+
+
+def _metric_of_settings(spec: Any) -> str | None:
+    return str(spec.campaign.common.metric.name)
+
+
+def _settings_file(raw: Any, path: Path) -> Any:
+    from orchestrator.commands.setbisect import spec_of_file
+
+    return spec_of_file(raw, path)
+
+
 # ---- the table -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -228,6 +270,13 @@ KINDS: dict[str, Kind] = {
     "compare": Kind(SPECS["compare"], ANSWERS["compare"], _check_compare, _lab_of_compare, _compare_lines,
                     _run_compare, _report_compare, _metric_of_compare),
 }
+KINDS["settings"] = Kind(SPECS["settings"], ANSWERS["settings"], _check_settings, _lab_of_settings, _settings_lines,
+                         _run_settings, _report_settings, _metric_of_settings)
+
+# Campaign files with a `kind:` key (none: a commit bisection, orchestrator/campaign.py): the
+# file's kind -> the checked spec of it (raw YAML, the file's path); nothing is stored before.
+# `cmdline` is the same kind as `settings`: one side's command line and settings are bisected together.
+FILES: dict[str, Callable[[Any, Path], Any]] = {"settings": _settings_file, "cmdline": _settings_file}
 
 
 # ---- running a stored campaign -------------------------------------------------------------
@@ -352,4 +401,11 @@ def _config_kind() -> Kind:
     return Kind(SPECS["config"], ANSWERS["config"], c.check, c.lab, c.progress, c.run, c.report, c.metric)
 
 
+def _config_file(raw: Any, path: Path) -> Any:
+    from orchestrator.commands.configbisect import spec_of_file
+
+    return spec_of_file(raw, path)
+
+
 KINDS["config"] = _config_kind()
+FILES["config"] = _config_file

@@ -73,7 +73,7 @@ def listing(store: Store) -> Any:
         table.add_column(col)
     for row in store.campaigns():
         boots, runs = counts(store, row)
-        steps = sum(d.role is Role.STEP for d in store.decisions(row.id))
+        steps = sum(d.role in (Role.STEP, Role.CANDIDATE) for d in store.decisions(row.id))
         table.add_row(str(row.id), row.kind, row.name, row.state, str(steps), str(boots), str(runs),
                       status_line(row), f"{row.updated:%Y-%m-%d %H:%M}")
     return table

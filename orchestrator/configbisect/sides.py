@@ -94,7 +94,8 @@ class Sides:
     def lines(self) -> list[str]:
         """The options for people: the units in the order tried, then what is not a candidate."""
         out = [f"{len(self.changes)} options differ after olddefconfig on both sides; tried as "
-               f"{len(self.grouping.groups)} units, in this order (debug options first, then by Kconfig file):"]
+               f"{len(self.grouping.groups)} units, in this order (debug options first; settable alone before what needs "
+               "others; then by Kconfig file):"]
         by_option = {c.option: c for c in self.changes}
         for rank, g in enumerate(self.grouping.groups, 1):
             where = f" [{g.where}]" if g.where else ""
@@ -102,10 +103,10 @@ class Sides:
             if g.needs:
                 out.append(f"     grouped: {why(g)}")
             if g.pulls:
-                out.append(f"     olddefconfig sets with it: {', '.join(_names(g.pulls))}")
+                out.append(f"     olddefconfig sets with it: {_some(_names(g.pulls))}")
         for f in self.grouping.followers:
             out.append(f"  not a unit: {by_option[f.option].describe()} (olddefconfig undoes it alone; "
-                       f"set with {', '.join(_names(f.by))})")
+                       f"set with {_some(_names(f.by))})")
         for option in self.grouping.unsettable:
             out.append(f"  not a unit: {by_option[option].describe()} (olddefconfig undoes it even with every "
                        "other change)")
@@ -114,6 +115,10 @@ class Sides:
                        "gives the same value on both sides (one side is older, or asks for what Kconfig "
                        f"refuses): {', '.join(c.describe() for c in self.vanished)}")
         return out
+
+
+def _some(names: list[str], shown: int = 12) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _names(options: Iterable[str]) -> list[str]:

@@ -210,11 +210,8 @@ class SetBisection:
                 self.judge.refresh(good, bad)
                 self.judge.boot_once(key)
         except KernelFault as exc:
-            kind = (Kind.BUILD_FAILED if isinstance(exc, BuildFailed) else Kind.BOOT_FAILED
-                    if isinstance(exc, BootFailed) else Kind.UNSETTABLE if isinstance(exc, Unsettable)
-                    else Kind.WORKLOAD_FAILED)
             return Decided(key, Role.CANDIDATE, Verdict.SKIP.value, f"{what}: {exc}"[:2000], 0.0,
-                           self.judge.runs(key), kind)
+                           self.judge.runs(key), _fault(exc))
 
     def _same(self, campaign_id: int, key: str) -> Decided | None:
         """A judged candidate (or side) that boots what `key` boots."""
@@ -260,7 +257,12 @@ class SetBisection:
             return {"verdict": done.verdict, "text": done.reason}
         since = self._since(campaign_id, role, subject)
         self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
-        self.judge.interleave([base, other], self._pair_boots(good, bad), since)
+        try:
+            self.judge.interleave([base, other], self._pair_boots(good, bad), since)
+        except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
+            text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
+            self.store.add_decision(campaign_id, Decided(subject, role, "cannot tell", text, 0.0, 0, _fault(exc)))
+            return {"verdict": "cannot tell", "text": text}
         boots = self.judge.evidence()
         fresh: list[list[Boot]] = [[b for b in boots.get(x, []) if b.seq >= since] for x in (base, other)]
         r = self.rules
@@ -297,6 +299,15 @@ class SetBisection:
         return SetBisectResult(found.found.value, found.units, tuple(by_name[u].describe() for u in found.units),
                                confirmation, revert, tuple(notes), sum(len(bs) for bs in boots.values()),
                                len(found.asked), self.judge.on)
+
+
+def _fault(exc: KernelFault) -> Kind:
+    """What kind of failure a candidate's is."""
+    if isinstance(exc, BuildFailed):
+        return Kind.BUILD_FAILED
+    if isinstance(exc, BootFailed):
+        return Kind.BOOT_FAILED
+    return Kind.UNSETTABLE if isinstance(exc, Unsettable) else Kind.WORKLOAD_FAILED
 
 
 def _flip(answer: object) -> str:

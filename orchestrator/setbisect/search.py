@@ -11,7 +11,9 @@ QuickXplain recursion): with `base + cands` moving and `base` staying, split `ca
 halves A (the units a maintainer would try first) and B; when base + A moves, the answer is in
 A; else when base + B moves, it is in B; else the two halves are needed together, and the
 answer is the smallest part of A that moves with all of B, plus the smallest part of B that
-moves with that part of A. One responsible unit takes about 2 log2(n) candidates, k of them
+moves with that part of A. When a half could not be judged, nothing says the halves interact:
+each unit alone is tried first (a unit that cannot be built without another, ungrouped, would
+otherwise drag that other one into the answer). One responsible unit takes about 2 log2(n) candidates, k of them
 about 2k log2(n/k); a set no single unit of which moves the metric is found as a whole, and
 every unit in it has a witness: a candidate that held it and stayed (under the assumption
 that adding units never undoes a move, which the confirmation then checks on fresh boots).
@@ -88,6 +90,11 @@ def minimize(units: Sequence[str], oracle: Oracle) -> SearchResult:
             return dd(base, a)
         if moves(base | set(b)):
             return dd(base, b)
+        if len(cands) > 2 and Answer.UNKNOWN in (known[base | set(a)], known[base | set(b)]):
+            # a half that could not be judged says nothing of an interaction: each unit alone first
+            single = next((c for c in cands if moves(base | {c})), None)
+            if single is not None:
+                return [single]
         a_min = dd(base | set(b), a)
         return a_min + dd(base | set(a_min), b)
 
@@ -96,6 +103,6 @@ def minimize(units: Sequence[str], oracle: Oracle) -> SearchResult:
     named = tuple(sorted(found, key=order.__getitem__))
     if len(named) == 1:
         return SearchResult(Found.ONE, named, tuple(asked))
-    stayed = [a.applied for a in asked if a.answer is not Answer.MOVES]
+    stayed = [a.applied for a in asked if a.answer is Answer.STAYS]
     alone = tuple((u, next((s for s in stayed if u in s), frozenset())) for u in named)
     return SearchResult(Found.TOGETHER, named, tuple(asked), alone)

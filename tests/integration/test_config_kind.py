@@ -90,8 +90,9 @@ def test_a_config_campaign_names_the_option_and_reports_the_options_grouped_in_o
     assert "1. PROVE_LOCKING: not set -> y [lib/Kconfig.debug]" in md
     assert "olddefconfig sets with it: LOCKDEP" in md and "not a unit: LOCKDEP" in md
     assert md.index("PROVE_LOCKING: not set") < md.index("NUMA: not set") < md.index("HZ_1000: not set")
-    assert "| good | " in md and "| bad | " in md and "| good + PROVE_LOCKING |" in md
-    assert "&lt;" not in md and "<pre>" in kinds.report(store, row.id, "html")
+    assert "| good | good |" in md and "| bad | bad |" in md and "| good + CONFIG_PROVE_LOCKING |" in md
+    assert "1. PROVE_LOCKING: not set -&gt; y" in kinds.report(store, row.id, "html")  # escaped
+    assert '"CONFIG_PROVE_LOCKING"' in kinds.report(store, row.id, "json")
     # the stored spec keeps the .config texts: the file may change, the campaign does not
     (world["dir"] / "bad.config").write_text("CONFIG_NUMA=y\n")
     spec = parse_config_campaign(store_spec(store, row.id))

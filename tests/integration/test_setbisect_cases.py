@@ -1,0 +1,151 @@
+"""Named set-bisection cases, one table: the real search, runner, judge and SQLite store, the
+fakes of tests/fakes.py for candidates and guests (FakeMaker: each candidate its own kernel
+named by its changes; FakeMeasurer(by_changes(...)): the metric depends on which changes a
+candidate has). No guest boots here. Every case is checked against one expectation record,
+as tests/integration/test_engine_cases.py does for commit bisection."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from orchestrator.campaign import Threshold
+from orchestrator.decisions import Kind, Role
+from orchestrator.results import SetBisectResult
+from orchestrator.setbisect.model import Change, Unit
+from orchestrator.setbisect.runner import Rules, SetBisection, SetRefused, replay
+from orchestrator.store import Store
+from tests.fakes import FakeMaker, FakeMeasurer, by_changes
+
+NAMES = tuple("abcdefgh")
+
+
+def drop_when(needed: set[str], drop: float = 0.4) -> Callable[[frozenset[str]], float]:
+    """8000 IOPS, `drop` lower once a candidate holds every change of `needed`."""
+    return lambda applied: 8000.0 * (1 - drop) if needed <= applied else 8000.0
+
+
+@dataclass(frozen=True)
+class Expect:
+    """`found`: one, together or refused; `units`: the set named; `note`: a regular expression
+    one of the result's notes (or the refusal) must match; `max_candidates`: the search's budget."""
+
+    found: str
+    units: tuple[str, ...] = ()
+    confirmation: str = "confirmed"
+    revert: str = "restores"
+    note: str = ""
+    max_candidates: int = 0
+    skipped_kind: Kind | None = None
+    inherited: bool = False  # some candidate carried another's verdict without a boot
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    expect: Expect
+    value: Callable[[frozenset[str]], float]
+    units: tuple[Unit, ...] = tuple(Unit.of(Change(n, "0", "1"), i) for i, n in enumerate(NAMES))
+    between: float = 0.03
+    noise: float = 0.02
+    max_boots: int = 8
+    needs: dict[str, str] = field(default_factory=dict)  # FakeMaker: a unit that does not build without another
+    same_as_good: frozenset[str] = frozenset()  # FakeMaker: units the normalisation drops
+    seed: int = 1
+
+
+GROUPED = (*(Unit.of(Change(n, "0", "1"), i) for i, n in enumerate("abcd")),
+           Unit("x+y", (Change("x", "off", "on"), Change("y", "", "1")), 5, "x can only be set with y"))
+
+CASES = [
+    Case("one responsible change among eight", Expect("one", ("f",), max_candidates=6), drop_when({"f"})),
+    Case("the first change in the maintainer's order", Expect("one", ("a",), max_candidates=6), drop_when({"a"})),
+    Case("two changes needed together, in different halves",
+         Expect("together", ("c", "f"), note="no single change moves the metric: these 2 do together"),
+         drop_when({"c", "f"})),
+    Case("a change settable only with another goes as one unit and is named as one",
+         Expect("one", ("x+y",), note="x\\+y goes as one unit: x can only be set with y"),
+         drop_when({"x+y"}), units=GROUPED),
+    Case("nothing alone moves it: three changes needed, reported as a set, never a wrong single change",
+         Expect("together", ("b", "e", "h"), note="none alone moved it"), drop_when({"b", "e", "h"})),
+    Case("a change that does not build without another, ungrouped: a skip, and the other is not dragged in",
+         Expect("one", ("g",), note="could not be judged", skipped_kind=Kind.BUILD_FAILED),
+         drop_when({"g"}), needs={"h": "e"}),
+    Case("a candidate the normalisation brings back to good carries good's verdict without a boot",
+         Expect("one", ("e",), inherited=True), drop_when({"e"}), same_as_good=frozenset("abcd")),
+    Case("sides that do not differ in the metric are refused", Expect("refused", note="bad is not bad"),
+         drop_when({"c"}, 0.0)),
+    Case("noise too large for the boots allowed is refused",
+         Expect("refused", note="do not differ significantly|the noise needs"), drop_when({"c"}, 0.15),
+         between=0.5, max_boots=3),
+]
+
+
+def run_case(case: Case, tmp_path: Path, crash_after: int | None = None,
+             store: Store | None = None, cid: int | None = None) -> tuple[SetBisectResult, Store, int, FakeMeasurer]:
+    store = store or Store(f"sqlite:///{tmp_path / 'sets.db'}")
+    cid = cid or store.new_campaign("t", {}, "settings")
+    measurer = FakeMeasurer(by_changes(case.value), noise=case.noise, between=case.between, seed=case.seed,
+                            crash_after=crash_after)
+    rules = Rules("iops", "higher", Threshold("relative", -0.1), runs_per_boot=2, boots=2, max_boots=case.max_boots)
+    search = SetBisection(case.units, FakeMaker(needs=case.needs, same_as_good=case.same_as_good), measurer, store, rules)
+    return search.run(cid), store, cid, measurer
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
+    e = case.expect
+    if e.found == "refused":
+        with pytest.raises(SetRefused, match=e.note):
+            run_case(case, tmp_path)
+        return
+    result, store, cid, _m = run_case(case, tmp_path)
+    assert (result.found, result.units) == (e.found, e.units)
+    assert result.confirmation["verdict"] == e.confirmation and result.revert["verdict"] == e.revert
+    if e.note:
+        assert any(re.search(e.note, n) for n in result.notes), result.notes
+    if e.max_candidates:
+        assert result.candidates <= e.max_candidates
+    decisions = store.decisions(cid)
+    if e.skipped_kind is not None:
+        assert any(d.role is Role.CANDIDATE and d.kind is e.skipped_kind for d in decisions)
+    inherited = [d for d in decisions if d.role is Role.CANDIDATE and d.kind is Kind.INHERITED]
+    assert bool(inherited) == e.inherited
+    assert all(not any(b.commit == d.commit for b in store.boots(cid)) for d in inherited)
+    assert store.campaign(cid).state == "done"
+    assert SetBisectResult.from_dict(store.campaign(cid).result) == result
+    candidates = [d.commit for d in decisions if d.role is Role.CANDIDATE]
+    assert len(candidates) == len(set(candidates)) == result.candidates, "every candidate judged once"
+    asked, replayed = replay(case.units, decisions)
+    assert replayed is not None and replayed.units == result.units and [k for k, _a in asked] == candidates
+
+
+def test_the_case_table_itself() -> None:
+    names = [c.name for c in CASES]
+    assert len(names) == len(set(names))
+    assert {c.expect.found for c in CASES} == {"one", "together", "refused"}
+    for c in CASES:
+        assert set(c.expect.units) <= {u.name for u in c.units}
+
+
+def test_a_set_bisection_killed_mid_search_resumes_without_measuring_anything_twice(tmp_path: Path) -> None:
+    case = CASES[2]  # two changes together: the longest search of the table
+    with pytest.raises(KeyboardInterrupt):
+        run_case(case, tmp_path, crash_after=40)
+    store = Store(f"sqlite:///{tmp_path / 'sets.db'}")
+    before = store.decisions(1)
+    decided = {d.commit for d in before if d.role is Role.CANDIDATE}
+    boots_before = Counter(b.commit for b in store.boots(1))
+    assert decided and store.campaign(1).state == "running"
+    result, store, cid, measurer = run_case(case, tmp_path, store=store, cid=1)
+    assert (result.found, result.units) == ("together", ("c", "f"))
+    after = [d for d in store.decisions(cid) if d.role is Role.CANDIDATE]
+    assert len([d.commit for d in after]) == len({d.commit for d in after}), "no candidate judged again"
+    again = Counter(b.commit for b in store.boots(cid)) - boots_before
+    assert not (set(again) & decided), f"a decided candidate booted again: {set(again) & decided}"
+    assert all(d in store.decisions(cid) for d in before)
