@@ -146,13 +146,23 @@ class SetBisection:
         found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
         named = frozenset(found.units)
         with_set = self.candidates.key(named)
-        without = self.candidates.key(frozenset(self.names) - named)
+        taken_out = self._taken_out(named)
+        without = self.candidates.key(frozenset(self.names) - taken_out)
         confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
         revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
+        if taken_out != named:
+            revert = {**revert, "units": sorted(taken_out)}
         result = self._result(campaign_id, found, confirmation, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
         self._emit("done", with_set, message=result.line())
         return result
+
+    def _taken_out(self, named: frozenset[str]) -> frozenset[str]:
+        """The units the revert (bad - set) leaves out: the set, and the units the maker says would
+        bring it back (`taken_out`, optional: a config unit whose options select one of the set's,
+        so bad without the set alone is bad again after olddefconfig)."""
+        more = getattr(self.candidates.maker, "taken_out", None)
+        return named | (frozenset(more(named)) if more is not None else frozenset())
 
     def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
         r = self.rules

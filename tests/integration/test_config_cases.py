@@ -144,3 +144,24 @@ def test_the_case_table_itself() -> None:
     kinds = {c.expect.found for c in CASES}
     assert kinds == {"one", "together"}
     assert any(c.expect.grouped for c in CASES) and any(c.expect.followers for c in CASES)
+
+
+def test_the_revert_takes_out_the_units_that_would_select_the_named_option_back(tmp_path) -> None:
+    # DEBUG_LOCK_ALLOC carries the cost; PROVE_LOCKING selects it: bad - DEBUG_LOCK_ALLOC alone
+    # would be bad again after olddefconfig, so the revert leaves PROVE_LOCKING out too
+    symbols = {**KCONFIG, "CONFIG_PROVE_LOCKING": {"selects": ["CONFIG_LOCKDEP", "CONFIG_DEBUG_LOCK_ALLOC"]},
+               "CONFIG_DEBUG_LOCK_ALLOC": {"selects": ["CONFIG_LOCKDEP"]}}
+    kernels = FakeConfigKernels(FakeKconfig(symbols), where={**WHERE, "CONFIG_DEBUG_LOCK_ALLOC": "lib/Kconfig.debug"})
+    sides = prepare(kernels, "c0ffee", Side("good", text="CONFIG_DEBUG_KERNEL=y\n"),
+                    Side("bad", text="CONFIG_DEBUG_KERNEL=y\nCONFIG_PROVE_LOCKING=y\nCONFIG_HZ_1000=y\n"))
+    maker = ConfigMaker(kernels, "c0ffee", sides)
+    assert maker.taken_out(frozenset({"CONFIG_DEBUG_LOCK_ALLOC"})) == {"CONFIG_DEBUG_LOCK_ALLOC",
+                                                                       "CONFIG_PROVE_LOCKING"}
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    cid = store.new_campaign("revert", {}, "config")
+    measurer = FakeMeasurer(value_of=by_options(cost((frozenset({"DEBUG_LOCK_ALLOC"}), 0.6))), noise=0.01,
+                            between=0.01, seed=4)
+    rules = Rules("iops", "higher", Threshold("relative", -0.2), runs_per_boot=2, boots=2, max_boots=6)
+    result = SetBisection(sides.units(), maker, measurer, store, rules).run(cid)
+    assert result.units == ("CONFIG_DEBUG_LOCK_ALLOC",) and result.revert["verdict"] == "restores"
+    assert result.revert["units"] == ["CONFIG_DEBUG_LOCK_ALLOC", "CONFIG_PROVE_LOCKING"]
