@@ -39,6 +39,22 @@ class ConfigMaker:
         build = self.kernels.build_config(self.commit, text, slot=self.slot)
         return Made(build.kernel, identity=f"config {config_sha(text)}", notes=tuple(self.dropped(applied, text)))
 
+    def taken_out(self, named: frozenset[str]) -> frozenset[str]:
+        """The units bad - `named` must leave out too, or olddefconfig brings `named` back: every
+        unit that sets (as one of its options, or by a select or default olddefconfig follows)
+        an option of a unit taken out, to closure. PROVE_LOCKING selects DEBUG_LOCK_ALLOC:
+        bad without DEBUG_LOCK_ALLOC is bad without PROVE_LOCKING too."""
+        groups = {g.lead: g for g in self.sides.grouping.groups}
+        out = set(named)
+        grew = True
+        while grew:
+            options = {o for name in out for o in groups[name].options}
+            more = {lead for lead, g in groups.items()
+                    if lead not in out and options & (set(g.options) | set(g.pulls))}
+            out |= more
+            grew = bool(more)
+        return frozenset(out)
+
     def dropped(self, applied: frozenset[str], text: str) -> list[str]:
         """The options of `applied` the normalisation did not keep at bad's value."""
         got = values(text)
