@@ -66,7 +66,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     result = read(kind, row.state, row.result)
     if isinstance(result, SetBisectResult):
         named = frozenset(result.units)
-        out = frozenset(result.revert.get("units") or named)  # the revert may take out more (runner._taken_out)
+        out = frozenset(str(result.revert.get("units", "")).split(", ")) - {""} or named  # runner._taken_out
         keys += [(key_of(named, names), label(named, names)),
                  (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
     rows = []

@@ -151,7 +151,7 @@ class SetBisection:
         confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
         revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
         if taken_out != named:
-            revert = {**revert, "units": sorted(taken_out)}
+            revert = {**revert, "units": ", ".join(sorted(taken_out))}
         result = self._result(campaign_id, found, confirmation, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
         self._emit("done", with_set, message=result.line())
