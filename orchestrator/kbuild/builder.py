@@ -164,16 +164,11 @@ class KernelBuilder:
     def _build_locked(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
                       toolchain: ToolchainInfo, started: float, objects: Path | None = None,
                       slot: str | None = None) -> KernelImage:
-        src = repo_dir / "src"
         self.progress(f"checking out {revision.commit[:12]}")
-        gitrepo.ensure_clone(repo, src, self.note)
-        gitrepo.fetch_commit(src, objects if objects is not None else repo, revision.commit)
-        gitrepo.checkout(src, revision.commit)
+        src = self._checked_out(repo, repo_dir, revision, objects)
         build_dir = self.build_dir(revision.repo_id, recipe, slot)
         build_dir.mkdir(parents=True, exist_ok=True)
-        log_path = repo_dir / "logs" / f"{time.strftime('%Y%m%dT%H%M%S')}-{revision.commit[:12]}.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+        log_path, env = self._log(repo_dir, f"{time.strftime('%Y%m%dT%H%M%S')}-{revision.commit[:12]}")
         with log_path.open("w") as log:
             self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
             config_text = (build_dir / ".config").read_text()
@@ -291,6 +286,21 @@ class KernelBuilder:
             os.replace(tmp, config)
         state_path.write_text(json.dumps({"inputs": inputs, "config_sha256": hashlib.sha256(new).hexdigest()}) + "\n")
 
+    def _checked_out(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision,
+                     objects: Path | None = None) -> Path:
+        """vmbisect's checkout of `repo` at `revision` (its commit fetched from `objects`, if given)."""
+        src = repo_dir / "src"
+        gitrepo.ensure_clone(repo, src, self.note)
+        gitrepo.fetch_commit(src, objects if objects is not None else repo, revision.commit)
+        gitrepo.checkout(src, revision.commit)
+        return src
+
+    def _log(self, repo_dir: Path, name: str) -> tuple[Path, dict[str, str]]:
+        """The log file logs/<name>.log and the environment of a make."""
+        log_path = repo_dir / "logs" / f"{name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        return log_path, makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+
     def configured(self, repo: Path, rev: str, recipe: Recipe) -> str:
         """The .config `recipe` gives at `rev` of `repo` (configured as a build would be, nothing
         built): a config bisection's side given as a recipe."""
@@ -299,15 +309,10 @@ class KernelBuilder:
         toolchain = probe_toolchain(recipe.cc)
         repo_dir = self.work_root / revision.repo_id
         with _locked(repo_dir / "lock"):
-            src = repo_dir / "src"
-            gitrepo.ensure_clone(repo, src, self.note)
-            gitrepo.fetch_commit(src, repo, revision.commit)
-            gitrepo.checkout(src, revision.commit)
+            src = self._checked_out(repo, repo_dir, revision)
             build_dir = self.build_dir(revision.repo_id, recipe)
             build_dir.mkdir(parents=True, exist_ok=True)
-            log_path = repo_dir / "logs" / f"configure-{recipe.digest()[:16]}.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            env = makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+            log_path, env = self._log(repo_dir, f"configure-{recipe.digest()[:16]}")
             with log_path.open("w") as log:
                 self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
             text = (build_dir / ".config").read_text()
@@ -323,16 +328,11 @@ class KernelBuilder:
         revision = gitrepo.resolve(repo, rev)
         repo_dir = self.work_root / revision.repo_id
         with _locked(repo_dir / "lock"):
-            src = repo_dir / "src"
-            gitrepo.ensure_clone(repo, src, self.note)
-            gitrepo.fetch_commit(src, repo, revision.commit)
-            gitrepo.checkout(src, revision.commit)
+            src = self._checked_out(repo, repo_dir, revision)
             scratch = repo_dir / "olddefconfig"
             scratch.mkdir(parents=True, exist_ok=True)
             (scratch / ".config").write_text(config_text)
-            log_path = repo_dir / "logs" / "olddefconfig.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            env = makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+            log_path, env = self._log(repo_dir, "olddefconfig")
             argv = makecmd.make_argv(src, scratch, ["olddefconfig"], cc, self.ccache_dir is not None)
             with log_path.open("w") as log:
                 self._run(argv, src, env, log, log_path, revision)
