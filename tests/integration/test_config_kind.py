@@ -49,7 +49,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
                             noise=0.01, between=0.01, seed=5, metric="read_iops")
     monkeypatch.setattr(wiring, "open_pool", lambda lab: type("Pool", (), {"close": lambda self: None})())
     monkeypatch.setattr(wiring, "bisection", lambda *a, **k: (kernels, measurer))
-    return {"dir": tmp_path, "campaign": campaign, "store": f"sqlite:///{tmp_path / 'v.db'}", "kernels": kernels}
+    return {"dir": tmp_path, "campaign": campaign, "store": f"sqlite:///{tmp_path / 'v.db'}", "kernels": kernels,
+            "measurer": measurer}
 
 
 def _write(world: dict[str, Any], **change: Any) -> Path:
@@ -103,3 +104,24 @@ def store_spec(store: Store, campaign_id: int) -> Any:
     import json
 
     return json.loads(store.campaign(campaign_id).spec)
+
+
+def test_a_killed_config_campaign_resumes_with_the_sides_it_prepared_and_ends_with_the_same_answer(world, capsys):
+    from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.configbisect.run import SIDES_FILE
+
+    measurer = world["measurer"]
+    measurer.crash_after = 12  # the controller is killed after 12 runs
+    path = _write(world)
+    assert main(["bisect", str(path), "--store", world["store"]]) == 130
+    store = Store(world["store"])
+    sides_file = campaign_workdir(store, 1) / SIDES_FILE
+    prepared = sides_file.stat().st_mtime_ns
+    boots_before = len(store.boots(1))
+    measurer.crash_after = None
+    assert main(["resume", "1", "--store", world["store"]]) == 0
+    row = store.campaign(1)
+    result = read(row.kind, row.state, row.result)
+    assert isinstance(result, SetBisectResult) and result.units == ("CONFIG_PROVE_LOCKING",)
+    assert sides_file.stat().st_mtime_ns == prepared, "the sides were prepared again on resume"
+    assert len(store.boots(1)) > boots_before
