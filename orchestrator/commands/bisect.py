@@ -24,7 +24,8 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("bisect", help="bisect a kernel range on a metric, as a campaign file says")
-    p.add_argument("campaign", type=Path, help="campaign file (YAML; see docs/campaign.md)")
+    p.add_argument("campaign", type=Path, help="campaign file (YAML; see docs/campaign.md; with kind: settings, "
+                   "docs/settings-bisect.md)")
     p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
     add_store_option(p)
 

@@ -46,6 +46,10 @@ class Candidates:
             self._made[key] = self.maker.make(self.applied[key])
         return self._made[key]
 
+    def made_here(self, key: str) -> bool:
+        """Whether `key` was made by this process (a resumed one makes only what it boots)."""
+        return key in self._made
+
     def build(self, key: str) -> Build:
         """The judge's builder: the candidate's kernel, named by its key (KernelArtifact.commit),
         so the measurer below knows which candidate a boot is for."""

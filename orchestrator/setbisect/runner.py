@@ -224,11 +224,13 @@ class SetBisection:
                            self.judge.runs(key), _fault(exc))
 
     def _same(self, campaign_id: int, key: str) -> Decided | None:
-        """A judged candidate (or side) that boots what `key` boots."""
+        """A side, or a candidate judged by this process, that boots what `key` boots (a config
+        the normalisation brought back to a side's, ktest's skip): its decision."""
         identity = self.candidates.made(key).same_as()
         for d in reversed(self.store.decisions(campaign_id)):
-            if (d.role in (Role.GOOD, Role.BAD, Role.CANDIDATE) and d.commit != key and not d.inherited
-                    and d.verdict in ("good", "bad") and d.commit in self.candidates.applied
+            comparable = d.role in (Role.GOOD, Role.BAD) or (d.role is Role.CANDIDATE and self.candidates.made_here(
+                d.commit))
+            if (comparable and d.commit != key and not d.inherited and d.verdict in ("good", "bad")
                     and self.candidates.made(d.commit).same_as() == identity):
                 return d
         return None

@@ -69,7 +69,7 @@ def changes(good: Side, bad: Side) -> list[Change]:
     return out
 
 
-def _rank(name: str, settings: Sequence[str]) -> int:
+def _rank(name: str) -> int:
     if name == "scheduler":
         return RANKS["scheduler"]
     if name in QUEUE_KNOBS:
@@ -105,9 +105,9 @@ def units(good: Side, bad: Side, together: Sequence[Sequence[str]] = ()) -> list
         merged = [m for m in merged if m not in overlapping] + [(joined, whys)]
     grouped = {n for joined, _why in merged for n in joined}
     names = [c.name for c in found]
-    out = [Unit.of(by_name[n], _rank(n, names)) for n in names if n not in grouped]
+    out = [Unit.of(by_name[n], _rank(n)) for n in names if n not in grouped]
     for joined, why in merged:
-        out.append(Unit("+".join(joined), tuple(by_name[n] for n in joined), min(_rank(n, names) for n in joined),
+        out.append(Unit("+".join(joined), tuple(by_name[n] for n in joined), min(_rank(n) for n in joined),
                         why))
     return out
 
