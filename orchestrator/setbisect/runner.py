@@ -77,6 +77,8 @@ def replay(units: Sequence[Unit], decisions: Sequence[Decided]) -> tuple[list[tu
     every candidate asked in order, and the search's result once it is complete (the report and
     status read a campaign this way; a resumed run asks the same candidates in the same order)."""
     names = [u.name for u in ordered(units)]
+    if not names:  # sides that do not differ: refused before any search
+        return [], None
     verdicts = {d.commit: d.verdict for d in decisions if d.role is Role.CANDIDATE}
     candidates = Candidates(_NoMaker(), names)
     asked: list[tuple[str, frozenset[str]]] = []
