@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.configbisect.spec import KIND
-from orchestrator.errors import UserError
+from orchestrator.errors import KernelFault, UserError
 from orchestrator.results import StopKind, Stopped
 
 if TYPE_CHECKING:
@@ -64,6 +64,9 @@ def run(r: Run) -> str:
         message = f"config bisection refused: {exc}"
         r.store.set_state(r.campaign_id, "refused", Stopped(StopKind.REFUSED, message).to_dict())
         raise SetRefused(message) from None
+    except KernelFault as exc:  # a side's recipe does not configure at the commit (ConfigNotApplied)
+        r.store.set_state(r.campaign_id, "failed", Stopped(StopKind.FAILED, f"config bisection failed: {exc}").to_dict())
+        raise
     from orchestrator.commands.setbisect import summary
 
     return summary(bisection.run(r.campaign_id), r.campaign_id)

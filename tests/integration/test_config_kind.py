@@ -125,3 +125,12 @@ def test_a_killed_config_campaign_resumes_with_the_sides_it_prepared_and_ends_wi
     assert isinstance(result, SetBisectResult) and result.units == ("CONFIG_PROVE_LOCKING",)
     assert sides_file.stat().st_mtime_ns == prepared, "the sides were prepared again on resume"
     assert len(store.boots(1)) > boots_before
+
+
+def test_sides_that_do_not_differ_after_olddefconfig_are_refused_and_say_so(world, capsys):
+    # the bad file asks only for what olddefconfig drops (a symbol without a prompt)
+    (world["dir"] / "bad.config").write_text("CONFIG_DEBUG_KERNEL=y\nCONFIG_LOCKDEP=y\n")
+    assert main(["bisect", str(_write(world)), "--store", world["store"]]) == 2
+    row = Store(world["store"]).campaigns()[0]
+    assert row.state == "refused" and "do not differ" in capsys.readouterr().err
+    assert "not candidates (1)" in kinds.report(Store(world["store"]), row.id, "md")
