@@ -252,7 +252,12 @@ class SetBisection:
         return min(self.rules.max_boots, max(2, self.rules.boots, need))
 
     def _since(self, campaign_id: int, role: Role, key: str) -> int:
-        for d in self.store.decisions(campaign_id):
+        """The first boot of a pair measurement, stored as a `measuring` decision when it starts so
+        a resumed campaign goes on with the same boots; one started on a host the campaign moved
+        away from is measured afresh on the new host."""
+        decisions = self.store.decisions(campaign_id)
+        moved = max((i for i, d in enumerate(decisions) if d.role is Role.HOST), default=-1)
+        for d in decisions[moved + 1:]:
             if d.role is role and d.commit == key and d.kind is Kind.MEASURING:
                 return d.since
         since = sum(len(bs) for bs in self.judge.boots().values())

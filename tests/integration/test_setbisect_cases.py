@@ -195,3 +195,16 @@ def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candida
     assert len(judged) == len(set(judged)) == result.candidates
     again = Counter(b.commit for b in store.boots(cid)) - boots_before
     assert not (set(again) & decided)
+
+
+def test_a_host_failing_mid_search_moves_the_set_bisection_to_another_host(tmp_path: Path) -> None:
+    case = CASES[0]
+    store = Store(f"sqlite:///{tmp_path / 'sets.db'}")
+    cid = store.new_campaign("t", {}, "settings")
+    measurer = FakeMeasurer(by_changes(case.value), noise=case.noise, between=case.between, seed=case.seed,
+                            host_fails_after={"local": 30}, spare_hosts=["lab2"])
+    rules = Rules("iops", "higher", Threshold("relative", -0.1), runs_per_boot=2, boots=2, max_boots=8)
+    result = SetBisection(case.units, FakeMaker(), measurer, store, rules).run(cid)
+    assert (result.found, result.units, result.host) == ("one", ("f",), "lab2")
+    assert any(d.role is Role.HOST for d in store.decisions(cid))
+    assert {b.status for b in store.boots(cid)} >= {"ok", "lost"}
