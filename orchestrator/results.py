@@ -193,3 +193,4 @@ def read(kind: str, state: str, data: Mapping[str, Any] | None) -> Result | None
     if state in STOPS:
         return Stopped.from_dict(data, state)
     return None  # running: what a pause left is no longer why
+ANSWERS["config"] = SetBisectResult  # orchestrator/configbisect/: a config bisection's answer

@@ -207,3 +207,14 @@ def stored(row: "CampaignRow") -> CampaignSpec:
 def record(store: "Store", name: str, spec: CampaignSpec) -> int:
     """A new campaign of the spec's kind; its id."""
     return store.new_campaign(name, spec.to_dict(), spec.KIND)
+
+
+def _register_config() -> None:
+    """The `config` kind's spec (orchestrator/configbisect/spec.py: a campaign file with two
+    .config sides), added to SPECS."""
+    from orchestrator.configbisect.spec import ConfigSpec
+
+    SPECS[ConfigSpec.KIND] = ConfigSpec  # type: ignore[assignment]
+
+
+_register_config()

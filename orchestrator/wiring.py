@@ -24,6 +24,8 @@ from orchestrator.ports import Event
 from orchestrator.store import Store
 
 if TYPE_CHECKING:
+    from orchestrator.configbisect.sides import Sides
+    from orchestrator.configbisect.spec import ConfigSpec
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.ports import KernelArtifact
@@ -56,7 +58,7 @@ def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = No
     return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock))
 
 
-def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path, pool: "GuestPool",
+def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path | None, pool: "GuestPool",
               host: str | None = None) -> tuple[Kernels, "PoolMeasurer"]:
     """The engine's kernels (commits of the campaign's repository, reverts made in `clone`)
     and guests running the campaign's workload, every one on one host: `host`, or the one the
@@ -118,6 +120,28 @@ def verification_for(campaign: Campaign, store: Store, campaign_id: int, pool: "
 def run_campaign(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
                  on_event: Callable[[Event], None]) -> Outcome:
     return engine_for(campaign, store, campaign_id, pool, on_event).run(campaign_id)
+
+
+def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "GuestPool",
+                     on_event: Callable[[Event], None]) -> tuple["SetBisection", "Sides"]:
+    """A config bisection over the real parts: the sides normalised and grouped at the commit in
+    the builder's checkout (kept in the campaign's directory), each candidate built with its
+    whole .config by the one kernel source, guests running the campaign's workload on one host
+    of `pool` (a resumed campaign goes on on the host of its runs)."""
+    from orchestrator.configbisect.maker import ConfigMaker
+    from orchestrator.configbisect.run import SLOT, rules, sides_for
+    from orchestrator.kbuild import gitrepo
+    from orchestrator.setbisect.runner import SetBisection
+
+    campaign = spec.campaign
+    choice = choose_workload(campaign)
+    last = store.last_run(campaign_id)
+    host = (last.raw.get("lab_host") if last else None) or campaign.host
+    kernels, measurer = bisection(campaign, choice, None, pool, host)
+    commit = gitrepo.resolve(campaign.repository, spec.commit).commit
+    sides = sides_for(spec, commit, kernels, campaign_workdir(store, campaign_id), on_event)
+    maker = ConfigMaker(kernels, commit, sides, SLOT)
+    return SetBisection(sides.units(), maker, measurer, store, rules(spec, choice), on_event), sides
 
 
 def settings_kernel(choice: "KernelChoice") -> "KernelArtifact":

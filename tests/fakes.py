@@ -388,3 +388,75 @@ class FakeMaker:
 def by_changes(value: Callable[[frozenset[str]], float]) -> Callable[[str], float]:
     """FakeMeasurer's value_of for FakeMaker's kernels: `value` of the candidate's unit names."""
     return lambda commit: value(frozenset() if commit == "good" else frozenset(commit.split(",")))
+
+
+class FakeKconfig:
+    """`make olddefconfig` of a tiny Kconfig (a config bisection's normalisation, without a
+    kernel tree): `symbols` maps CONFIG_X to its rules {"prompt": bool (default True: the .config
+    decides), "depends": [...] (all must be y), "selects": [...], "default": value}. A selected
+    symbol is y whatever it depends on (as Kconfig does, with a warning); one whose dependencies
+    are off is n; one without a prompt takes its default; the rest take the .config's value, else
+    the default. Also the kernel source of a `config` campaign (FakeConfigKernels)."""
+
+    def __init__(self, symbols: Mapping[str, Mapping[str, Any]]) -> None:
+        self.symbols = symbols
+        self.runs = 0
+
+    def normalise(self, text: str) -> str:
+        from orchestrator.kbuild.configdiff import render, values
+
+        self.runs += 1
+        asked = values(text)
+        value = {name: "n" for name in self.symbols}
+        for _ in range(len(self.symbols) + 1):
+            new = {name: self._value(name, rules, asked, value) for name, rules in self.symbols.items()}
+            if new == value:
+                break
+            value = new
+        return "".join(render(name, value[name]) + "\n" for name in sorted(self.symbols))
+
+    def _value(self, name: str, rules: Mapping[str, Any], asked: Mapping[str, str], value: Mapping[str, str]) -> str:
+        if any(name in self.symbols[s].get("selects", ()) and value[s] == "y" for s in self.symbols):
+            return "y"
+        if any(value[d] != "y" for d in rules.get("depends", ())):
+            return "n"
+        default = str(rules.get("default", "n"))
+        return asked.get(name, default) if rules.get("prompt", True) else default
+
+
+class FakeConfigKernels:
+    """The kernel source of a `config` campaign over a FakeKconfig: `olddefconfig` normalises,
+    `build_config` makes one kernel per normalised .config (its commit: the options set, joined
+    by `+`, "none" for none; FakeMeasurer's value_of reads them with `by_options`), `broken`:
+    options a kernel holding one of which does not build. `configured` gives `recipes[items]`."""
+
+    def __init__(self, kconfig: FakeKconfig, broken: AbstractSet[str] = frozenset(),
+                 recipes: Mapping[tuple[str, ...], str] | None = None, where: Mapping[str, str] | None = None) -> None:
+        self.kconfig, self.broken, self.recipes, self.where = kconfig, broken, dict(recipes or {}), dict(where or {})
+        self.built: list[str] = []
+
+    def olddefconfig(self, commit: str, config_text: str) -> str:
+        return self.kconfig.normalise(config_text)
+
+    def configured(self, commit: str, recipe: Any) -> str:
+        return self.recipes[tuple(f.name for f in recipe.fragments)]
+
+    def definitions(self, commit: str) -> dict[str, str]:
+        return dict(self.where)
+
+    def build_config(self, commit: str, config_text: str, modules: str | None = None,
+                     slot: str | None = None) -> Build:
+        from orchestrator.kbuild.configdiff import values
+
+        on = sorted(values(config_text))
+        if set(on) & self.broken:
+            raise BuildFailed(f"kernel/fake.c:1:1: error: {sorted(set(on) & self.broken)[0]} does not build")
+        name = "+".join(o.removeprefix("CONFIG_") for o in on) or "none"
+        self.built.append(name)
+        return Build(fake_kernel(name, hashlib.sha256(config_text.encode()).hexdigest()))
+
+
+def by_options(value: Callable[[frozenset[str]], float]) -> Callable[[str], float]:
+    """FakeMeasurer's value_of for FakeConfigKernels' kernels: `value` of the options set (names
+    without CONFIG_)."""
+    return lambda commit: value(frozenset() if commit == "none" else frozenset(commit.split("+")))

@@ -392,3 +392,20 @@ def metric_of(row: Any) -> str | None:
     except UserError:
         return None
     return KINDS[row.kind].metric(spec)
+
+
+def _config_kind() -> Kind:
+    """The `config` kind (orchestrator/commands/configbisect.py): two .config sides at one commit."""
+    from orchestrator.commands import configbisect as c
+
+    return Kind(SPECS["config"], ANSWERS["config"], c.check, c.lab, c.progress, c.run, c.report, c.metric)
+
+
+def _config_file(raw: Any, path: Path) -> Any:
+    from orchestrator.commands.configbisect import spec_of_file
+
+    return spec_of_file(raw, path)
+
+
+KINDS["config"] = _config_kind()
+FILES["config"] = _config_file

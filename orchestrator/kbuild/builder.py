@@ -37,7 +37,7 @@ from orchestrator.errors import BuildFailed, InfraError
 from orchestrator.kbuild import gitrepo, makecmd
 from orchestrator.kbuild.classify import INFRA, classify
 from orchestrator.kbuild.kconfig import has_modules, parse_config, unmet
-from orchestrator.kbuild.recipe import BASES, Recipe
+from orchestrator.kbuild.recipe import BASES, DEFAULT_CC, Recipe
 from orchestrator.kbuild.store import (
     KernelImage,
     KernelStore,
@@ -134,14 +134,16 @@ class KernelBuilder:
         self.note = note or progress
         self._deadline: tuple[float, float] | None = None  # (monotonic end, limit) of the build under way
 
-    def build_dir(self, repo_id: str, recipe: Recipe) -> Path:
-        return self.work_root / repo_id / "build" / recipe.digest()[:16]
+    def build_dir(self, repo_id: str, recipe: Recipe, slot: str | None = None) -> Path:
+        return self.work_root / repo_id / "build" / (slot or recipe.digest()[:16])
 
     def build(self, repo: Path, rev: str, recipe: Recipe, timeout_s: float | None = None,
-              objects: Path | None = None) -> KernelImage:
+              objects: Path | None = None, slot: str | None = None) -> KernelImage:
         """`rev` of `repo` built with `recipe`. `objects`: another repository `rev` lives in (a
         revert vmbisect made in its own clone; the user's repository is never written): it is
-        fetched into the build's checkout of `repo`, so the build reuses that build directory."""
+        fetched into the build's checkout of `repo`, so the build reuses that build directory.
+        `slot`: the build directory's name when not the recipe's (a config bisection builds
+        every candidate .config in one directory: make rebuilds only what the options touch)."""
         started = time.monotonic()
         self._deadline = (started + timeout_s, timeout_s) if timeout_s is not None else None
         revision = gitrepo.resolve(repo, rev, objects)
@@ -155,22 +157,18 @@ class KernelBuilder:
             hit = self.store.get_alias(alias)
             if hit is not None:
                 return replace(hit, duration_s=time.monotonic() - started)
-            image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started, objects)
+            image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started, objects, slot)
         self.store.set_alias(alias, image.key)
         return image
 
     def _build_locked(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
-                      toolchain: ToolchainInfo, started: float, objects: Path | None = None) -> KernelImage:
-        src = repo_dir / "src"
+                      toolchain: ToolchainInfo, started: float, objects: Path | None = None,
+                      slot: str | None = None) -> KernelImage:
         self.progress(f"checking out {revision.commit[:12]}")
-        gitrepo.ensure_clone(repo, src, self.note)
-        gitrepo.fetch_commit(src, objects if objects is not None else repo, revision.commit)
-        gitrepo.checkout(src, revision.commit)
-        build_dir = self.build_dir(revision.repo_id, recipe)
+        src = self._checked_out(repo, repo_dir, revision, objects)
+        build_dir = self.build_dir(revision.repo_id, recipe, slot)
         build_dir.mkdir(parents=True, exist_ok=True)
-        log_path = repo_dir / "logs" / f"{time.strftime('%Y%m%dT%H%M%S')}-{revision.commit[:12]}.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+        log_path, env = self._log(repo_dir, f"{time.strftime('%Y%m%dT%H%M%S')}-{revision.commit[:12]}")
         with log_path.open("w") as log:
             self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
             config_text = (build_dir / ".config").read_text()
@@ -287,6 +285,58 @@ class KernelBuilder:
             tmp.write_bytes(new)
             os.replace(tmp, config)
         state_path.write_text(json.dumps({"inputs": inputs, "config_sha256": hashlib.sha256(new).hexdigest()}) + "\n")
+
+    def _checked_out(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision,
+                     objects: Path | None = None) -> Path:
+        """vmbisect's checkout of `repo` at `revision` (its commit fetched from `objects`, if given)."""
+        src = repo_dir / "src"
+        gitrepo.ensure_clone(repo, src, self.note)
+        gitrepo.fetch_commit(src, objects if objects is not None else repo, revision.commit)
+        gitrepo.checkout(src, revision.commit)
+        return src
+
+    def _log(self, repo_dir: Path, name: str) -> tuple[Path, dict[str, str]]:
+        """The log file logs/<name>.log and the environment of a make."""
+        log_path = repo_dir / "logs" / f"{name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        return log_path, makecmd.build_env(os.environ, self.ccache_dir, self.work_root, self.ccache_max)
+
+    def configured(self, repo: Path, rev: str, recipe: Recipe) -> str:
+        """The .config `recipe` gives at `rev` of `repo` (configured as a build would be, nothing
+        built): a config bisection's side given as a recipe."""
+        self._deadline = None
+        revision = gitrepo.resolve(repo, rev)
+        toolchain = probe_toolchain(recipe.cc)
+        repo_dir = self.work_root / revision.repo_id
+        with _locked(repo_dir / "lock"):
+            src = self._checked_out(repo, repo_dir, revision)
+            build_dir = self.build_dir(revision.repo_id, recipe)
+            build_dir.mkdir(parents=True, exist_ok=True)
+            log_path, env = self._log(repo_dir, f"configure-{recipe.digest()[:16]}")
+            with log_path.open("w") as log:
+                self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
+            text = (build_dir / ".config").read_text()
+        problems = unmet(recipe.wanted(), parse_config(text))
+        if problems:
+            raise ConfigNotApplied(f"config: at {revision.commit[:12]} " + "; ".join(problems))
+        return text
+
+    def olddefconfig(self, repo: Path, rev: str, config_text: str, cc: str = DEFAULT_CC) -> str:
+        """`config_text` as `make olddefconfig` leaves it at `rev` of `repo` (seconds, no build):
+        written to a file of vmbisect's own, in a scratch build directory of the checkout."""
+        self._deadline = None
+        revision = gitrepo.resolve(repo, rev)
+        repo_dir = self.work_root / revision.repo_id
+        with _locked(repo_dir / "lock"):
+            src = self._checked_out(repo, repo_dir, revision)
+            scratch = repo_dir / "olddefconfig"
+            scratch.mkdir(parents=True, exist_ok=True)
+            (scratch / ".config").write_text(config_text)
+            log_path, env = self._log(repo_dir, "olddefconfig")
+            argv = makecmd.make_argv(src, scratch, ["olddefconfig"], cc, self.ccache_dir is not None)
+            with log_path.open("w") as log:
+                self._run(argv, src, env, log, log_path, revision)
+            return (scratch / ".config").read_text()
 
 
 def default_builder(progress: Callable[[str], None] = lambda _msg: None,

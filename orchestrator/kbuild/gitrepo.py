@@ -124,3 +124,16 @@ def ls_tree(src: Path, commit: str) -> list[str]:
     if proc.returncode != 0:
         raise InfraError(f"git ls-tree {commit[:12]} in {src} failed: {proc.stderr.strip()[-300:]}")
     return proc.stdout.splitlines()
+
+
+KCONFIG_DEFINITION = r"^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+[[:space:]]*$"
+
+
+def kconfig_definitions(repo: Path, commit: str) -> list[str]:
+    """`git grep` lines "<commit>:<path>:config NAME" of every Kconfig symbol defined at `commit`
+    (a resolved commit id) of `repo`, which is only read."""
+    proc = _run(["git", "-C", str(repo), "grep", "-I", "-E", "-e", KCONFIG_DEFINITION, commit, "--", "*Kconfig*"])
+    if proc.returncode not in (0, 1):  # 1: nothing found
+        raise InfraError(f"git grep of the Kconfig files at {commit[:12]} in {repo} failed: "
+                         f"{proc.stderr.strip()[-300:]}")
+    return proc.stdout.splitlines()

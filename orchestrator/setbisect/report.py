@@ -66,8 +66,9 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     result = read(kind, row.state, row.result)
     if isinstance(result, SetBisectResult):
         named = frozenset(result.units)
+        out = frozenset(str(result.revert.get("units", "")).split(", ")) - {""} or named  # runner._taken_out
         keys += [(key_of(named, names), label(named, names)),
-                 (key_of(frozenset(names) - named, names), label(frozenset(names) - named, names))]
+                 (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
     rows = []
     for key, what in dict.fromkeys(keys):
         bs = boots.get(key, [])

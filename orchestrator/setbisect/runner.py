@@ -77,6 +77,8 @@ def replay(units: Sequence[Unit], decisions: Sequence[Decided]) -> tuple[list[tu
     every candidate asked in order, and the search's result once it is complete (the report and
     status read a campaign this way; a resumed run asks the same candidates in the same order)."""
     names = [u.name for u in ordered(units)]
+    if not names:  # sides that do not differ: refused before any search
+        return [], None
     verdicts = {d.commit: d.verdict for d in decisions if d.role is Role.CANDIDATE}
     candidates = Candidates(_NoMaker(), names)
     asked: list[tuple[str, frozenset[str]]] = []
@@ -146,13 +148,23 @@ class SetBisection:
         found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
         named = frozenset(found.units)
         with_set = self.candidates.key(named)
-        without = self.candidates.key(frozenset(self.names) - named)
+        taken_out = self._taken_out(named)
+        without = self.candidates.key(frozenset(self.names) - taken_out)
         confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
         revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
+        if taken_out != named:
+            revert = {**revert, "units": ", ".join(sorted(taken_out))}
         result = self._result(campaign_id, found, confirmation, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
         self._emit("done", with_set, message=result.line())
         return result
+
+    def _taken_out(self, named: frozenset[str]) -> frozenset[str]:
+        """The units the revert (bad - set) leaves out: the set, and the units the maker says would
+        bring it back (`taken_out`, optional: a config unit whose options select one of the set's,
+        so bad without the set alone is bad again after olddefconfig)."""
+        more = getattr(self.candidates.maker, "taken_out", None)
+        return named | (frozenset(more(named)) if more is not None else frozenset())
 
     def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
         r = self.rules
