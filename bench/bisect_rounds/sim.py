@@ -54,6 +54,11 @@ from orchestrator.stats import Boot, pooled_boot_variance, step_odds
 # range (a one-file change is 12.3 s, a wide header change about a cold build). A boot of the
 # demo: 25.0 s for 18 s of fio (docs/boot-time.md, "Per-boot cost"). A push of a kernel and its
 # initrd to a lab host: 2 s, assumed (a few MB over a LAN; not measured here).
+# The engine's cap on a reference's boots from the steps' choice (orchestrator/bisect/search.py
+# REFERENCE_BOOTS, times max_boots_per_commit); the drift guard's come on top.
+REFERENCE_BOOTS = 2
+# The confirmation and the revert, one pair a slot, on at most this many slots at once.
+CONFIRM_SLOTS = 4
 DURATIONS = {"cold_build": 552.0, "build": 83.9, "boot": 25.0, "push": 2.0}
 
 
@@ -90,8 +95,8 @@ class Params:
     visit_error: float = VISIT_ERROR
     revisit_error: float = REVISIT_ERROR
     pair_error: float = 0.01
-    visit_boots: int = 8  # a visit's own boots at most
     refresh_after: int = REFRESH_AFTER
+    reevaluate: bool = True  # every measured commit's llr against the references as they are now
     refill: bool = False  # slots refilled as they free (else rounds as barriers)
     ahead: bool = True  # with refill: the one clock's build-ahead (barriers run both clocks)
 
@@ -178,6 +183,9 @@ class Campaign:
         real = [i for i in range(1, n) if self.image[i] == i]
         self.culprit = rng.choice(real)
         self.index = {s: i for i, s in enumerate(self.shas)}
+        self.commits_of: dict[str, list[str]] = {}
+        for i in range(1, n):
+            self.commits_of.setdefault(self.shas[self.image[i]], []).append(self.shas[i])
         self.good, self.bad = self.shas[0], self.shas[-1]
         self.dag = Dag(self.shas[1:], {s: (self.shas[i - 1],) for i, s in enumerate(self.shas) if i})
         self.slots = [Slot(random.Random(seed * 1000 + k)) for k in range(p.slots)]
@@ -185,6 +193,7 @@ class Campaign:
         self.untestable: set[str] = set()
         self.built: set[str] = set()
         self.llrs: dict[tuple[int, str], float] = {}  # (slot, image) -> its latest llr, as stored
+        self.fresh: dict[tuple[int, str], tuple[int, float]] = {}  # re-evaluated: (slot's seq then, llr)
         self.measured: set[str] = set()  # commits whose image was booted (the others inherit)
         self.rounds = 0
         self.boots = 0
@@ -218,10 +227,20 @@ class Campaign:
         return self.shas[self.image[self.index[commit]]]
 
     def evidence(self) -> dict[str, float]:
-        """Every commit with a measured image: the sum over the hosts of each host's latest llr
-        for that image (boots and references of their own: independent evidence)."""
+        """Every commit with a measured image: the sum over the hosts of each host's llr for that
+        image (boots and references of their own: independent evidence). With `reevaluate`,
+        from all its boots against the host's references and noise as they are now (every boot
+        informs every decision), else as stored at the end of its latest visit."""
         by_image: dict[str, float] = {}
-        for (_k, image), llr in self.llrs.items():
+        for (k, image), llr in self.llrs.items():
+            if self.p.reevaluate:
+                slot = self.slots[k]
+                seq, cached = self.fresh.get((k, image), (-1, 0.0))
+                if seq != slot.seq:
+                    o = self.odds(slot, image)
+                    cached = llr_of(o.p_bad) if o is not None else llr
+                    self.fresh[(k, image)] = (slot.seq, cached)
+                llr = cached
             by_image[image] = by_image.get(image, 0.0) + llr
         return {c: by_image[self.image_of(c)] for c in self.measured if self.image_of(c) in by_image}
 
@@ -230,39 +249,49 @@ class Campaign:
         return {c for c in self.built if c in self.index and self.index[c] > 0 and self.image_of(c) == self.image_of(
             self.shas[self.index[c] - 1]) and self.shas[self.index[c] - 1] in self.built}
 
+    def ready(self) -> list[str]:
+        """Commits whose kernel is built or building (the build-ahead clock's; barriers take the
+        same decisions for both clocks)."""
+        return [c for image in self.clocks[-1].ready if image in self.commits_of for c in self.commits_of[image]]
+
     def move(self, busy: set[str] | None = None) -> Move:
         """The next move; with `busy` (refill), one pick for the slot that freed."""
         p = self.p
         return next_move(self.dag, self.evidence(), 1 if busy is not None else p.slots, p.error, self.untestable,
                          self.point, self.impossible(), busy or (), nominate=p.nominate,
-                         confirmed={c: 1 for c in self.point}, total=p.slots if busy is not None else None)
+                         confirmed={c: 1 for c in self.point}, total=p.slots if busy is not None else None,
+                         ready=self.ready())
 
     # ---- measuring ------------------------------------------------------------------------
 
     def refresh(self, slot: Slot) -> None:
-        """The drift guard: both references again when REFRESH_AFTER boots passed."""
-        if slot.seq - slot.last_ref < self.p.refresh_after:
+        """The drift guard (the judge's): both references again when REFRESH_AFTER boots passed
+        since either's last one, the one that went first last time second."""
+        latest = min(slot.boots[ref][-1].seq for ref in (self.good, self.bad))
+        if slot.seq - 1 - latest < self.p.refresh_after:
             return
         order = (self.good, self.bad) if slot.last_ref % 2 == 0 else (self.bad, self.good)
         for ref in order:
             self.boot(slot, ref)
-        slot.last_ref = slot.seq
+        slot.last_ref += 1
 
-    def endpoints(self, k: int) -> tuple[int, bool]:
-        """Slot k's references, booted in A B B A pairs until the stop rule says; (boots, refused)."""
-        slot, p = self.slots[k], self.p
+    def endpoints(self) -> tuple[int, bool]:
+        """Every slot boots its own references, in A B B A pairs side by side, until the first
+        slot's stop rule says (the others' references grow later as their steps need them);
+        (boot pairs a slot, refused)."""
+        slot, p = self.slots[0], self.p
         n = 0
         while True:
-            for ref in ((self.good, self.bad) if n % 2 == 0 else (self.bad, self.good)):
-                self.boot(slot, ref)
+            for s in self.slots:
+                for ref in ((self.good, self.bad) if n % 2 == 0 else (self.bad, self.good)):
+                    self.boot(s, ref)
             n += 1
             check = check_endpoints(slot.boots[self.good], slot.boots[self.bad], "higher",
                                     Threshold("relative", self.case.threshold), p.runs_per_boot, p.max_boots,
                                     p.alpha, p.error)
             step = endpoints_next(check, n, 2 * p.max_boots)
             if step is not Next.MORE:
-                slot.last_ref = slot.seq
-                return 2 * n, step is Next.REFUSE
+                return n, step is Next.REFUSE
 
     def measure(self, k: int, commit: str) -> tuple[int, float | None, bool]:
         """One visit of slot k to `commit`: boots (to it, or to a reference when the step's
@@ -273,7 +302,7 @@ class Campaign:
         self.measured.add(commit)
         have = len(slot.boots.get(key, []))
         first = not any(key in s.boots for s in self.slots)
-        cap = min(have + p.visit_boots, TOTAL_CAP * p.max_boots)
+        cap = min(have + p.max_boots, TOTAL_CAP * p.max_boots)
         min_boots = p.boots_per_commit if first else have + 1
         error = p.visit_error if first else p.revisit_error
         before = self.boots
@@ -286,7 +315,10 @@ class Campaign:
             self.refresh(slot)
             target = Target.STEP if n < min_boots else next_boot(slot.boots[self.good], slot.boots[self.bad],
                                                                  slot.boots.get(key, []))
-            self.boot(slot, {Target.STEP: key, Target.GOOD: self.good, Target.BAD: self.bad}[target])
+            chosen = {Target.STEP: key, Target.GOOD: self.good, Target.BAD: self.bad}[target]
+            if chosen != key and len(slot.boots[chosen]) >= REFERENCE_BOOTS * p.max_boots:
+                chosen = key  # the engine's cap on the references' boots from the steps' choice
+            self.boot(slot, chosen)
         llr = llr_of(o.p_bad) if o is not None else None
         return self.boots - before, llr, v is Visit.APART or (v is Visit.UNCLEAR and n >= TOTAL_CAP * p.max_boots)
 
@@ -298,16 +330,18 @@ class Campaign:
 
     def confirm(self, culprit: str, tag: str, at: float) -> None:
         """The culprit against its parent and bad with the culprit reverted against bad, on
-        fresh boots of their own (keys tagged), each pair interleaved (A B B A), side by side on
-        two slots (one slot: taking turns) until their summed evidence settles it (rounds.settled);
-        the sum goes to the culprit's posterior. Advances every clock."""
+        fresh boots of their own (keys tagged), each pair interleaved (A B B A): one slot takes
+        turns; with more slots, up to CONFIRM_SLOTS of them each measure one pair (confirmation,
+        revert, confirmation, revert) side by side, until their summed evidence settles it
+        (rounds.settled); the sum goes to the culprit's posterior. Advances every clock."""
         p = self.p
         parent = self.shas[self.index[culprit] - 1]
         revert = f"revert-{culprit}"
-        kr = 1 if len(self.slots) > 1 else 0
         self.built |= {parent, culprit}
-        sides = [(0, f"{tag}:a:{self.image_of(parent)}", f"{tag}:b:{self.image_of(culprit)}", 1),
-                 (kr, f"{tag}:a:{self.bad}", f"{tag}:b:{revert}", -1)]
+        used = range(min(len(self.slots), CONFIRM_SLOTS))
+        sides = [(k, f"{tag}:a:{self.image_of(parent)}", f"{tag}:b:{self.image_of(culprit)}", 1) if j % 2 == 0 else
+                 (k, f"{tag}:a:{self.bad}", f"{tag}:b:{revert}", -1)
+                 for j, k in enumerate(used if len(used) > 1 else [0, 0])]
         gaps = []
         for k, _a, _b, sign in sides:
             slot = self.slots[k]
@@ -328,15 +362,17 @@ class Campaign:
             if n >= 2 and settled(states, p.max_boots, p.pair_error):
                 break
         self.point[culprit] = self.point.get(culprit, 0.0) + sum(s.log_bf for s in states)
-        per_slot = [2 * states[0].boots + (2 * states[1].boots if not kr else 0), 2 * states[1].boots if kr else 0]
+        per_slot = [0] * len(self.slots)
+        for (k, *_rest), state in zip(sides, states):
+            per_slot[k] += 2 * state.boots
         boot = DURATIONS["boot"]
         for clock in self.clocks:
             t0 = max(at, clock.now)
             first = max(t0, clock.build(parent, t0), clock.build(culprit, t0))
             clock.prefetch([revert], t0, first + boot)  # builds while the first pair boots
             second = max(t0, clock.build(revert, t0 if clock.ahead else first))
-            if kr:
-                clock.now = max(first + per_slot[0] * boot, second + per_slot[1] * boot)
+            if len(used) > 1:
+                clock.now = max((second if j % 2 else first) + per_slot[k] * boot for j, k in enumerate(used))
             else:  # one slot: the revert's boots wait for its build
                 clock.now = max(first, second) + per_slot[0] * boot
 
@@ -351,7 +387,7 @@ class Campaign:
             boots, llr, untestable = self.measure(k, commit)
             flights.append((boots, Flight(k, commit, 0.0, llr, untestable)))
         nxt = [c for _p, o in ahead(self.dag, before, picks, len(self.slots), self.p.nominate, self.untestable,
-                                    self.impossible()) for c in o]
+                                    self.impossible(), self.ready()) for c in o]
         for clock in self.clocks:
             start = clock.now
             ends = [max(start, clock.build(self.image_of(f.commit), start)) + boots * DURATIONS["boot"]
@@ -404,8 +440,8 @@ class Campaign:
             free[k] = flying[-1].end
             self.rounds += 1
             nxt = [c for _p, o in ahead(self.dag, self.evidence(), sorted(busy | {commit}, key=self.index.get),
-                                        len(self.slots), self.p.nominate, self.untestable, self.impossible())
-                   for c in o]
+                                        len(self.slots), self.p.nominate, self.untestable, self.impossible(),
+                                        self.ready()) for c in o]
             clock.prefetch([self.image_of(c) for c in nxt], t, min(f.end for f in flying))
         return m
 
@@ -413,13 +449,13 @@ class Campaign:
 
     def run(self) -> Trial:
         p = self.p
-        ends = [self.endpoints(k) for k in range(len(self.slots))]
+        pairs, refused = self.endpoints()
         first = [self.image_of(c) for c in self.move().picks]
         for clock in self.clocks:
             ready = max(clock.build(self.good, 0.0), clock.build(self.bad, 0.0))
-            clock.now = ready + max(e[0] for e in ends) * DURATIONS["boot"]
+            clock.now = ready + 2 * pairs * DURATIONS["boot"]
             clock.prefetch(first, 0.0, clock.now)  # the first picks build while the endpoints boot
-        if any(e[1] for e in ends):
+        if refused:
             return Trial(False, False, True, self.boots, 0, self.clocks[0].now, self.clocks[-1].now, refused=True)
         m = self.run_refill() if p.refill else self.run_barriers()
         found = m.act is Act.DONE

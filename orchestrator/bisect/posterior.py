@@ -35,6 +35,9 @@ CLIP = math.log(1e6)
 ALIVE = 1e-12
 # Masses this close count as equal: ties go to the older commit, as git bisect's.
 TIE = 1e-9
+# A commit whose kernel is already built is picked instead of the best split when its bad-side
+# mass is this close to the best one's (posterior.pick).
+READY_SLACK = 0.05
 _ROWS = 512  # rows of the ancestry matrix unpacked at a time
 
 
@@ -157,7 +160,7 @@ def posterior(dag: Dag, evidence: Mapping[str, float], point: Mapping[str, float
 
 
 def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iterable[str] = (),
-         total: int | None = None) -> list[str]:
+         total: int | None = None, ready: Iterable[str] = ()) -> list[str]:
     """The commits a round measures with `slots` free slots: for k = 1..slots the commit whose
     bad-side mass is nearest k/(slots + 1) (the posterior's quantiles on a line, git bisect's
     midpoint for one slot and a flat posterior), each at most once, among the commits still in
@@ -168,7 +171,11 @@ def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iter
 
     `total`: the lab's slots when only `slots` of them are free (a slot refilled as it frees):
     the quantiles are k/(total + 1), each commit in flight (`busy`) takes the one nearest its
-    bad-side mass, and the free slots take the others, those nearest one half first."""
+    bad-side mass, and the free slots take the others, those nearest one half first.
+
+    `ready`: commits whose kernel is built (built ahead): one whose bad-side mass is within
+    READY_SLACK of the best commit's is taken instead (a split of 0.45/0.55 carries 99% of the
+    information of 0.5/0.5, and the slot starts booting at once)."""
     dag = post.dag
     busy = set(busy)
     off = set(untestable) | busy | {dag.commits[-1]}
@@ -180,6 +187,7 @@ def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iter
         if len(targets) > slots:
             targets.remove(min(targets, key=lambda t: abs(t - float(post.bad[dag.index[commit]]))))
     targets = sorted(sorted(targets, key=lambda t: abs(t - 0.5))[:slots])
+    built = {dag.index[c] for c in ready if c in dag.index}
     chosen: list[int] = []
     free = np.array(ok, dtype=int)
     for target in targets:
@@ -187,6 +195,9 @@ def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iter
             break
         score = np.abs(post.bad[free] - target)
         best = int(np.flatnonzero(score <= score.min() + TIE)[0])  # the oldest of the nearest
+        near = [j for j in np.flatnonzero(score <= score[best] + READY_SLACK).tolist() if int(free[j]) in built]
+        if near:
+            best = min(near, key=lambda j: (score[j], j))
         chosen.append(int(free[best]))
         free = np.delete(free, best)
     return [dag.commits[i] for i in sorted(chosen)]

@@ -17,14 +17,18 @@ import numpy as np
 from orchestrator.bisect.posterior import NOISELESS, Answer, Dag, Kind, answer, pick, posterior
 from orchestrator.stats import Boot, StepOdds, drift_estimable, pair_evidence
 
-# A first visit (one slot measuring one commit) ends when its verdict is this sure; further
-# evidence comes from revisits the posterior asks for.
-VISIT_ERROR = 0.01
+# A first visit (one slot measuring one commit) ends when its verdict is this sure: the posterior
+# needs a commit's side, not its certainty, except next to the culprit, where it sends the search
+# back (a revisit). 0.01 spent 5.4 boots a visit at 8% between-boot noise and 124 boots a
+# campaign; 0.1 spends about 3 (bench/bisect_rounds, docs/campaign.md "Time to culprit").
+VISIT_ERROR = 0.1
 # A revisit (the posterior sent the search back to a commit it had measured) ends when this sure.
-REVISIT_ERROR = 0.001
+REVISIT_ERROR = 0.01
 # The search names a candidate for confirmation when it holds 1 - NOMINATE of the mass; the
-# confirmation's fresh boots then carry it to the campaign's 1 - error, or speak against it.
-NOMINATE = 0.01
+# confirmation's fresh boots (settled: log Bayes factor +-log(99)) then carry it to the
+# campaign's 1 - error (odds 4 x 99: 0.9975), or speak against it and the search goes on. The
+# last revisits of the culprit's neighbours to 0.99 cost more boots than the confirmation does.
+NOMINATE = 0.2
 # A step far from both references (a second change) is not one of the two.
 APART = 0.001
 # A commit still unclear after this many times max_boots_per_commit boots over all its visits is
@@ -145,7 +149,7 @@ class Round:
 
 def plan(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, untestable: Iterable[str] = (),
          point: Mapping[str, float] | None = None, impossible: Iterable[str] = (),
-         busy: Iterable[str] = ()) -> Round:
+         busy: Iterable[str] = (), ready: Iterable[str] = ()) -> Round:
     """One look at the search: the stop rule, and when it does not stop, the next round's
     commits (`slots` of them at most, none of `busy`)."""
     untestable = set(untestable)
@@ -153,11 +157,12 @@ def plan(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, unte
     found = answer(post, error, untestable)
     if found.kind is not Kind.SEARCHING:
         return Round(found, ())
-    return Round(found, tuple(pick(post, slots, untestable, busy)))
+    return Round(found, tuple(pick(post, slots, untestable, busy, ready=ready)))
 
 
 def ahead(dag: Dag, evidence: Mapping[str, float], picks: Sequence[str], slots: int, error: float,
-          untestable: Iterable[str] = (), impossible: Iterable[str] = ()) -> list[tuple[float, tuple[str, ...]]]:
+          untestable: Iterable[str] = (), impossible: Iterable[str] = (),
+          ready: Iterable[str] = ()) -> list[tuple[float, tuple[str, ...]]]:
     """What to build while `picks` are measured: for each way the round can end (the culprit in
     one of the parts the picks cut: the older picks good, the newer bad), its probability now
     and the next round's picks then (oldest first: slot k builds the k-th), likelier first. A
@@ -170,7 +175,7 @@ def ahead(dag: Dag, evidence: Mapping[str, float], picks: Sequence[str], slots: 
         marks = {dag.commits[i]: (-NOISELESS if j < k else NOISELESS) for j, i in enumerate(idx)}
         lo = float(post.bad[idx[k - 1]]) if k else 0.0
         hi = float(post.bad[idx[k]]) if k < len(idx) else 1.0
-        nxt = plan(dag, {**evidence, **marks}, slots, error, untestable, impossible=impossible)
+        nxt = plan(dag, {**evidence, **marks}, slots, error, untestable, impossible=impossible, ready=ready)
         out.append((max(0.0, hi - lo), nxt.picks))
     return sorted(out, key=lambda x: -x[0])
 
@@ -196,11 +201,12 @@ class Move:
 def next_move(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, untestable: Iterable[str] = (),
               point: Mapping[str, float] | None = None, impossible: Iterable[str] = (), busy: Iterable[str] = (),
               nominate: float = NOMINATE, confirmed: Mapping[str, int] | None = None,
-              total: int | None = None) -> Move:
+              total: int | None = None, ready: Iterable[str] = ()) -> Move:
     """The search's stop rule with its confirmation: a culprit holding 1 - `nominate` of the
     mass that was not confirmed yet is confirmed (fresh boots, whose evidence enters `point`);
     one confirmed and holding 1 - `error` is the answer; otherwise the search goes on (`slots`
-    picks, see posterior.pick for `busy` and `total`). `confirmed`: commit -> confirmations."""
+    picks, see posterior.pick for `busy`, `total` and `ready`). `confirmed`: commit ->
+    confirmations."""
     untestable = set(untestable)
     confirmed = confirmed or {}
     post = posterior(dag, evidence, point, impossible)
@@ -213,4 +219,4 @@ def next_move(dag: Dag, evidence: Mapping[str, float], slots: int, error: float,
     if loose.kind is Kind.FOUND and not confirmed.get(loose.culprit, 0):
         return Move(Act.CONFIRM, loose.culprit, mass=loose.mass)
     best = loose.culprit if loose.kind is Kind.FOUND else ""
-    return Move(Act.SEARCH, best, tuple(pick(post, slots, untestable, busy, total)), mass=loose.mass)
+    return Move(Act.SEARCH, best, tuple(pick(post, slots, untestable, busy, total, ready)), mass=loose.mass)
