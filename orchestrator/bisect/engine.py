@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +65,8 @@ from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
 from orchestrator.stats import Boot, boots_needed, compare_boots, drift, evidence, pooled_boot_variance
 
+# Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
+AHEAD_OUTCOMES = 2
 # The endpoint check may boot each reference up to this many times max_boots_per_commit.
 REFERENCE_BOOTS = 2
 # A re-examined step may have this many times max_boots_per_commit, once more for each further
@@ -163,8 +166,9 @@ class Engine:
     `measurer` (the home host: endpoints, search, confirmation). `slots`: the campaign's slots
     on the lab, one measurer per slot, each pinned to its host (orchestrator/wiring.py
     `lab_slots`; empty: one slot, `measurer`, which may move to another host when its host
-    fails); slots of one host share that host's judge and references. `build_ahead`: kernels
-    built ahead per round while the round measures (0: off; the lab's `build_cpus`)."""
+    fails); slots of one host share that host's judge and references. `build_cpus`: CPUs of this
+    machine that build the likeliest next picks while a round measures (the lab's `build_cpus`;
+    empty: no build-ahead)."""
 
     def __init__(
         self,
@@ -177,7 +181,7 @@ class Engine:
         on_event: Callable[[Event], None] = lambda e: None,
         error: float = ERROR,
         slots: Sequence[Measurer] = (),
-        build_ahead: int = 0,
+        build_cpus: Sequence[int] = (),
     ) -> None:
         self.c = campaign
         self.direction = direction
@@ -188,7 +192,7 @@ class Engine:
         self.on_event = on_event
         self.error = error
         self.slots = list(slots)
-        self.build_ahead = build_ahead
+        self.build_cpus = tuple(build_cpus)
         self._start = time.monotonic()
         self._judge_of: Judge | None = None
         self._search: Search | None = None
@@ -272,7 +276,7 @@ class Engine:
                                                              Kind.ENDPOINTS))
         search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
                                        self.error, self._emit)
-        if self.build_ahead:
+        if self.build_cpus:
             search.ahead = lambda outcomes: self._build_ahead(search, outcomes)
         unresolved = Doubts()
         confirmation: dict[str, Any] = {}
@@ -307,13 +311,16 @@ class Engine:
         self.on_event(Event(phase, commit, step, steps_left, samples, message, time.monotonic() - self._start))
 
     def _build_ahead(self, search: Search, outcomes: list[tuple[float, tuple[str, ...]]]) -> None:
-        """The likeliest next picks built in the background while the round measures (the
+        """The next picks of the two likeliest ways the round can end, built in the background
+        on the build CPUs while the round measures (processes inherit the thread's CPUs; the
         builder is serialised per repository; a build-ahead's fault is found again when the
         commit is measured)."""
-        commits = search.likeliest(outcomes, max(1, search.lab.slots), self.build_ahead)
-        judge = self.judge
+        slots = max(1, search.lab.slots)
+        commits = search.likeliest(outcomes, slots, AHEAD_OUTCOMES * slots)
+        judge, cpus = self.judge, self.build_cpus
 
         def build() -> None:
+            os.sched_setaffinity(0, cpus)  # this thread only: the guests' cores stay theirs
             for commit in commits:
                 try:
                     judge.kernel(commit)

@@ -161,6 +161,11 @@ class Search:
     def boots(self, commit: str) -> int:
         return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
 
+    def unfinished(self) -> list[str]:
+        """Candidates booted but never decided: a visit under way when the controller stopped."""
+        decided = latest(self.store.decisions(self.campaign_id))
+        return [c for c in self.dag.commits if c != self.bad and c not in decided and self.boots(c)]
+
     def plan(self, busy: Sequence[str] = ()) -> Round:
         llr, untestable = self.judged()
         return plan(self.dag, llr, max(1, self.lab.slots), self.error, untestable, busy=busy)
@@ -204,6 +209,10 @@ class Search:
 
     def run(self) -> Found:
         """Rounds until the posterior answers or has nothing left to measure."""
+        pending = self.unfinished()
+        if pending:  # visits a killed controller left under way: their boots are kept, they go on
+            self.emit("round", message=f"{len(pending)} visit(s) under way when the campaign stopped")
+            self.round(pending[:max(1, self.lab.slots)])
         for _ in range(MAX_SEARCH_ROUNDS):
             r = self.plan()
             if r.answer.kind is not Answered.SEARCHING or not r.picks:
