@@ -589,3 +589,29 @@ def test_a_controller_killed_mid_round_resumes_the_round_with_no_boot_taken_twic
     assert any(e.phase == "round" and "under way" in e.message for e in events)
     first = [d for d in store.decisions(cid) if d.role == "step"][len(before)]
     assert first.commit in under_way, "the resumed campaign did not finish the visit under way first"
+
+
+def test_build_ahead_builds_the_next_picks_on_the_build_cpus_only(tmp_path):
+    """With build CPUs (the lab's build_cpus) the likeliest next picks are built while a round
+    measures, in a thread whose processes may use only those CPUs; the visits' own builds keep
+    every CPU. The answer is the one without build-ahead."""
+    import os
+    import threading
+
+    repo = linear(tmp_path / "u", 24)
+    cpu = max(os.sched_getaffinity(0))
+    seen: list[tuple[str, frozenset[int], str]] = []
+
+    class Recording(FakeBuilder):
+        def build(self, commit: str):  # type: ignore[no-untyped-def]
+            seen.append((commit, frozenset(os.sched_getaffinity(0)), threading.current_thread().name))
+            return super().build(commit)
+
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    outcome = Engine(make_campaign(repo, "c0", "c23"), "higher", GitBisect(repo.path, tmp_path / "work"), Recording(),
+                     FakeMeasurer(values(repo, "c12", 0.15, True), seed=2), store, build_cpus=(cpu,)).run(cid)
+    assert repo.name_of(outcome.culprit) == "c12"
+    ahead = [(c, cpus) for c, cpus, thread in seen if thread == "build-ahead"]
+    assert ahead and all(cpus == {cpu} for _c, cpus in ahead), seen
+    assert all(cpus == frozenset(os.sched_getaffinity(0)) for _c, cpus, thread in seen if thread != "build-ahead")
