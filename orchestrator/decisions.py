@@ -41,7 +41,7 @@ class Kind(StrEnum):
     verdict of an identical kernel image (`inherited`), a commit that could not be judged
     (`ambiguous` at the cap, `build_failed`, `boot_failed`, `workload_failed`), a pair
     measurement under way (`measuring`), the endpoints' check (`endpoints`), a move to another
-    host (`moved`)."""
+    host (`moved`), a step apart from both references at its cap (`apart`: a second change, untestable)."""
 
     MEASURED = "measured"
     DOUBTFUL = "doubtful"
@@ -53,6 +53,7 @@ class Kind(StrEnum):
     MEASURING = "measuring"
     ENDPOINTS = "endpoints"
     MOVED = "moved"
+    APART = "apart"
 
 
 @dataclass(frozen=True)
