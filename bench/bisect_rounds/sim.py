@@ -47,7 +47,7 @@ from orchestrator.bisect.rounds import (
 )
 from orchestrator.campaign import Threshold
 from orchestrator.measure.judge import REFRESH_AFTER  # the drift guard's, as the engine's
-from orchestrator.stats import Boot, pooled_boot_variance, step_odds
+from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds
 
 # Durations (seconds). Builds: docs/kernel-builds.md (make bench-build, 2 cores, 2026-11-22): cold
 # 552 s; "fresh build directory, warm ccache" 83.9 s stands for a build after a jump across the
@@ -217,7 +217,7 @@ class Campaign:
 
     # ---- the search ------------------------------------------------------------------------
 
-    def odds(self, slot: Slot, key: str):  # type: ignore[no-untyped-def]
+    def odds(self, slot: Slot, key: str) -> StepOdds | None:
         others = [bs for x, bs in slot.boots.items() if x not in (self.good, self.bad, key)]
         ss, df = pooled_boot_variance(others)
         return step_odds(slot.boots.get(self.good, []), slot.boots.get(self.bad, []), slot.boots.get(key, []),
@@ -439,7 +439,7 @@ class Campaign:
             flying.append(Flight(k, commit, start + boots * DURATIONS["boot"], llr, untestable))
             free[k] = flying[-1].end
             self.rounds += 1
-            nxt = [c for _p, o in ahead(self.dag, self.evidence(), sorted(busy | {commit}, key=self.index.get),
+            nxt = [c for _p, o in ahead(self.dag, self.evidence(), sorted(busy | {commit}, key=self.index.__getitem__),
                                         len(self.slots), self.p.nominate, self.untestable, self.impossible(),
                                         self.ready()) for c in o]
             clock.prefetch([self.image_of(c) for c in nxt], t, min(f.end for f in flying))
@@ -458,6 +458,8 @@ class Campaign:
         if refused:
             return Trial(False, False, True, self.boots, 0, self.clocks[0].now, self.clocks[-1].now, refused=True)
         m = self.run_refill() if p.refill else self.run_barriers()
+        if p.refill:  # visits, in waves of S: the rounds a barrier would have needed at best
+            self.rounds = -(-self.rounds // p.slots)
         found = m.act is Act.DONE
         right = found and m.culprit == self.shas[self.culprit]
         confident = found and m.mass >= 0.95
