@@ -30,19 +30,19 @@ from bench.bisect_rounds.sim import CASES, DURATIONS, Campaign, Params, Trial  #
 from orchestrator.bisect.rounds import NOMINATE, REVISIT_ERROR, VISIT_ERROR  # noqa: E402
 
 
-def one(case_no: int, commits: int, slots: int, refill: bool, seed: int) -> Trial:
+def one(case_no: int, commits: int, slots: int, refill: bool, builders: int, seed: int) -> Trial:
     """A trial: `wall` without build-ahead, `wall_ahead` with it. With refill the decisions follow
     the clock, so the seed runs twice and the rest of the trial is the build-ahead run's."""
     if not refill:
-        return Campaign(CASES[case_no], Params(slots=slots, commits=commits), seed).run()
-    without, with_ = (Campaign(CASES[case_no], Params(slots=slots, commits=commits, refill=True, ahead=a), seed).run()
-                      for a in (False, True))
+        return Campaign(CASES[case_no], Params(slots=slots, commits=commits, builders=builders), seed).run()
+    without, with_ = (Campaign(CASES[case_no], Params(slots=slots, commits=commits, refill=True, ahead=a,
+                                                      builders=builders), seed).run() for a in (False, True))
     return Trial(with_.right, with_.wrong_confident, with_.low, with_.boots, with_.rounds, without.wall,
                  with_.wall_ahead, with_.refused, with_.skipped)
 
 
-def run(case_no: int, commits: int, slots: int, trials: int, jobs: int, refill: bool) -> list[Trial]:
-    fn = partial(one, case_no, commits, slots, refill)
+def run(case_no: int, commits: int, slots: int, trials: int, jobs: int, refill: bool, builders: int) -> list[Trial]:
+    fn = partial(one, case_no, commits, slots, refill, builders)
     if jobs <= 1:
         return [fn(s) for s in range(trials)]
     with ProcessPoolExecutor(jobs) as pool:
@@ -76,6 +76,8 @@ def main() -> int:
     p.add_argument("--commits", type=int, nargs="+", default=[1000])
     p.add_argument("--slots", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--refill", action="store_true", help="slots refilled as they free (default: rounds as barriers)")
+    p.add_argument("--builders", type=int, default=1,
+                   help="kernels built at once: 1 = the controller's build CPUs (the engine's), 0 = one per host")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     a = p.parse_args()
     started = time.monotonic()
@@ -83,8 +85,10 @@ def main() -> int:
           "stats) with a simulated measurement and lab clock: NOT the engine (bench/bisect_accuracy drives it).")
     print(f"{a.trials} seeded trials per row, {a.jobs} process(es); policy: first visit error {VISIT_ERROR}, revisit "
           f"{REVISIT_ERROR}, confirmation at mass >= {1 - NOMINATE:.2f}, answer at >= 0.99 with it.")
-    print(f"Durations (s): {DURATIONS} (docs/kernel-builds.md, docs/boot-time.md; push assumed). One builder per "
-          "host, kernels built once and pushed; wall = median minutes "
+    builds = "one build at a time on the controller's build CPUs" if a.builders == 1 else (
+        "one build at a time per host" if a.builders == 0 else f"{a.builders} builds at a time")
+    print(f"Durations (s): {DURATIONS} (docs/kernel-builds.md, docs/boot-time.md; push assumed). Kernels built "
+          f"once and pushed, {builds}; wall = median minutes "
           f"{'with slots refilled as they free' if a.refill else 'with rounds as barriers'}; "
           "'ahead' = build-ahead on build CPUs of their own.")
     for case_no in a.cases:
@@ -96,7 +100,7 @@ def main() -> int:
             base = None
             row_started = time.monotonic()
             for slots in a.slots:
-                res = run(case_no - 1, commits, slots, a.trials, a.jobs, a.refill)
+                res = run(case_no - 1, commits, slots, a.trials, a.jobs, a.refill, a.builders)
                 print(row(slots, commits, res, base), flush=True)
                 if slots == 1:
                     base = (statistics.median(r.wall for r in res) / 60,

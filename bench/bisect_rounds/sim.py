@@ -9,11 +9,11 @@ is judged only against its own host's references, as the engine does; the eviden
 kernel image measured on several hosts is the sum of the hosts' (independent) evidence, each
 host's latest for that image, as the store keeps it.
 
-The clock is vmbisect's lab: every kernel is built once, on the build CPUs of one of the hosts
-(each host one build at a time; its first build is cold, later ones incremental), and pushed to
-the hosts that boot it. Without build-ahead a round's kernels are built when the round starts
-(spread over the hosts), nothing while guests run (this 2-core machine: builds and guests would
-share cores). With build-ahead, while a round measures, the hosts' build CPUs build the next
+The clock is vmbisect's lab: every kernel is built once and pushed to the hosts that boot it;
+builds run one at a time on the controller's build CPUs, as the engine's builder does (the first
+cold, later ones incremental), or with `builders` = 0 one at a time on each host's (a what-if).
+Without build-ahead a round's kernels are built when the round starts, nothing while guests run
+(this 2-core machine: builds and guests would share cores). With build-ahead, while a round measures, the hosts' build CPUs build the next
 round's picks for each way the round can end (rounds.ahead), likelier first, as many as fit.
 Two ways to hand out work: rounds as barriers (a round ends when its slowest slot does; both
 clocks follow one run, the decisions do not depend on the clock) or `refill` (a slot that
@@ -96,6 +96,7 @@ class Params:
     revisit_error: float = REVISIT_ERROR
     pair_error: float = 0.01
     refresh_after: int = REFRESH_AFTER
+    builders: int = 1  # kernels built at once: 1 = the controller's build CPUs, as the engine; 0 = one a host
     reevaluate: bool = True  # every measured commit's llr against the references as they are now
     refill: bool = False  # slots refilled as they free (else rounds as barriers)
     ahead: bool = True  # with refill: the one clock's build-ahead (barriers run both clocks)
@@ -112,13 +113,13 @@ class Slot:
 
 
 class Clock:
-    """The lab's time: one builder per host (cold first, incremental after), kernels built once
-    and pushed, and whether builds run while guests do (build-ahead)."""
+    """The lab's time: its builders (each cold first, incremental after), kernels built once and
+    pushed, and whether builds run while guests do (build-ahead)."""
 
-    def __init__(self, hosts: int, ahead: bool) -> None:
+    def __init__(self, builders: int, ahead: bool) -> None:
         self.ahead = ahead
-        self.free = [0.0] * hosts
-        self.warm = [False] * hosts
+        self.free = [0.0] * builders
+        self.warm = [False] * builders
         self.ready: dict[str, float] = {}
         self.now = 0.0
 
@@ -197,7 +198,8 @@ class Campaign:
         self.measured: set[str] = set()  # commits whose image was booted (the others inherit)
         self.rounds = 0
         self.boots = 0
-        self.clocks = [Clock(p.slots, p.ahead)] if p.refill else [Clock(p.slots, False), Clock(p.slots, True)]
+        builders = p.builders or p.slots
+        self.clocks = [Clock(builders, p.ahead)] if p.refill else [Clock(builders, False), Clock(builders, True)]
 
     # ---- the simulated guest ---------------------------------------------------------------
 
@@ -275,16 +277,14 @@ class Campaign:
             self.boot(slot, ref)
         slot.last_ref += 1
 
-    def endpoints(self) -> tuple[int, bool]:
-        """Every slot boots its own references, in A B B A pairs side by side, until the first
-        slot's stop rule says (the others' references grow later as their steps need them);
-        (boot pairs a slot, refused)."""
-        slot, p = self.slots[0], self.p
+    def endpoints(self, k: int) -> tuple[int, bool]:
+        """Slot k's own references, booted in A B B A pairs until its stop rule says (the engine
+        checks every host at once and starts when all have); (boot pairs, refused)."""
+        slot, p = self.slots[k], self.p
         n = 0
         while True:
-            for s in self.slots:
-                for ref in ((self.good, self.bad) if n % 2 == 0 else (self.bad, self.good)):
-                    self.boot(s, ref)
+            for ref in ((self.good, self.bad) if n % 2 == 0 else (self.bad, self.good)):
+                self.boot(slot, ref)
             n += 1
             check = check_endpoints(slot.boots[self.good], slot.boots[self.bad], "higher",
                                     Threshold("relative", self.case.threshold), p.runs_per_boot, p.max_boots,
@@ -449,13 +449,13 @@ class Campaign:
 
     def run(self) -> Trial:
         p = self.p
-        pairs, refused = self.endpoints()
+        ends = [self.endpoints(k) for k in range(len(self.slots))]
         first = [self.image_of(c) for c in self.move().picks]
         for clock in self.clocks:
             ready = max(clock.build(self.good, 0.0), clock.build(self.bad, 0.0))
-            clock.now = ready + 2 * pairs * DURATIONS["boot"]
+            clock.now = ready + 2 * max(e[0] for e in ends) * DURATIONS["boot"]
             clock.prefetch(first, 0.0, clock.now)  # the first picks build while the endpoints boot
-        if refused:
+        if ends[0][1]:  # the home host's check refuses the campaign (another host's would leave the lab)
             return Trial(False, False, True, self.boots, 0, self.clocks[0].now, self.clocks[-1].now, refused=True)
         m = self.run_refill() if p.refill else self.run_barriers()
         if p.refill:  # visits, in waves of S: the rounds a barrier would have needed at best
