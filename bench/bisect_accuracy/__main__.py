@@ -38,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
@@ -110,7 +110,28 @@ def values(shas: list[str], culprit: int, drop: float):
     return value
 
 
-def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1) -> Trial:
+def tuned_visits() -> None:
+    """A what-if, `--tuned-visits`: the engine's search with the first-visit and revisit errors of
+    orchestrator/bisect/rounds.py (VISIT_ERROR, REVISIT_ERROR) instead of the campaign's error and
+    a tenth of it (orchestrator/bisect/search.py Search.step passes those); everything else is
+    the engine's, its confirmation included."""
+    from orchestrator.bisect.rounds import REVISIT_ERROR, VISIT_ERROR
+    from orchestrator.bisect.search import Search
+    from orchestrator.decisions import Role
+
+    engine_visit = Search.visit
+
+    def visit(self: Search, judge: Any, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Any:
+        if role is Role.STEP:
+            error = VISIT_ERROR if error >= self.error else REVISIT_ERROR
+        return engine_visit(self, judge, commit, role, min_boots, cap, error)
+
+    Search.visit = visit  # type: ignore[method-assign]
+
+
+def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, tuned: bool = False) -> Trial:
+    if tuned:
+        tuned_visits()
     rng = random.Random(seed)
     shas, groups, real = history(rng, case.noops)
     culprit = rng.choice(real[1:])
@@ -196,18 +217,19 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
 
 
 def trials(fn: Callable[..., Trial], case: Case, count: int, drift_per_boot: float, jobs: int,
-           slots: int = 1) -> list[Trial]:
+           slots: int = 1, **options: Any) -> list[Trial]:
     """`count` seeded trials, in `jobs` processes: every trial is its own seed, so the results
     do not depend on how they are spread."""
-    run = partial(_one, fn, case, drift_per_boot, slots)
+    run = partial(_one, fn, case, drift_per_boot, slots, options)
     if jobs <= 1:
         return [run(seed) for seed in range(count)]
     with ProcessPoolExecutor(jobs) as pool:
         return list(pool.map(run, range(count), chunksize=max(1, min(25, count // (4 * jobs)))))
 
 
-def _one(fn: Callable[..., Trial], case: Case, drift_per_boot: float, slots: int, seed: int) -> Trial:
-    return fn(case, seed, drift_per_boot, slots) if slots > 1 else fn(case, seed, drift_per_boot)
+def _one(fn: Callable[..., Trial], case: Case, drift_per_boot: float, slots: int, options: dict[str, Any],
+         seed: int) -> Trial:
+    return fn(case, seed, drift_per_boot, slots, **options) if slots > 1 or options else fn(case, seed, drift_per_boot)
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -243,11 +265,14 @@ def main() -> int:
     p.add_argument("--baseline", action="store_true", help="also the old rule (one slot)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     p.add_argument("--misses", action="store_true", help="list the engine's trials that missed")
+    p.add_argument("--tuned-visits", action="store_true",
+                   help="what-if: the engine's search with rounds.VISIT_ERROR / REVISIT_ERROR (see tuned_visits)")
     a = p.parse_args()
     started = time.monotonic()
     print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row, {a.jobs} "
           f"process(es); wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no "
-          f"single answer; S slots on S fake hosts, each with its own references")
+          f"single answer; S slots on S fake hosts, each with its own references"
+          f"{'; WHAT-IF: visits at rounds.VISIT_ERROR / REVISIT_ERROR' if a.tuned_visits else ''}")
     boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
     for number, case in enumerate(CASES, 1):
         if a.cases and number not in a.cases:
@@ -258,7 +283,8 @@ def main() -> int:
         per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
         for slots in a.slots:
             case_started = time.monotonic()
-            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots)
+            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots,
+                             **({"tuned": True} if a.tuned_visits else {}))
             if not case.drift and not boots_per_campaign["engine"]:
                 boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
             print(f"{row(f'S={slots}', results)} ({time.monotonic() - case_started:.0f} s)", flush=True)
