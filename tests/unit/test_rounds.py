@@ -180,6 +180,9 @@ def test_the_confirmation_and_the_revert_settle_together_on_their_summed_evidenc
     assert settled([Pair(False, -half, 3), Pair(False, -half, 3)], cap=8, error=0.01)  # against it, too
     assert not settled([Pair(False, half, 8), Pair(False, -half, 4)], cap=8, error=0.01)
     assert settled([Pair(False, half, 8), Pair(False, -half, 8)], cap=8, error=0.01)  # every pair at its cap
+    # one pair's excess does not carry a candidate the other pair speaks against
+    assert not settled([Pair(False, 2 * half, 3), Pair(False, -0.3, 3)], cap=8, error=0.01)
+    assert settled([Pair(False, 2 * half, 3), Pair(False, 0.0, 3)], cap=8, error=0.01)
 
 
 def test_the_endpoint_check_starts_at_the_cap_when_a_visit_and_a_revisit_reach_the_noise() -> None:
