@@ -663,7 +663,7 @@ class Engine:
         confidence = math.prod(d.confidence for d in measured)
         doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
         moves = [d.reason for d in self.store.decisions(campaign_id) if d.role is Role.HOST]
-        if moves:
+        if moves and len(self.slots) <= 1:
             moves.append(f"the references were measured again on {self.judge.on}, which measured every step "
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
