@@ -204,6 +204,10 @@ class Engine:
 
     @property
     def judge(self) -> Judge:
+        """The home host's judge: the first live host of the campaign's lab (endpoint decisions,
+        doubts, confirmation and revert are measured there)."""
+        if self._lab is not None and self._lab.hosts:
+            return self._lab.hosts[0].judge
         assert self._judge_of is not None, "the judge exists once a campaign runs (judge_for)"
         return self._judge_of
 

@@ -535,30 +535,34 @@ def slot_measurers(repo: Repo, hosts: tuple[str, ...], **extra: Any) -> list[Fak
             for i, h in enumerate(hosts)]
 
 
-def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_path):
-    """Three slots; host b fails in the first round: its boot in flight is stored as lost, its
-    commit goes to another slot of the round (a host decision names it), no later boot is on b,
-    and the campaign names the culprit on the two hosts left."""
+@pytest.mark.parametrize("failing", ["a", "b"])
+def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_path, failing):
+    """Three slots; one host fails in the first round (the home host a, which would measure the
+    confirmation, or b): its boot in flight is stored as lost, its commit goes to another slot of
+    the round (a host decision names it), no later boot is on it, and the campaign names and
+    confirms the culprit on the two hosts left."""
     repo = linear(tmp_path / "u", 24)
     c = make_campaign(repo, "c0", "c23")
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = store.new_campaign(c.name, {})
-    slots = slot_measurers(repo, ("a", "b", "c"), b={"host_fails_after": {"b": 30}})
+    slots = slot_measurers(repo, ("a", "b", "c"), **{failing: {"host_fails_after": {failing: 30}}})
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), slots[0], store,
                      events.append, slots=slots).run(cid)
     assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
     boots = store.boots(cid)
-    on_b = [b for b in boots if b.host == "b"]
-    assert [b.status for b in on_b].count("lost") == 1 and on_b[-1].status == "lost", "b's last boot is not lost"
+    there = [b for b in boots if b.host == failing]
+    assert [b.status for b in there].count("lost") == 1 and there[-1].status == "lost", "the last boot is not lost"
     decisions = store.decisions(cid)
     moved = [i for i, d in enumerate(decisions) if d.role == "host"]
-    assert len(moved) == 1 and decisions[moved[0]].reason.startswith("host b failed: ssh: connection lost")
+    assert len(moved) == 1 and decisions[moved[0]].reason.startswith(f"host {failing} failed: ssh: connection lost")
     requeued = decisions[moved[0]].commit
     assert requeued and any(d.role == "step" and d.commit == requeued for d in decisions[moved[0]:])
-    assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "c"}
+    assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "b", "c"} - {failing}
     assert any(e.phase == "requeue" and requeued[:12] in e.message for e in events)
-    assert any(n.startswith("host b failed") for n in outcome.notes)
+    assert any(n.startswith(f"host {failing} failed") for n in outcome.notes)
+    revert = outcome.result.revert["commit"]
+    assert {b.host for b in boots if b.commit == revert} and failing not in {b.host for b in boots if b.commit == revert}
 
 
 def test_a_controller_killed_mid_round_resumes_the_round_with_no_boot_taken_twice(tmp_path):
