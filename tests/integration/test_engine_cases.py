@@ -619,3 +619,20 @@ def test_build_ahead_builds_the_next_picks_on_the_build_cpus_only(tmp_path):
     ahead = [(c, cpus) for c, cpus, thread in seen if thread == "build-ahead"]
     assert ahead and all(cpus == {cpu} for _c, cpus in ahead), seen
     assert all(cpus == frozenset(os.sched_getaffinity(0)) for _c, cpus, thread in seen if thread != "build-ahead")
+
+
+def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path):
+    """The posterior search keeps its history as `git bisect log` text (each decided commit's
+    latest mark): `git bisect replay` of it in a clone of the user's repository names the same
+    first bad commit, on a history with merges."""
+    import subprocess
+
+    case = next(c for c in CASES if c.name == "culprit on a merged topic branch")
+    ran = run_case(tmp_path, case)
+    log = ran.store.campaign(ran.cid).bisect_log
+    assert f"# first bad commit: [{ran.outcome.culprit}]" in log
+    (tmp_path / "log").write_text(log)
+    subprocess.run(["git", "clone", "-q", str(ran.repo.path), str(tmp_path / "replay")], check=True)
+    done = subprocess.run(["git", "-C", str(tmp_path / "replay"), "bisect", "replay", str(tmp_path / "log")],
+                          capture_output=True, text=True, check=True)
+    assert f"{ran.outcome.culprit} is the first bad commit" in done.stdout, done.stdout
