@@ -326,7 +326,7 @@ class Search:
                 key = commit
             judge.refresh(good, bad)
             judge.boot_once(key)
-            if odds is not None and key == commit:
+            if odds is not None and key == commit and have >= min_boots:
                 d = decide(odds, have, min_boots, cap, error)
                 self.emit("decide", commit, judge.runs(commit), f"{d.verdict.value}: {d.reason}")
 

@@ -535,30 +535,34 @@ def slot_measurers(repo: Repo, hosts: tuple[str, ...], **extra: Any) -> list[Fak
             for i, h in enumerate(hosts)]
 
 
-def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_path):
-    """Three slots; host b fails in the first round: its boot in flight is stored as lost, its
-    commit goes to another slot of the round (a host decision names it), no later boot is on b,
-    and the campaign names the culprit on the two hosts left."""
+@pytest.mark.parametrize("failing", ["a", "b"])
+def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_path, failing):
+    """Three slots; one host fails in the first round (the home host a, which would measure the
+    confirmation, or b): its boot in flight is stored as lost, its commit goes to another slot of
+    the round (a host decision names it), no later boot is on it, and the campaign names and
+    confirms the culprit on the two hosts left."""
     repo = linear(tmp_path / "u", 24)
     c = make_campaign(repo, "c0", "c23")
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = store.new_campaign(c.name, {})
-    slots = slot_measurers(repo, ("a", "b", "c"), b={"host_fails_after": {"b": 30}})
+    slots = slot_measurers(repo, ("a", "b", "c"), **{failing: {"host_fails_after": {failing: 30}}})
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), slots[0], store,
                      events.append, slots=slots).run(cid)
     assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
     boots = store.boots(cid)
-    on_b = [b for b in boots if b.host == "b"]
-    assert [b.status for b in on_b].count("lost") == 1 and on_b[-1].status == "lost", "b's last boot is not lost"
+    there = [b for b in boots if b.host == failing]
+    assert [b.status for b in there].count("lost") == 1 and there[-1].status == "lost", "the last boot is not lost"
     decisions = store.decisions(cid)
     moved = [i for i, d in enumerate(decisions) if d.role == "host"]
-    assert len(moved) == 1 and decisions[moved[0]].reason.startswith("host b failed: ssh: connection lost")
+    assert len(moved) == 1 and decisions[moved[0]].reason.startswith(f"host {failing} failed: ssh: connection lost")
     requeued = decisions[moved[0]].commit
     assert requeued and any(d.role == "step" and d.commit == requeued for d in decisions[moved[0]:])
-    assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "c"}
+    assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "b", "c"} - {failing}
     assert any(e.phase == "requeue" and requeued[:12] in e.message for e in events)
-    assert any(n.startswith("host b failed") for n in outcome.notes)
+    assert any(n.startswith(f"host {failing} failed") for n in outcome.notes)
+    revert = outcome.result.revert["commit"]
+    assert {b.host for b in boots if b.commit == revert} and failing not in {b.host for b in boots if b.commit == revert}
 
 
 def test_a_controller_killed_mid_round_resumes_the_round_with_no_boot_taken_twice(tmp_path):
@@ -615,3 +619,20 @@ def test_build_ahead_builds_the_next_picks_on_the_build_cpus_only(tmp_path):
     ahead = [(c, cpus) for c, cpus, thread in seen if thread == "build-ahead"]
     assert ahead and all(cpus == {cpu} for _c, cpus in ahead), seen
     assert all(cpus == frozenset(os.sched_getaffinity(0)) for _c, cpus, thread in seen if thread != "build-ahead")
+
+
+def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path):
+    """The posterior search keeps its history as `git bisect log` text (each decided commit's
+    latest mark): `git bisect replay` of it in a clone of the user's repository names the same
+    first bad commit, on a history with merges."""
+    import subprocess
+
+    case = next(c for c in CASES if c.name == "culprit on a merged topic branch")
+    ran = run_case(tmp_path, case)
+    log = ran.store.campaign(ran.cid).bisect_log
+    assert f"# first bad commit: [{ran.outcome.culprit}]" in log
+    (tmp_path / "log").write_text(log)
+    subprocess.run(["git", "clone", "-q", str(ran.repo.path), str(tmp_path / "replay")], check=True)
+    done = subprocess.run(["git", "-C", str(tmp_path / "replay"), "bisect", "replay", str(tmp_path / "log")],
+                          capture_output=True, text=True, check=True)
+    assert f"{ran.outcome.culprit} is the first bad commit" in done.stdout, done.stdout
