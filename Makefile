@@ -78,9 +78,9 @@ bench-build: setup
 	$(PY) bench/kernel_build.py
 
 # Time to culprit (docs/campaign.md): the search core with a simulated lab clock, 1,000 campaigns
-# per case and S = 1, 2, 4, 8, with and without build-ahead (bench/bisect_rounds; about 25 min in
-# 2 processes on a quiet machine), then the real engine with fake hosts, 100 campaigns per case and
-# S (bench/bisect_accuracy; about 17 min; --trials 1000 takes about 3 h).
+# per case and S = 1, 2, 4, 8, with and without build-ahead (bench/bisect_rounds; 9 min a case in
+# 2 processes, so about 45 min), then the real engine with fake hosts, 100 campaigns per case and
+# S (bench/bisect_accuracy; 2.4 min a case, about 12 min; --trials 1000 takes about 2 h).
 bench-bisect: setup
 	$(PY) -m bench.bisect_rounds --trials 1000
 	$(PY) -m bench.bisect_accuracy --trials 100
