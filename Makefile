@@ -77,12 +77,17 @@ bench-boot: setup
 bench-build: setup
 	$(PY) bench/kernel_build.py
 
-# The statistics' worth: the engine against the rule it replaced, 1,000 simulated campaigns per
-# case in 2 processes (docs/campaign.md; about half an hour on these 2 cores).
+# Time to culprit (docs/campaign.md): the search core with a simulated lab clock, 1,000 campaigns
+# per case and S = 1, 2, 4, 8, with and without build-ahead (bench/bisect_rounds; 9 min a case in
+# 2 processes, so about 45 min), then the real engine with fake hosts, 100 campaigns per case and
+# S (bench/bisect_accuracy; 2.4 min a case, about 12 min; --trials 1000 takes about 2 h).
 bench-bisect: setup
-	$(PY) bench/bisect_accuracy.py --trials 1000
+	$(PY) -m bench.bisect_rounds --trials 1000
+	$(PY) -m bench.bisect_accuracy --trials 100
 
-# The probabilistic search core (orchestrator/bisect/posterior.py, rounds.py) driven by a simulated
-# measurement over S slots and N commits, not yet by the engine (docs/campaign.md, "Time to culprit").
+# The search core over N = 15, 100, 1000 commits, a build per host (what-if) and slots refilled as
+# they free (docs/campaign.md, "Time to culprit").
 bench-rounds: setup
-	$(PY) -m bench.bisect_rounds --trials 100
+	$(PY) -m bench.bisect_rounds --trials 100 --commits 15 100 1000
+	$(PY) -m bench.bisect_rounds --trials 100 --cases 1 --builders 0
+	$(PY) -m bench.bisect_rounds --trials 100 --cases 1 --builders 0 --refill

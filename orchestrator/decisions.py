@@ -42,7 +42,7 @@ class Kind(StrEnum):
     verdict of an identical kernel image (`inherited`), a commit that could not be judged
     (`ambiguous` at the cap, `build_failed`, `boot_failed`, `workload_failed`), a pair
     measurement under way (`measuring`), the endpoints' check (`endpoints`), a move to another
-    host (`moved`)."""
+    host (`moved`), a step apart from both references at its cap (`apart`: a second change, untestable)."""
 
     MEASURED = "measured"
     DOUBTFUL = "doubtful"
@@ -55,6 +55,7 @@ class Kind(StrEnum):
     ENDPOINTS = "endpoints"
     MOVED = "moved"
     UNSETTABLE = "unsettable"  # a set bisection's candidate whose guest settings do not take
+    APART = "apart"
 
 
 @dataclass(frozen=True)

@@ -64,15 +64,32 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path | None, po
     and guests running the campaign's workload, every one on one host: `host`, or the one the
     first guest got (the engine compares every step with references of the same host)."""
     from orchestrator.kbuild.builder import default_builder
-    from orchestrator.measure.guests import PoolMeasurer
 
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
     kernels = Kernels(default_builder(note=say), campaign.repository, recipe, campaign.timeouts.build_s, clone)
-    measurer = PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
-                            choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
-                            campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True,
-                            pinned=campaign.host is not None)
-    return kernels, measurer
+    return kernels, _guests(campaign, choice, pool, host, campaign.host is not None)
+
+
+def _guests(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool", host: str | None,
+            pinned: bool) -> "PoolMeasurer":
+    from orchestrator.measure.guests import PoolMeasurer
+
+    return PoolMeasurer(pool, campaign.guest, choice.workload, choice.params,
+                        choice.workload.kernel_needs(choice.params), campaign.accel, campaign.append,
+                        campaign.timeouts.boot_s, campaign.timeouts.run_s, host, one_host=True, pinned=pinned)
+
+
+def lab_slots(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool") -> list["PoolMeasurer"]:
+    """The one place a bisection's slots come from: every slot of every host of the lab (one
+    measurer per host, pinned to it, once per slot of that host), when the campaign is not
+    pinned to a host and the lab has more than one slot; else none (one slot, as before)."""
+    if campaign.host is not None or sum(len(h.slots) for h in pool.lab.hosts) <= 1:
+        return []
+    slots = []
+    for h in pool.lab.hosts:
+        measurer = _guests(campaign, choice, pool, h.name, True)
+        slots += [measurer] * len(h.slots)
+    return slots
 
 
 def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) -> tuple[VariantKernels,
@@ -96,24 +113,26 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
 
 
 def engine_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
-               on_event: Callable[[Event], None]) -> Engine:
+               on_event: Callable[[Event], None], one_slot: bool = False) -> Engine:
     """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
-    builds the reverts made in that clone), guests running the campaign's workload on one host
-    of `pool` (whoever opened the pool closes it: commands/kinds.py); a resumed campaign goes
-    on on the host of its runs."""
+    builds the reverts made in that clone), guests running the campaign's workload on the slots
+    of `pool` (`lab_slots`; whoever opened the pool closes it: commands/kinds.py), kernels built
+    ahead on the lab's build CPUs; a resumed one-slot campaign goes on on the host of its runs."""
     choice = choose_workload(campaign)
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
     last = store.last_run(campaign_id)
     host = (last.raw.get("lab_host") if last else None) or campaign.host
     kernels, measurer = bisection(campaign, choice, vcs.repo, pool, host)
-    return Engine(campaign, choice.direction, vcs, kernels, measurer, store, on_event)
+    slots = [] if one_slot else lab_slots(campaign, choice, pool)
+    return Engine(campaign, choice.direction, vcs, kernels, slots[0] if slots else measurer, store, on_event,
+                  slots=slots, build_cpus=pool.lab.build_cpus)
 
 
 def verification_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
                      on_event: Callable[[Event], None]) -> tuple[Judge, Vcs, str]:
     """A verification's judge over the same parts as a bisection's (engine_for), its
     repository and the metric's direction."""
-    engine = engine_for(campaign, store, campaign_id, pool, on_event)
+    engine = engine_for(campaign, store, campaign_id, pool, on_event, one_slot=True)
     return engine.judge_for(campaign_id), engine.vcs, engine.direction
 
 

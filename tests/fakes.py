@@ -274,6 +274,10 @@ class FakeLinearVcs:
     def is_ancestor(self, ancestor: str, commit: str) -> bool:
         return self.index.get(ancestor, -1) <= self.index.get(commit, -1)
 
+    def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str:
+        lo, hi = self.index[good], self.index[bad]
+        return "".join(f"{self.commits[i]} {self.commits[i - 1]}\n" for i in range(hi, lo, -1))
+
     def revert(self, commit: str, onto: str):
         from orchestrator.backends.git_bisect import Revert
 

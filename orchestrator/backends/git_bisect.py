@@ -115,6 +115,11 @@ class GitBisect:
         args = ["rev-list", "--count"] + (["--first-parent"] if first_parent else []) + [f"{good}..{bad}"]
         return int(git(self.repo, *args).stdout.strip())
 
+    def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str:
+        """The candidates, newest first, each with its parents (orchestrator.bisect.posterior's Dag)."""
+        args = ["rev-list", "--topo-order", "--parents"] + (["--first-parent"] if first_parent else [])
+        return git(self.repo, *args, bad, f"^{good}", "--").stdout
+
     def is_ancestor(self, ancestor: str, commit: str) -> bool:
         return git(self.repo, "merge-base", "--is-ancestor", ancestor, commit, check=False).returncode == 0
 

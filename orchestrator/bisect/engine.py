@@ -34,42 +34,40 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from orchestrator.backends.gitlog import BisectState
-from orchestrator.bisect.decide import ERROR, Decision, decide
-from orchestrator.bisect.endpoints import EndpointCheck, check_endpoints
-from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.bisect.decide import ERROR
+from orchestrator.bisect.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next
+from orchestrator.bisect.pairs import Pairs
+from orchestrator.bisect.search import Found, Lab, Search, latest
+from orchestrator.bisect.search import Host as LabHost
+from orchestrator.campaign import Campaign, Threshold
+from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
+    HostFailed,
+    InfraError,
     KernelFault,
     UserError,
-    WorkloadFailed,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
-from orchestrator.stats import (
-    Boot,
-    compare_boots,
-    components,
-    drift,
-    evidence,
-    reps_to_detect,
-)
+from orchestrator.stats import boots_needed, drift
 
-# The references are booted again once this many boots of other commits passed since their last.
-REFRESH_AFTER = 6
-# The references get this many times the boots a step needs (at least MIN_REFERENCE_BOOTS), up to
-# this many times max_boots_per_commit.
+# Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
+AHEAD_OUTCOMES = 2
+# The endpoint check may boot each reference up to this many times max_boots_per_commit.
 REFERENCE_BOOTS = 2
-MIN_REFERENCE_BOOTS = 8
 # A re-examined step may have this many times max_boots_per_commit, once more for each further
 # re-examination, up to REEXAMINATIONS of them.
 REEXAMINE_BOOTS = 2
@@ -79,6 +77,8 @@ REEXAMINATIONS = 2
 MAX_ROUNDS = 6
 # A confidence below this is called low in every output.
 HIGH_CONFIDENCE = 0.95
+# The most confidence an answer gets when its confirmation or revert still contradicts it.
+CONTRADICTED = 0.5
 
 class Doubt(StrEnum):
     """Why an answer is doubted before it is given (the sentence beside it is for people):
@@ -154,17 +154,21 @@ class Vcs(Protocol):
     def prepare(self) -> None: ...
     def resolve(self, rev: str, field: str) -> str: ...
     def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState: ...
-    def restart(self, good: str, bad: str, first_parent: bool, marks: list[tuple[str, str]]) -> BisectState: ...
-    def mark(self, commit: str, verdict: str) -> BisectState: ...
-    def current(self) -> str: ...
-    def log(self) -> str: ...
-    def replay(self, log: str, scratch: Path) -> BisectState: ...
+    def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
     def parent(self, commit: str) -> str: ...
     def is_ancestor(self, ancestor: str, commit: str) -> bool: ...
     def revert(self, commit: str, onto: str) -> Any: ...
 
 
 class Engine:
+    """A bisection of `campaign` over `vcs`'s history: kernels from `builder`, guests from
+    `measurer` (the home host: endpoints, search, confirmation). `slots`: the campaign's slots
+    on the lab, one measurer per slot, each pinned to its host (orchestrator/wiring.py
+    `lab_slots`; empty: one slot, `measurer`, which may move to another host when its host
+    fails); slots of one host share that host's judge and references. `build_cpus`: CPUs of this
+    machine that build the likeliest next picks while a round measures (the lab's `build_cpus`;
+    empty: no build-ahead)."""
+
     def __init__(
         self,
         campaign: Campaign,
@@ -175,6 +179,8 @@ class Engine:
         store: CampaignStore,
         on_event: Callable[[Event], None] = lambda e: None,
         error: float = ERROR,
+        slots: Sequence[Measurer] = (),
+        build_cpus: Sequence[int] = (),
     ) -> None:
         self.c = campaign
         self.direction = direction
@@ -184,55 +190,103 @@ class Engine:
         self.store = store
         self.on_event = on_event
         self.error = error
+        self.slots = list(slots)
+        self.build_cpus = tuple(build_cpus)
         self._start = time.monotonic()
-        self._step = 0
         self._judge_of: Judge | None = None
+        self._search: Search | None = None
+        self._lab: Lab | None = None
+
+    @property
+    def search(self) -> Search:
+        assert self._search is not None, "the search exists once a campaign runs"
+        return self._search
 
     @property
     def judge(self) -> Judge:
+        """The home host's judge: the first live host of the campaign's lab (endpoint decisions,
+        doubts, confirmation and revert are measured there)."""
+        if self._lab is not None and self._lab.hosts:
+            return self._lab.hosts[0].judge
         assert self._judge_of is not None, "the judge exists once a campaign runs (judge_for)"
         return self._judge_of
 
-    def judge_for(self, campaign_id: int) -> Judge:
-        """The campaign's judge (orchestrator/measure/judge.py): every boot of this engine goes through it."""
+    def judge_for(self, campaign_id: int, measurer: Measurer | None = None) -> Judge:
+        """The campaign's judge (orchestrator/measure/judge.py) on `measurer`'s host (default: the
+        home judge, through which every boot of a one-slot campaign goes)."""
+        if measurer is not None and measurer is not self.measurer:
+            return Judge(campaign_id, self.store, self.builder, measurer, self.c.metric.name, self.c.runs_per_boot,
+                         lambda phase, key, samples, message: self._emit(phase, key, samples, message))
         if self._judge_of is None or self._judge_of.campaign_id != campaign_id:
             self._judge_of = Judge(campaign_id, self.store, self.builder, self.measurer, self.c.metric.name,
                                    self.c.runs_per_boot,
                                    lambda phase, key, samples, message: self._emit(phase, key, samples, message))
         return self._judge_of
 
+    def lab_of(self, campaign_id: int) -> Lab:
+        """The campaign's hosts: one per distinct host of `slots` (its first slot's measurer
+        boots its guests, on any of its slots), home first; without slots, the one measurer."""
+        if self._lab is not None:
+            return self._lab
+        home = self.judge_for(campaign_id)
+        if len(self.slots) <= 1:
+            self._lab = Lab([LabHost(self.measurer.host or "", home, 1)])
+            return self._lab
+        hosts: dict[str, LabHost] = {}
+        for m in self.slots:
+            name = m.host or ""
+            if name in hosts:
+                hosts[name].slots += 1
+            else:
+                judge = home if not hosts else self.judge_for(campaign_id, m)
+                hosts[name] = LabHost(name, judge, 1)
+        self._lab = Lab(list(hosts.values()))
+        self._judge_of = self._lab.hosts[0].judge
+        self.measurer = self._judge_of.measurer
+        return self._lab
+
     # ---- the campaign ----------------------------------------------------------------------
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
-        return self.judge_for(campaign_id).moving(lambda: self._run(campaign_id))
+        lab = self.lab_of(campaign_id)
+        if len(self.slots) <= 1:
+            return self.judge.moving(lambda: self._run(campaign_id))
+        while True:
+            try:
+                return self._run(campaign_id)
+            except HostFailed as exc:  # the home host failed outside a round: the next host is home
+                if len(lab.hosts) <= 1:
+                    raise
+                self.store.add_decision(campaign_id, Decided(
+                    "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; "
+                    "the campaign goes on on the other hosts", 0.0, 0, Kind.MOVED))
+                lab.drop(exc.host)
+                self._judge_of = lab.hosts[0].judge
+                self.measurer = self._judge_of.measurer
 
     def _run(self, campaign_id: int) -> Outcome:
         c = self.c
         self.vcs.prepare()
         good = self.vcs.resolve(c.good, "good")
         bad = self.vcs.resolve(c.bad, "bad")
-        try:
-            check = self._check_endpoints(campaign_id, good, bad)
-        except EndpointFailed as exc:
-            self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, str(exc)).to_dict())
-            raise
-        if not check.ok:
-            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
-            raise CampaignRefused(f"campaign refused: {check.message}")
+        self.vcs.start(good, bad, c.first_parent)  # pins the range in vmbisect's clone
+        check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
                 n = self.judge.runs(commit)
                 self.store.add_decision(campaign_id, Decided(commit, role, role.value, check.message, 1.0, n,
                                                              Kind.ENDPOINTS))
-        log = self.store.campaign(campaign_id).bisect_log
-        state = self.vcs.replay(log, self._scratch(campaign_id)) if log else self.vcs.start(good, bad, c.first_parent)
-        self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.STEP)
+        search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
+                                       self.error, self._emit)
+        if self.build_cpus:
+            search.ahead = lambda outcomes: self._build_ahead(search, outcomes)
         unresolved = Doubts()
         confirmation: dict[str, Any] = {}
         asked: dict[tuple[str, ...], int] = {}
         for round_no in range(MAX_ROUNDS + 1):
-            state = self._bisect(campaign_id, state, good, bad)
+            state = search.run()
+            self.store.set_bisect_log(campaign_id, search.log(state))
             if state.kind == "found":
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
             else:
@@ -249,108 +303,89 @@ class Engine:
                 break
             asked[doubt] = booted
             self._emit("recheck", state.culprit, message=doubts.why)
-            if self._reexamine(campaign_id, doubts.commits, good, bad, doubts.why):
-                state = self.vcs.restart(good, bad, c.first_parent, self._marks(campaign_id))
-                self.store.set_bisect_log(campaign_id, self.vcs.log())
-            # unchanged verdicts: the next round doubts what is left (the confirmation comes next)
+            self._reexamine(campaign_id, doubts.commits, good, bad, doubts.why)
+            # the posterior is computed again from every boot: the next search goes on from there
         outcome = self._finish(campaign_id, state, check, good, bad, unresolved, confirmation)
         self._emit("done", outcome.culprit, message=f"{outcome.outcome}; {confidence_words(outcome.confidence, [])}")
         return outcome
 
-    def _bisect(self, campaign_id: int, state: BisectState, good: str, bad: str) -> BisectState:
-        while state.kind == "testing":
-            commit = self.vcs.current()
-            self._step += 1
-            decision = self._judge(campaign_id, commit, good, bad, state.steps_left, Role.STEP)
-            self._emit("decide", commit, decision.samples, f"{decision.verdict}: {decision.reason}", state.steps_left)
-            self.store.add_decision(campaign_id, decision)
-            state = self.vcs.mark(commit, decision.verdict)
-            self.store.set_bisect_log(campaign_id, self.vcs.log())
-        return state
-
-    def _scratch(self, campaign_id: int) -> Path:
-        return self.vcs.repo.parent / f"bisect-{campaign_id}.log"
-
     def _emit(self, phase: str, commit: str = "", samples: int = 0, message: str = "", steps_left: int = 0) -> None:
-        self.on_event(Event(phase, commit, self._step, steps_left, samples, message,
-                            time.monotonic() - self._start))
+        step = self._search.steps if self._search is not None else 0
+        self.on_event(Event(phase, commit, step, steps_left, samples, message, time.monotonic() - self._start))
 
-    # ---- measuring ---------------------------------------------------------------------------
+    def _build_ahead(self, search: Search, outcomes: list[tuple[float, tuple[str, ...]]]) -> None:
+        """The next picks of the two likeliest ways the round can end, built in the background
+        on the build CPUs while the round measures (processes inherit the thread's CPUs; the
+        builder is serialised per repository; a build-ahead's fault is found again when the
+        commit is measured)."""
+        slots = max(1, search.lab.slots)
+        commits = search.likeliest(outcomes, slots, AHEAD_OUTCOMES * slots)
+        judge, cpus = self.judge, self.build_cpus
 
-    def _check_endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
-        """Both endpoints booted interleaved until the check is clear; then the references get
-        REFERENCE_BOOTS x the boots a step needs (their means are part of every step's noise)."""
+        def build() -> None:
+            os.sched_setaffinity(0, cpus)  # this thread only: the guests' cores stay theirs
+            for commit in commits:
+                try:
+                    judge.kernel(commit)
+                except (BuildFailed, InfraError):
+                    continue
+
+        threading.Thread(target=build, name="build-ahead", daemon=True).start()
+
+    # ---- the endpoints -----------------------------------------------------------------------
+
+    def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
+        """Every host's references, checked sequentially (`endpoints_next`) on that host; the
+        campaign is refused (or failed) on the home host's check; another host whose check does
+        not start leaves the lab."""
+        lab = self.lab_of(campaign_id)
+        try:
+            if len(lab.hosts) > 1:
+                with ThreadPoolExecutor(len(lab.hosts)) as pool:
+                    futures = [pool.submit(self._check_endpoints, h.judge, good, bad) for h in lab.hosts]
+                checks = [f.result() for f in futures]
+                for h, ch in list(zip(lab.hosts, checks))[1:]:
+                    if not ch.ok:
+                        lab.drop(h.name)
+                check = checks[0]
+            else:
+                check = self._check_endpoints(self.judge, good, bad)
+        except EndpointFailed as exc:
+            self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, str(exc)).to_dict())
+            raise
+        if not check.ok:
+            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
+            raise CampaignRefused(f"campaign refused: {check.message}")
+        return check
+
+    def _check_endpoints(self, judge: Judge, good: str, bad: str) -> EndpointCheck:
+        """Both endpoints booted in A B B A pairs until `endpoints_next` says start or refuse:
+        the references grow later as the steps need them (rounds.next_boot)."""
         c = self.c
-        need = c.boots_per_commit
         cap = REFERENCE_BOOTS * c.max_boots_per_commit
+        boots = judge.evidence()
+        need = max(c.boots_per_commit, min(len(boots.get(good, [])), len(boots.get(bad, []))))
         while True:
             try:
-                self.judge.interleave([good, bad], need)
+                judge.interleave([good, bad] if need % 2 else [bad, good], need)
             except KernelFault as exc:
-                raise EndpointFailed("good" if self.judge.booting == good else "bad", self.judge.booting, exc) from exc
-            boots = self.judge.evidence()
+                raise EndpointFailed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
+            boots = judge.evidence()
             check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
                                     c.max_boots_per_commit, c.alpha, self.error)
             self._emit("endpoints", message=check.message)
-            if check.problem == "bad_not_bad" and need < MIN_REFERENCE_BOOTS:
-                # a few boots can put bad above good by chance: refuse on MIN_REFERENCE_BOOTS each
-                need = min(cap, MIN_REFERENCE_BOOTS)
+            step = endpoints_next(check, min(len(boots[good]), len(boots[bad])), cap)
+            if step is Next.MORE:
+                need += 1
                 continue
-            if check.problem in ("good_not_good", "bad_not_bad") or need >= cap:
+            if step is Next.START:
                 return check
-            if check.ok:
-                want = min(cap, max(need, REFERENCE_BOOTS * check.boots_needed, MIN_REFERENCE_BOOTS))
-                if want <= need:
-                    return check
-                need = want
-                continue
-            need = min(cap, need + 1)
-
-    # ---- judging -----------------------------------------------------------------------------
-
-    def _judge(self, campaign_id: int, commit: str, good: str, bad: str, steps_left: int, role: Role,
-               min_boots: int = 0, error: float = 0.0, cap: int = 0) -> Decided:
-        c = self.c
-        cap = cap or c.max_boots_per_commit
-        min_boots = min(max(min_boots, c.boots_per_commit), cap)
-        error = error or self.error
-        try:
-            self.judge.kernel(commit)
-            known = [d for d in self.store.decisions(campaign_id) if d.role in (Role.GOOD, Role.BAD)]
-            inherited = self.judge.inherited(commit, role, known + self._latest(campaign_id))
-            if inherited is not None:
-                return inherited
-            while True:
-                have = len(self.judge.evidence().get(commit, []))
-                if have < min_boots:
-                    self.judge.refresh(good, bad)
-                    self.judge.boot_once(commit)
-                    continue
-                d: Decision = decide(self.judge.odds(good, bad, commit), have, min_boots, cap, error)
-                n = self.judge.runs(commit)
-                if d.verdict is not Verdict.MORE:
-                    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, n, d.kind)
-                self._emit("decide", commit, n, f"{d.verdict.value}: {d.reason}", steps_left)
-                min_boots = min(have + 1, cap)
-        except BuildFailed as exc:
-            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
-        except BootFailed as exc:
-            verdict = "bad" if c.skip_policy.boot_failure == "bad" else "skip"
-            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Kind.BOOT_FAILED)
-        except WorkloadFailed as exc:
-            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
+            return too_noisy(check, c.metric.threshold, c.runs_per_boot, c.max_boots_per_commit, self.error)
 
     def _latest(self, campaign_id: int) -> list[Decided]:
-        """Each step commit's latest decision (a re-examination overrides the step), in the order
-        the commits were first decided."""
-        latest: dict[str, Decided] = {}
-        for d in self.store.decisions(campaign_id):
-            if d.role in (Role.STEP, Role.RECHECK):
-                latest[d.commit] = d
-        return list(latest.values())
-
-    def _marks(self, campaign_id: int) -> list[tuple[str, str]]:
-        return [(d.commit, d.verdict) for d in self._latest(campaign_id)]
+        """Each step commit's latest decision (a revisit or re-examination overrides the step),
+        in the order the commits were first decided."""
+        return list(latest(self.store.decisions(campaign_id)).values())
 
     # ---- doubting the answer -----------------------------------------------------------------
 
@@ -378,17 +413,20 @@ class Engine:
         for d in judged:
             if d.inherited or d.commit in (good, bad) or d.commit in rechecked:
                 continue
+            # a verdict the boots measured since turned around (the posterior weighs the rest)
             odds = self.judge.odds(good, bad, d.commit)
-            if odds is not None and (odds.verdict != d.verdict or odds.p_wrong > self.error) \
+            if odds is not None and odds.verdict != d.verdict \
                     and len(self.judge.evidence().get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
                 moved.append(d.commit)
         if moved:
             return Doubts(moved, Doubt.UNSURE, (
                 f"{len(moved)} verdict(s) are not sure against the references measured since (a doubtful verdict, "
                 f"drift or noise): {', '.join(x[:12] for x in moved)}")), {}
-        confirmation = self._confirm(campaign_id, culprit, parent, good, bad)
+        pairs = Pairs(self.c, self.direction, self.store, campaign_id, lambda: self.judge, self.vcs.revert, self.error,
+                      self._emit)
+        confirmation = pairs.confirm(culprit, parent, good, bad)
         if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
-            confirmation["revert"] = self._revert(campaign_id, culprit, good, bad)
+            confirmation["revert"] = pairs.revert(culprit, good, bad)
             if confirmation["revert"]["verdict"] == "revert does not restore the metric":
                 return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
@@ -399,7 +437,7 @@ class Engine:
                 f"interleaved: {confirmation['text']}")), confirmation
         return Doubts(), confirmation
 
-    def _ambiguous(self, campaign_id: int, state: BisectState) -> Doubts:
+    def _ambiguous(self, campaign_id: int, state: Found) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
@@ -471,8 +509,8 @@ class Engine:
             if have >= cap:
                 continue
             more = max(self.c.boots_per_commit, have)  # as many fresh boots again: the old ones may be the doubt
-            d = self._judge(campaign_id, commit, good, bad, 0, Role.RECHECK, min_boots=have + more,
-                            error=self.error / 10, cap=cap)
+            d = self.search.visit(self.judge, commit, Role.RECHECK, max(have + more, self.c.boots_per_commit),
+                                  max(cap, have + 1), self.error / 10)
             d = dataclasses.replace(d, reason=f"re-examined ({why[:200]}): {d.reason}")
             self._emit("decide", commit, d.samples, f"{d.verdict}: {d.reason}")
             self.store.add_decision(campaign_id, d)
@@ -483,131 +521,16 @@ class Engine:
 
     # ---- confirmation ------------------------------------------------------------------------
 
-    def _confirm_boots(self, campaign_id: int, good: str, bad: str) -> int:
-        """Boots of each side of a confirmation: enough for a two-sided test on boot values to
-        see the good-to-bad change with 95% power at the campaign's boot noise (at least 4, at
-        most max_boots_per_commit)."""
-        boots = self.judge.evidence()
-        noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
-        gap = math.expm1(abs(boots_gap(boots[good], boots[bad])))
-        try:
-            need = reps_to_detect(noise, gap, self.c.alpha, 0.95) if noise > 0 and gap > 0 else 4
-        except ValueError:
-            need = self.c.max_boots_per_commit
-        return min(self.c.max_boots_per_commit, max(4, self.c.boots_per_commit, need))
-
-    def _worse(self, change: float) -> bool:
-        return change < 0 if self.direction == "higher" else change > 0
-
-    def _since(self, campaign_id: int, role: Role, commit: str) -> int:
-        """The first boot of a pair measurement (`role` confirm or revert, of `commit`): stored
-        as a `measuring` decision when it starts, so a resumed campaign goes on with the same
-        boots. A measurement started before the latest step or re-examination is stale: the
-        verdicts moved since, and the pair is measured afresh; so is one started on a host the
-        campaign moved away from."""
-        decisions = self.store.decisions(campaign_id)
-        last_verdict = max((i for i, d in enumerate(decisions) if d.role in (Role.STEP, Role.RECHECK, Role.HOST)),
-                           default=-1)
-        for d in decisions[last_verdict + 1:]:
-            if d.role is role and d.commit == commit and d.kind is Kind.MEASURING:
-                return d.since
-        since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(campaign_id, Decided(commit, role, "measuring", f"from boot {since}: both booted "
-                                                     "interleaved (A B B A), on boots of their own", 0.0, 0,
-                                                     Kind.MEASURING, since=since))
-        return since
-
-    def _pair(self, campaign_id: int, commits: list[str], since: int) -> list[list[Boot]]:
-        boots = self.judge.evidence()
-        return [[b for b in boots.get(x, []) if b.seq >= since] for x in commits]
-
-    def _confirm(self, campaign_id: int, culprit: str, parent: str, good: str, bad: str) -> dict[str, Any]:
-        """The culprit against its parent, both booted afresh and interleaved (A B B A): the
-        confirmation is evidence of its own (a step misled by unlucky boots is not confirmed by
-        the same boots), and the interleaving, not a drift model, keeps a drifting host out of
-        it (Welch's test on the pair's boots)."""
-        stored = next((d for d in reversed(self.store.decisions(campaign_id))
-                       if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
-        try:
-            self.judge.kernel(parent)
-            since = self._since(campaign_id, Role.CONFIRM, culprit)
-            self.judge.interleave([parent, culprit], self._confirm_boots(campaign_id, good, bad), since)
-        except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-            return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
-        boots = self.judge.evidence()
-        t = compare_boots(*self._pair(campaign_id, [parent, culprit], since))
-        if t is None:
-            return {"verdict": "cannot tell", "text": "too few boots to compare"}
-        significant = t.p < self.c.alpha and self._worse(t.change)
-        seen = significant and self._carries(t.low, t.high)
-        weight = evidence(t, math.expm1(boots_gap(boots[good], boots[bad])))
-        # not seen: the change looks more like none than like the good-to-bad one, or is surely
-        # smaller than the regression asked about; cannot tell: neither significant nor against
-        # it (too few boots for this noise)
-        verdict = "confirmed" if seen else ("not seen" if weight < 0 or significant else "cannot tell")
-        text = f"culprit against parent {t.describe()}"
-        if significant and not seen:
-            text += f", smaller than the {self.c.metric.threshold.describe()} asked about"
-        if stored is None or stored.reason != text:
-            self.store.add_decision(campaign_id, Decided(culprit, Role.CONFIRM, verdict, text, 1 - t.p if seen else t.p,
-                                                         t.n_b))
-        self._emit("confirm", culprit, message=f"{verdict}: {text}")
-        return {"verdict": verdict, "text": text, "change": t.change, "low": t.low, "high": t.high, "p": t.p,
-                "evidence": weight}
-
-    def _carries(self, low: float, high: float) -> bool:
-        """The culprit's change can be the regression asked about: the worse end of its 95% CI
-        reaches a relative threshold. A commit whose change is surely smaller explains part of
-        the regression at most (seen on the demo under load: a commit after the real culprit,
-        misjudged good, then "confirmed" at -8.3%, CI -15.7..-0.2%, against a -25% threshold)."""
-        threshold = self.c.metric.threshold
-        if threshold.kind != "relative":
-            return True
-        return (-low if self.direction == "higher" else high) >= abs(threshold.value)
-
-    def _revert(self, campaign_id: int, culprit: str, good: str, bad: str) -> dict[str, Any]:
-        """`bad` with the culprit reverted (a commit in vmbisect's clone) against `bad`."""
-        revert = self.vcs.revert(culprit, bad)
-        result: dict[str, Any]
-        if not revert.commit:
-            result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
-        else:
-            try:
-                since = self._since(campaign_id, Role.REVERT, culprit)
-                self.judge.interleave([bad, revert.commit], self._confirm_boots(campaign_id, good, bad), since)
-            except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-                return {"verdict": "cannot tell", "commit": revert.commit,
-                        "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
-            boots = self.judge.evidence()
-            t = compare_boots(*self._pair(campaign_id, [bad, revert.commit], since))
-            if t is None:
-                return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
-            gap = boots_gap(boots[good], boots[bad])
-            position = 1 + math.log1p(t.change) / gap if gap else 0.0  # revert on the good(0)-bad(1) line
-            restores = t.p < self.c.alpha and self._worse(-t.change) and position < 0.5
-            verdict = "revert restores the metric" if restores else "revert does not restore the metric"
-            result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
-                      "position": position, "evidence": evidence(t, math.expm1(-gap)),
-                      "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
-                              f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
-        stored = next((d for d in reversed(self.store.decisions(campaign_id))
-                       if d.role is Role.REVERT and d.kind is not Kind.MEASURING), None)
-        if stored is None or stored.reason != result["text"]:
-            self.store.add_decision(campaign_id, Decided(culprit, Role.REVERT, result["verdict"], result["text"], 0.0,
-                                                         0))
-        self._emit("confirm", culprit, message=result["text"])
-        return result
-
     # ---- the answer --------------------------------------------------------------------------
 
-    def _finish(self, campaign_id: int, state: BisectState, check: EndpointCheck, good: str, bad: str,
+    def _finish(self, campaign_id: int, state: Found, check: EndpointCheck, good: str, bad: str,
                 unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
         latest = self._latest(campaign_id)
         measured = [d for d in latest if d.verdict in ("good", "bad") and not d.inherited]
         confidence = math.prod(d.confidence for d in measured)
         doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
         moves = [d.reason for d in self.store.decisions(campaign_id) if d.role is Role.HOST]
-        if moves:
+        if moves and len(self.slots) <= 1:
             moves.append(f"the references were measured again on {self.judge.on}, which measured every step "
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
@@ -626,13 +549,18 @@ class Engine:
             odds = math.log(max(confidence, 1e-12)) - math.log(max(1 - confidence, 1e-12))
             odds += confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
             confidence = 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
+            if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
+                # its own confirmation contradicts the answer after the steps were re-examined and
+                # held: the sequential pairs stop early, so their evidence alone may not outweigh
+                # the steps'; the answer is named, never with high confidence
+                confidence = min(confidence, CONTRADICTED)
         result = BisectResult(
             BisectOutcome(kind), culprit, self.vcs.parent(culprit) if culprit else "",
             () if kind == "found" else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
             sum(len(v) for v in everywhere.values()), confirmation if kind == "found" else {}, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
-        return Outcome(result.outcome, culprit, tuple(candidates), check, self._step, tuple(notes), confidence, result)
+        return Outcome(result.outcome, culprit, tuple(candidates), check, self.search.steps, tuple(notes), confidence, result)
 
     def _drift(self, campaign_id: int, good: str, bad: str) -> str:
         """The drift guard's report: the references' common linear drift over the campaign, when
@@ -647,8 +575,18 @@ class Engine:
                 f"references and re-checked against all of them at the end")
 
 
-def boots_gap(good: list[Boot], bad: list[Boot]) -> float:
-    """The log distance from good to bad."""
-    from statistics import fmean
-
-    return fmean(b.value for b in bad) - fmean(b.value for b in good)
+def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, max_boots: int,
+              error: float) -> EndpointCheck:
+    """A refusal at the endpoints' cap: when good and bad were not told apart and the noise
+    measured would need more than `max_boots` boots per step even for a change of the
+    threshold's size, that is the reason given (the boots needed), not the chance p-value."""
+    check = dataclasses.replace(check, ok=False)
+    noise = check.noise
+    if check.problem != "not_significant" or noise is None or threshold.kind != "relative" or not threshold.value:
+        return check
+    need = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, threshold.value, error)
+    if need <= max_boots:
+        return check
+    return dataclasses.replace(check, problem="too_noisy", boots_needed=need, message=(
+        f"the noise needs {need} boots per commit to decide a step of {threshold.describe()} ({check.message}), but "
+        f"max_boots_per_commit is {max_boots}"))

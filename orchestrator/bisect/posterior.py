@@ -35,6 +35,9 @@ CLIP = math.log(1e6)
 ALIVE = 1e-12
 # Masses this close count as equal: ties go to the older commit, as git bisect's.
 TIE = 1e-9
+# A commit whose kernel is already built is picked instead of the best split when its bad-side
+# mass is this close to the best one's (posterior.pick).
+READY_SLACK = 0.05
 _ROWS = 512  # rows of the ancestry matrix unpacked at a time
 
 
@@ -156,28 +159,47 @@ def posterior(dag: Dag, evidence: Mapping[str, float], point: Mapping[str, float
     return Posterior(dag, weights, dag.bad_mass(weights))
 
 
-def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iterable[str] = ()) -> list[str]:
+def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iterable[str] = (),
+         total: int | None = None, ready: Iterable[str] = ()) -> list[str]:
     """The commits a round measures with `slots` free slots: for k = 1..slots the commit whose
     bad-side mass is nearest k/(slots + 1) (the posterior's quantiles on a line, git bisect's
     midpoint for one slot and a flat posterior), each at most once, among the commits still in
     the search (own mass above ALIVE) that are testable (not skipped, not bad itself) and not
     `busy` (measured by another slot). A commit measured before is picked again when it still
     splits the mass (an ambiguous one is revisited). Fewer commits when fewer split the mass;
-    ties go to the older commit."""
+    ties go to the older commit.
+
+    `total`: the lab's slots when only `slots` of them are free (a slot refilled as it frees):
+    the quantiles are k/(total + 1), each commit in flight (`busy`) takes the one nearest its
+    bad-side mass, and the free slots take the others, those nearest one half first.
+
+    `ready`: commits whose kernel is built (built ahead): one whose bad-side mass is within
+    READY_SLACK of the best commit's is taken instead (a split of 0.45/0.55 carries 99% of the
+    information of 0.5/0.5, and the slot starts booting at once)."""
     dag = post.dag
-    off = set(untestable) | set(busy) | {dag.commits[-1]}
-    ok = [i for i in range(len(dag)) if dag.commits[i] not in off and post.weights[i] > ALIVE
-          and post.bad[i] < 1 - ALIVE]
+    busy = set(busy)
+    off = set(untestable) | busy | {dag.commits[-1]}
+    alive = (post.weights > ALIVE) & (post.bad < 1 - ALIVE)
+    ok = [i for i in np.flatnonzero(alive).tolist() if dag.commits[i] not in off]
+    parts = max(slots, total or 0)
+    targets = [k / (parts + 1) for k in range(1, parts + 1)]
+    for commit in sorted(busy & set(dag.index), key=dag.index.__getitem__):
+        if len(targets) > slots:
+            targets.remove(min(targets, key=lambda t: abs(t - float(post.bad[dag.index[commit]]))))
+    targets = sorted(sorted(targets, key=lambda t: abs(t - 0.5))[:slots])
+    built = {dag.index[c] for c in ready if c in dag.index}
     chosen: list[int] = []
-    for k in range(1, slots + 1):
-        target = k / (slots + 1)
-        best, score = -1, math.inf
-        for i in ok:
-            s = abs(float(post.bad[i]) - target)
-            if i not in chosen and s < score - TIE:
-                best, score = i, s
-        if best >= 0:
-            chosen.append(best)
+    free = np.array(ok, dtype=int)
+    for target in targets:
+        if not len(free):
+            break
+        score = np.abs(post.bad[free] - target)
+        best = int(np.flatnonzero(score <= score.min() + TIE)[0])  # the oldest of the nearest
+        near = [j for j in np.flatnonzero(score <= score[best] + READY_SLACK).tolist() if int(free[j]) in built]
+        if near:
+            best = min(near, key=lambda j: (score[j], j))
+        chosen.append(int(free[best]))
+        free = np.delete(free, best)
     return [dag.commits[i] for i in sorted(chosen)]
 
 
@@ -217,11 +239,17 @@ def classes(dag: Dag, untestable: Iterable[str]) -> list[list[int]]:
 
 def answer(post: Posterior, error: float, untestable: Iterable[str] = ()) -> Answer:
     """The stop rule: a culprit (or a class of untestable ones) with mass >= 1 - error."""
-    best, mass = max(((g, float(post.weights[g].sum())) for g in classes(post.dag, untestable)),
-                     key=lambda x: x[1])
+    dag = post.dag
+    skipped = any(c in dag.index and c != dag.commits[-1] for c in untestable)
+    groups = classes(dag, untestable) if skipped else []
+    if not skipped or len(groups) == len(dag):  # every culprit its own class
+        top = int(np.argmax(post.weights))
+        best, mass = [top], float(post.weights[top])
+    else:
+        best, mass = max(((g, float(post.weights[g].sum())) for g in groups), key=lambda x: x[1])
     if mass < 1 - error:
         return Answer(Kind.SEARCHING, mass=mass)
-    commits = tuple(post.dag.commits[i] for i in best)
+    commits = tuple(dag.commits[i] for i in best)
     if len(commits) == 1:
         return Answer(Kind.FOUND, commits[0], commits, mass)
     return Answer(Kind.ONLY_SKIPPED, "", commits, mass)

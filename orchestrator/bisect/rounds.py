@@ -8,17 +8,27 @@ decisions in the store (orchestrator.bisect.posterior for the posterior)."""
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable, Mapping, Sequence
 
-from orchestrator.bisect.posterior import NOISELESS, Answer, Dag, Kind, answer, pick, posterior
-from orchestrator.stats import Boot, StepOdds, pair_evidence
+import numpy as np
 
-# A visit (one slot measuring one commit) ends when its verdict is this sure; further evidence
-# comes from revisits the posterior asks for.
-VISIT_ERROR = 0.01
+from orchestrator.bisect.posterior import NOISELESS, Answer, Dag, Kind, answer, pick, posterior
+from orchestrator.stats import Boot, StepOdds, drift_estimable, pair_evidence
+
+# A first visit (one slot measuring one commit) ends when its verdict is this sure: the posterior
+# needs a commit's side, not its certainty, except next to the culprit, where it sends the search
+# back (a revisit). 0.01 spent 5.4 boots a visit at 8% between-boot noise and 124 boots a
+# campaign; 0.1 spends about 3 (bench/bisect_rounds, docs/campaign.md "Time to culprit").
+VISIT_ERROR = 0.1
+# A revisit (the posterior sent the search back to a commit it had measured) ends when this sure.
+REVISIT_ERROR = 0.01
+# The search names a candidate for confirmation when it holds 1 - NOMINATE of the mass; the
+# confirmation's fresh boots (settled: log Bayes factor +-log(99)) then carry it to the
+# campaign's 1 - error (odds 4 x 99: 0.9975), or speak against it and the search goes on. The
+# last revisits of the culprit's neighbours to 0.99 cost more boots than the confirmation does.
+NOMINATE = 0.2
 # A step far from both references (a second change) is not one of the two.
 APART = 0.001
 # A commit still unclear after this many times max_boots_per_commit boots over all its visits is
@@ -51,23 +61,48 @@ class Target(str, Enum):
     BAD = "bad"
 
 
-def next_boot(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot]) -> Target:
-    """The boot that shrinks the uncertainty of the step's log odds most: the step's mean, the
-    good reference's or the bad one's (delta method: each mean's share of the variance of
-    llr = (d_good^2 / se_good^2 - d_bad^2 / se_bad^2) / 2, and how much one more boot of it
-    takes away). A step that looks like good is decided by its distance to bad, so the bad
-    reference gets the boot when it has fewer boots than the step; the references' boots serve
-    every later step too, so a tie goes to the reference."""
+def next_boot(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], drift: bool = True) -> Target:
+    """The boot that shrinks the uncertainty of the step's log odds most: the step's, the good
+    reference's or the bad one's. The log odds, llr = (d_bad^2 / se_bad^2 - d_good^2 / se_good^2)
+    / 2 with d the step's distance to each reference, are linearised in the fitted means (and,
+    when `drift` and the references allow it, stats.step_odds' common drift over boot order);
+    one more boot of a group at the next boot's place in time takes (g' C r)^2 / (1 + r' C r) off
+    their variance (g the gradient, C the fit's inverse information, r the boot's row), which
+    counts both a mean's own boots and the drift's: references booted only at the start
+    extrapolate their slope to every later step, and a boot of a reference now pins it down. A
+    step that looks like good is decided by its distance to bad, so the bad reference gets the
+    boot when it limits the step; the references' boots serve every later step too, so a tie
+    goes to the reference."""
     if len(good) < 2 or len(bad) < 2 or not step:
         return Target.STEP if len(good) >= 2 and len(bad) >= 2 else (Target.GOOD if len(good) <= len(bad)
                                                                      else Target.BAD)
-    mg, mb, ms = (statistics.fmean(b.value for b in bs) for bs in (good, bad, step))
-    ng, nb, ns = len(good), len(bad), len(step)
-    se_g, se_b = 1 / ns + 1 / ng, 1 / nb + 1 / ns  # in units of the boot variance
-    d_g, d_b = ms - mg, ms - mb
-    grad = {Target.STEP: d_g / se_g - d_b / se_b, Target.GOOD: -d_g / se_g, Target.BAD: d_b / se_b}
-    n = {Target.STEP: ns, Target.GOOD: ng, Target.BAD: nb}
-    gain = {t: grad[t] ** 2 * (1 / n[t] - 1 / (n[t] + 1)) for t in grad}
+    slope = drift and drift_estimable(good, bad)
+    rows, ys = [], []
+    for g, boots in enumerate((good, bad, step)):
+        for b in boots:
+            rows.append([float(g == 0), float(g == 1), float(g == 2)] + ([b.seq / 100.0] if slope else []))
+            ys.append(b.value)
+    x = np.array(rows)
+    info = x.T @ x
+    if np.linalg.matrix_rank(info) < info.shape[0]:
+        slope = False
+        x, info = x[:, :3], info[:3, :3]
+    cov = np.linalg.inv(info)  # in units of the boot variance
+    beta = np.linalg.lstsq(x, np.array(ys), rcond=None)[0]
+    se_g = float(cov[2, 2] + cov[0, 0] - 2 * cov[0, 2])
+    se_b = float(cov[2, 2] + cov[1, 1] - 2 * cov[1, 2])
+    d_g, d_b = float(beta[2] - beta[0]), float(beta[2] - beta[1])
+    grad = np.zeros(x.shape[1])
+    grad[:3] = [-d_g / se_g, d_b / se_b, d_g / se_g - d_b / se_b]
+    now = (max(b.seq for b in (*good, *bad, *step)) + 1) / 100.0
+    gain = {}
+    for t, g in ((Target.GOOD, 0), (Target.BAD, 1), (Target.STEP, 2)):
+        r = np.zeros(x.shape[1])
+        r[g] = 1.0
+        if slope:
+            r[3] = now
+        cr = cov @ r
+        gain[t] = float(grad @ cr) ** 2 / (1 + float(r @ cr))
     return max((Target.GOOD, Target.BAD, Target.STEP), key=lambda t: gain[t])
 
 
@@ -94,6 +129,21 @@ def pair(a: Sequence[Boot], b: Sequence[Boot], expected: float, s2: float, df: i
     return Pair(abs(bf) >= bound or n >= cap, bf, n)
 
 
+def settled(pairs: Sequence[Pair], cap: int, error: float) -> bool:
+    """The confirmation (the culprit against its parent) and the revert (bad with the culprit
+    reverted against bad) answer one question, "is this the culprit", on fresh boots of their
+    own: their log Bayes factors add. Run side by side (two slots, or one slot taking turns),
+    they stop at the first boot pair after which the sum passes -log((1 - error) / error)
+    (against), or passes +log((1 - error) / error) with no pair against it (a pair's chance
+    excess may not carry a candidate the other pair does not see: at 3% between-boot and 10%
+    within-boot noise that named a wrong culprit once in 1,000 simulated campaigns), or when
+    every pair has `cap` boots a side."""
+    bound = math.log((1 - error) / error)
+    total = sum(p.log_bf for p in pairs)
+    return (total <= -bound or (total >= bound and min(p.log_bf for p in pairs) >= 0)
+            or all(p.boots >= cap for p in pairs))
+
+
 @dataclass(frozen=True)
 class Round:
     """What the posterior says now: the answer so far, and the commits to measure next."""
@@ -104,7 +154,7 @@ class Round:
 
 def plan(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, untestable: Iterable[str] = (),
          point: Mapping[str, float] | None = None, impossible: Iterable[str] = (),
-         busy: Iterable[str] = ()) -> Round:
+         busy: Iterable[str] = (), ready: Iterable[str] = ()) -> Round:
     """One look at the search: the stop rule, and when it does not stop, the next round's
     commits (`slots` of them at most, none of `busy`)."""
     untestable = set(untestable)
@@ -112,11 +162,12 @@ def plan(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, unte
     found = answer(post, error, untestable)
     if found.kind is not Kind.SEARCHING:
         return Round(found, ())
-    return Round(found, tuple(pick(post, slots, untestable, busy)))
+    return Round(found, tuple(pick(post, slots, untestable, busy, ready=ready)))
 
 
 def ahead(dag: Dag, evidence: Mapping[str, float], picks: Sequence[str], slots: int, error: float,
-          untestable: Iterable[str] = (), impossible: Iterable[str] = ()) -> list[tuple[float, tuple[str, ...]]]:
+          untestable: Iterable[str] = (), impossible: Iterable[str] = (),
+          ready: Iterable[str] = ()) -> list[tuple[float, tuple[str, ...]]]:
     """What to build while `picks` are measured: for each way the round can end (the culprit in
     one of the parts the picks cut: the older picks good, the newer bad), its probability now
     and the next round's picks then (oldest first: slot k builds the k-th), likelier first. A
@@ -129,6 +180,48 @@ def ahead(dag: Dag, evidence: Mapping[str, float], picks: Sequence[str], slots: 
         marks = {dag.commits[i]: (-NOISELESS if j < k else NOISELESS) for j, i in enumerate(idx)}
         lo = float(post.bad[idx[k - 1]]) if k else 0.0
         hi = float(post.bad[idx[k]]) if k < len(idx) else 1.0
-        nxt = plan(dag, {**evidence, **marks}, slots, error, untestable, impossible=impossible)
+        nxt = plan(dag, {**evidence, **marks}, slots, error, untestable, impossible=impossible, ready=ready)
         out.append((max(0.0, hi - lo), nxt.picks))
     return sorted(out, key=lambda x: -x[0])
+
+
+class Act(str, Enum):
+    SEARCH = "search"  # measure `picks` (none: nothing left to measure)
+    CONFIRM = "confirm"  # confirm `culprit` on fresh boots (against its parent, and reverted)
+    DONE = "done"  # `culprit` confirmed and holding 1 - error of the mass
+    ONLY_SKIPPED = "only_skipped"  # the culprit is one of `candidates`, which nothing testable tells apart
+
+
+@dataclass(frozen=True)
+class Move:
+    """What the campaign does next, and the mass of the likeliest culprit (or class)."""
+
+    act: Act
+    culprit: str = ""
+    picks: tuple[str, ...] = ()
+    candidates: tuple[str, ...] = ()
+    mass: float = 0.0
+
+
+def next_move(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, untestable: Iterable[str] = (),
+              point: Mapping[str, float] | None = None, impossible: Iterable[str] = (), busy: Iterable[str] = (),
+              nominate: float = NOMINATE, confirmed: Mapping[str, int] | None = None,
+              total: int | None = None, ready: Iterable[str] = ()) -> Move:
+    """The search's stop rule with its confirmation: a culprit holding 1 - `nominate` of the
+    mass that was not confirmed yet is confirmed (fresh boots, whose evidence enters `point`);
+    one confirmed and holding 1 - `error` is the answer; otherwise the search goes on (`slots`
+    picks, see posterior.pick for `busy`, `total` and `ready`). `confirmed`: commit ->
+    confirmations."""
+    untestable = set(untestable)
+    confirmed = confirmed or {}
+    post = posterior(dag, evidence, point, impossible)
+    strict = answer(post, error, untestable)
+    if strict.kind is Kind.ONLY_SKIPPED:
+        return Move(Act.ONLY_SKIPPED, candidates=strict.candidates, mass=strict.mass)
+    if strict.kind is Kind.FOUND and confirmed.get(strict.culprit, 0):
+        return Move(Act.DONE, strict.culprit, mass=strict.mass)
+    loose = strict if strict.kind is Kind.FOUND else answer(post, max(error, nominate), untestable)
+    if loose.kind is Kind.FOUND and not confirmed.get(loose.culprit, 0):
+        return Move(Act.CONFIRM, loose.culprit, mass=loose.mass)
+    best = loose.culprit if loose.kind is Kind.FOUND else ""
+    return Move(Act.SEARCH, best, tuple(pick(post, slots, untestable, busy, total, ready)), mass=loose.mass)

@@ -41,4 +41,5 @@ def run(a: argparse.Namespace) -> int:
     print(f"demo: named {named or 'no single commit'}: {verdict}")
     print(f"demo: reports {md} and {page}")
     print(f"demo: wall time {(time.monotonic() - started) / 60:.1f} min")
+    print(f"demo: {BisectResult.from_dict(row.result).boots} guest boots")
     return 0 if named == demo.culprit else 1

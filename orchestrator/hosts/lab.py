@@ -8,6 +8,7 @@ one unpinned slot: what vmbisect did before labs existed.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,9 +77,14 @@ class Host:
 
 @dataclass(frozen=True)
 class Lab:
+    """`build_cpus`: CPUs of this machine (the controller) that build kernels ahead while a
+    round measures; empty: no build-ahead (the default, and the only choice where builds would
+    share cores with guests: docs/campaign.md "Build ahead")."""
+
     hosts: tuple[Host, ...]
     source: Path | None = None
     notify: Notify | None = None  # who is mailed when a campaign on the lab ends (docs/mail.md)
+    build_cpus: tuple[int, ...] = ()
 
     def host(self, name: str) -> Host:
         for h in self.hosts:
@@ -112,7 +118,7 @@ def load_lab(path: Path) -> Lab:
 
 def parse_lab(data: Any, base: Path = Path("."), source: Path | None = None) -> Lab:
     top = yamlcheck.mapping(data, "lab")
-    yamlcheck.known(top, "", ["hosts", "notify"])
+    yamlcheck.known(top, "", ["hosts", "notify", "build_cpus"])
     raw_hosts = top.get("hosts")
     if not isinstance(raw_hosts, list) or not raw_hosts:
         raise UserError("hosts: expected a list of one or more hosts")
@@ -123,7 +129,30 @@ def parse_lab(data: Any, base: Path = Path("."), source: Path | None = None) -> 
             raise UserError(f"hosts[{i}].name: {h.name!r} is used by an earlier host; names must be unique")
         seen.add(h.name)
     notify = parse_notify(top["notify"]) if "notify" in top else None
-    return Lab(hosts, source, notify)
+    build_cpus = _build_cpus(top["build_cpus"], hosts) if "build_cpus" in top else ()
+    return Lab(hosts, source, notify, build_cpus)
+
+
+def _build_cpus(value: Any, hosts: tuple[Host, ...], available: int | None = None) -> tuple[int, ...]:
+    """The controller's build CPUs: CPUs of this machine no guest of a local host may use (every
+    local slot pinned, none of its CPUs listed)."""
+    cpus = _cpus(value, "build_cpus")
+    count = available if available is not None else (os.cpu_count() or 1)
+    if cpus[-1] >= count:
+        raise UserError(f"build_cpus: host CPU {cpus[-1]} does not exist on this machine (CPUs 0-{count - 1})")
+    for i, h in enumerate(hosts):
+        if h.remote:
+            continue
+        for slot in h.slots:
+            where = f"hosts[{i}].slots[{slot.index}]"
+            if not slot.cpus:
+                raise UserError(f"build_cpus: {where} has no cpus, so its guests may run on any core of this "
+                                "machine; pin every local slot to CPUs of its own to build ahead beside them")
+            shared = sorted(set(slot.cpus) & set(cpus))
+            if shared:
+                raise UserError(f"build_cpus: host CPU {shared[0]} belongs to {where}; builds never share cores "
+                                "with guests")
+    return cpus
 
 
 def derived_uri(target: SshTarget) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.backends.libvirt_vm import LibvirtProvider, owner_pid
+from orchestrator.bisect.rounds import TOTAL_CAP
 from orchestrator.demo import CAMPAIGN, ensure_demo_repo
 from orchestrator.store import Store
 from tests.conftest import require
@@ -68,9 +69,11 @@ def test_demo_bisection_killed_mid_step_resumes_to_the_shipped_culprit(tmp_path)
     assert all(after[c][: len(v)] == v for c, v in before.items())
     boots = store.boot_samples(1, "read_iops")
     references = {d.commit for d in store.decisions(1) if d.role in ("good", "bad")}
-    # a step at most twice max_boots_per_commit (re-examined); the references are booted again
-    # every few boots for the drift guard, so they have more
-    assert all(len(b) <= 2 * 6 for c, b in boots.items() if c not in references)
+    # a step at most TOTAL_CAP x max_boots_per_commit over its visits, twice that when it is
+    # also re-examined; the references are booted again every few boots for the drift guard and
+    # whenever they limit a step, so they have more
+    assert all(len(b) <= 2 * TOTAL_CAP * 6 for c, b in boots.items() if c not in references)
+    print(f"demo e2e: {sum(len(b) for b in boots.values())} boots")
     decisions = store.decisions(1)
     assert any(d.verdict == "skip" and d.reason.startswith("build failed") for d in decisions)
     result = store.campaign(1).result

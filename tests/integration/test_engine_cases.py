@@ -73,6 +73,8 @@ class Expect:
     high_confidence: bool = False
     inherited: int = 0  # at least this many verdicts taken over from identical images
     rechecked: bool = False  # some verdict re-examined with more boots
+    revisited: bool = False  # some commit measured again because the posterior still split there
+    rounds_below_steps: bool = False  # several commits per round: fewer rounds than steps
     skips: tuple[str, ...] = ()  # reasons (prefixes) that must be among the skipped steps
     refused: str = ""  # regular expression the refusal must match
     note: str = ""  # regular expression one of the outcome's notes must match
@@ -99,6 +101,8 @@ class Case:
     metric_missing: tuple[str, ...] = ()
     misread: dict[str, tuple[int, float]] = field(default_factory=dict)
     campaign: dict[str, Any] = field(default_factory=dict)
+    hosts: tuple[str, ...] = ()  # lab hosts, one slot each, measured in rounds (none: one slot)
+    speed: dict[str, float] = field(default_factory=dict)  # a host's guests read this times the value
 
 
 CASES = [
@@ -114,8 +118,8 @@ CASES = [
     Case("culprit on main between merges", Expect("found", "m4", confirmation="confirmed", revert=RESTORES,
                                                   high_confidence=True),
          history="merges", good="m0", bad="m5", culprit="m4"),
-    Case("between-boot noise of 8% and within-boot 2%, the issue's LSI SAS case: a doubtful step re-examined",
-         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, rechecked=True),
+    Case("between-boot noise of 8% and within-boot 2%, the issue's LSI SAS case: an unclear step revisited",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, revisited=True),
          between=0.08, within=0.02, seed=3),
     Case("build-broken commits next to the culprit are skipped",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
@@ -156,6 +160,21 @@ CASES = [
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
                 note=r"the references drifted by -\d+\.\d%"),
          drift=-0.0025, between=0.02),
+    Case("two slots: rounds of two commits on a linear history",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                rounds_below_steps=True), hosts=("a", "b"), speed={"b": 0.6}),
+    Case("two slots: rounds on a merge-heavy history, culprit on a merged topic branch",
+         Expect("found", "t1-1", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                rounds_below_steps=True), history="merges", good="m0", bad="m5", culprit="t1-1", hosts=("a", "b")),
+    Case("three slots: a build-broken commit skipped inside a round",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("build failed: drivers/scsi/sd.c:12:3: error",), rounds_below_steps=True),
+         broken=("c5", "c10", "c17"), hosts=("a", "b", "c")),
+    Case("two slots at 8% between-boot noise: an unclear commit revisited in a later round, an unlucky "
+         "confirmation sends the culprit back for more boots",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, revisited=True,
+                rechecked=True, skips=("ambiguous after the cap of 8 boots",)),
+         between=0.08, within=0.02, seed=3, hosts=("a", "b")),
     Case("endpoints that do not differ are refused before bisecting",
          Expect("refused", refused=r"campaign refused: bad is not bad"), drop=0.0),
     Case("between-boot noise too large for the threshold is refused with the boots needed",
@@ -200,29 +219,50 @@ def values(repo: Repo, culprit: str, drop: float, revert_restores: bool) -> Call
     return value
 
 
-def run_case(tmp_path: Path, case: Case) -> tuple[Any, Store, int, Repo, FakeMeasurer]:
+@dataclass
+class Ran:
+    """A case run: the outcome (or the refusal), the store, the campaign, the repository, the
+    fake guests of each slot and the progress events."""
+
+    outcome: Any
+    store: Store
+    cid: int
+    repo: Repo
+    measurers: list[FakeMeasurer]
+    events: list[Event]
+
+    @property
+    def booted(self) -> set[str]:
+        return {x for m in self.measurers for x in m.booted}
+
+
+def run_case(tmp_path: Path, case: Case) -> Ran:
     repo = HISTORIES[case.history](tmp_path / "u")
     names = lambda xs: {repo.names[x] for x in xs}  # noqa: E731
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     c = make_campaign(repo, case.good, case.bad, **case.campaign)
     cid = store.new_campaign(c.name, {"good": c.good})
-    measurer = FakeMeasurer(values(repo, case.culprit, case.drop, case.revert_restores), case.within, case.seed,
-                            boot_broken=names(case.panics), between=case.between, drift=case.drift,
-                            misread={repo.names[k]: v for k, v in case.misread.items()},
-                            workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
-                            metric_missing=names(case.metric_missing))
+    measurers = [FakeMeasurer(values(repo, case.culprit, case.drop, case.revert_restores), case.within,
+                              case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
+                              drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
+                              workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
+                              metric_missing=names(case.metric_missing), host=host, speed=case.speed)
+                 for i, host in enumerate(case.hosts or ("local",))]
     builder = FakeBuilder(broken=names(case.broken), same_image=[names(g) for g in case.same_image])
-    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurer, store)
+    events: list[Event] = []
+    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurers[0], store, events.append,
+                    slots=measurers if case.hosts else ())
     try:
         outcome = engine.run(cid)
     except CampaignRefused as exc:
         outcome = exc
-    return outcome, store, cid, repo, measurer
+    return Ran(outcome, store, cid, repo, measurers, events)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_bisection_case(tmp_path, case):
-    outcome, store, cid, repo, measurer = run_case(tmp_path, case)
+    ran = run_case(tmp_path, case)
+    outcome, store, cid, repo = ran.outcome, ran.store, ran.cid, ran.repo
     e = case.expect
     if e.kind == "refused":
         assert isinstance(outcome, CampaignRefused) and re.search(e.refused, str(outcome)), outcome
@@ -244,6 +284,10 @@ def test_bisection_case(tmp_path, case):
     decisions = store.decisions(cid)
     assert sum(d.inherited for d in decisions) >= e.inherited
     assert any(d.role == "recheck" for d in decisions) == e.rechecked
+    steps = [d.commit for d in decisions if d.role == "step"]
+    assert not e.revisited or len(set(steps)) < len(steps), "no commit was revisited"
+    rounds = sum(1 for ev in ran.events if ev.phase == "round")
+    assert not e.rounds_below_steps or 0 < rounds < len(steps), (rounds, len(steps))
     skipped = [d.reason for d in decisions if d.verdict == "skip"]
     assert all(any(r.startswith(prefix) for r in skipped) for prefix in e.skips), skipped
     if not e.skips and e.kind == "found":
@@ -251,7 +295,7 @@ def test_bisection_case(tmp_path, case):
     assert not e.note or any(re.search(e.note, n) for n in outcome.notes), outcome.notes
     inherited = {d.commit for d in decisions if d.inherited}
     confirmed = {outcome.culprit, result.get("parent", "")}
-    assert not (inherited - confirmed) & set(measurer.booted), "a commit that inherited its verdict was booted"
+    assert not (inherited - confirmed) & ran.booted, "a commit that inherited its verdict was booted"
     if outcome.culprit:
         images = {b.commit: b.sha256 for b in store.builds(cid) if b.status == "ok"}
         assert images[outcome.culprit] != images[result["parent"]], "a no-op culprit was named"
@@ -275,7 +319,7 @@ def test_infrastructure_error_stops_the_campaign_and_resume_reaches_the_same_cul
     cid = store.new_campaign(c.name, {})
     with pytest.raises(InfraError, match="fake host failure"):
         Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(),
-               FakeMeasurer(value, seed=2, infra_after=30), store).run(cid)
+               FakeMeasurer(value, seed=2, infra_after=20), store).run(cid)
     taken = {k: list(v) for k, v in store.samples(cid, "iops").items()}
     assert store.campaign(cid).state == "running" and taken
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), FakeMeasurer(value, seed=3),
@@ -482,3 +526,113 @@ def test_a_host_the_campaign_was_pinned_to_failing_pauses_it_instead_of_moving(t
         Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store).run(cid)
     assert not [d for d in store.decisions(cid) if d.role == "host"]
     assert {b.host for b in store.boots(cid) if b.status == "ok"} == {"fast"}
+
+
+def slot_measurers(repo: Repo, hosts: tuple[str, ...], **extra: Any) -> list[FakeMeasurer]:
+    """One fake guest source per lab host (one slot each), the culprit at c12; `extra[host]`: that
+    host's own FakeMeasurer options."""
+    return [FakeMeasurer(values(repo, "c12", 0.15, True), seed=7 + i, host=h, **extra.get(h, {}))
+            for i, h in enumerate(hosts)]
+
+
+@pytest.mark.parametrize("failing", ["a", "b"])
+def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_path, failing):
+    """Three slots; one host fails in the first round (the home host a, which would measure the
+    confirmation, or b): its boot in flight is stored as lost, its commit goes to another slot of
+    the round (a host decision names it), no later boot is on it, and the campaign names and
+    confirms the culprit on the two hosts left."""
+    repo = linear(tmp_path / "u", 24)
+    c = make_campaign(repo, "c0", "c23")
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign(c.name, {})
+    slots = slot_measurers(repo, ("a", "b", "c"), **{failing: {"host_fails_after": {failing: 30}}})
+    events: list[Event] = []
+    outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), slots[0], store,
+                     events.append, slots=slots).run(cid)
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
+    boots = store.boots(cid)
+    there = [b for b in boots if b.host == failing]
+    assert [b.status for b in there].count("lost") == 1 and there[-1].status == "lost", "the last boot is not lost"
+    decisions = store.decisions(cid)
+    moved = [i for i, d in enumerate(decisions) if d.role == "host"]
+    assert len(moved) == 1 and decisions[moved[0]].reason.startswith(f"host {failing} failed: ssh: connection lost")
+    requeued = decisions[moved[0]].commit
+    assert requeued and any(d.role == "step" and d.commit == requeued for d in decisions[moved[0]:])
+    assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "b", "c"} - {failing}
+    assert any(e.phase == "requeue" and requeued[:12] in e.message for e in events)
+    assert any(n.startswith(f"host {failing} failed") for n in outcome.notes)
+    revert = outcome.result.revert["commit"]
+    assert {b.host for b in boots if b.commit == revert} and failing not in {b.host for b in boots if b.commit == revert}
+
+
+def test_a_controller_killed_mid_round_resumes_the_round_with_no_boot_taken_twice(tmp_path):
+    """Two slots; the controller dies while host a measures its pick of the first round (host
+    b finishes its own). Resumed, the visit under way goes on from its stored boots, every
+    decision and sample taken before stays as it was, and the culprit is named."""
+    repo = linear(tmp_path / "u", 24)
+    c = make_campaign(repo, "c0", "c23")
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign(c.name, {})
+    slots = slot_measurers(repo, ("a", "b"), a={"crash_after": 28})
+    with pytest.raises(KeyboardInterrupt):
+        Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), slots[0], store,
+               slots=slots).run(cid)
+    taken = {k: list(v) for k, v in store.samples(cid, "iops").items()}
+    before = [d for d in store.decisions(cid) if d.role == "step"]
+    decided = {d.commit for d in before}
+    under_way = set(store.boot_samples(cid, "iops", "a")) - decided - {repo.names["c0"], repo.names["c23"]}
+    assert store.campaign(cid).state == "running" and under_way, "the kill should fall inside a visit on host a"
+    events: list[Event] = []
+    resumed = slot_measurers(repo, ("a", "b"))
+    outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), resumed[0], store,
+                     events.append, slots=resumed).run(cid)
+    assert repo.name_of(outcome.culprit) == "c12"
+    after = store.samples(cid, "iops")
+    assert all(after[k][: len(v)] == v for k, v in taken.items())
+    assert [d for d in store.decisions(cid) if d.role == "step"][: len(before)] == before
+    assert any(e.phase == "round" and "under way" in e.message for e in events)
+    first = [d for d in store.decisions(cid) if d.role == "step"][len(before)]
+    assert first.commit in under_way, "the resumed campaign did not finish the visit under way first"
+
+
+def test_build_ahead_builds_the_next_picks_on_the_build_cpus_only(tmp_path):
+    """With build CPUs (the lab's build_cpus) the likeliest next picks are built while a round
+    measures, in a thread whose processes may use only those CPUs; the visits' own builds keep
+    every CPU. The answer is the one without build-ahead."""
+    import os
+    import threading
+
+    repo = linear(tmp_path / "u", 24)
+    cpu = max(os.sched_getaffinity(0))
+    seen: list[tuple[str, frozenset[int], str]] = []
+
+    class Recording(FakeBuilder):
+        def build(self, commit: str):  # type: ignore[no-untyped-def]
+            seen.append((commit, frozenset(os.sched_getaffinity(0)), threading.current_thread().name))
+            return super().build(commit)
+
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("t", {})
+    outcome = Engine(make_campaign(repo, "c0", "c23"), "higher", GitBisect(repo.path, tmp_path / "work"), Recording(),
+                     FakeMeasurer(values(repo, "c12", 0.15, True), seed=2), store, build_cpus=(cpu,)).run(cid)
+    assert repo.name_of(outcome.culprit) == "c12"
+    ahead = [(c, cpus) for c, cpus, thread in seen if thread == "build-ahead"]
+    assert ahead and all(cpus == {cpu} for _c, cpus in ahead), seen
+    assert all(cpus == frozenset(os.sched_getaffinity(0)) for _c, cpus, thread in seen if thread != "build-ahead")
+
+
+def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path):
+    """The posterior search keeps its history as `git bisect log` text (each decided commit's
+    latest mark): `git bisect replay` of it in a clone of the user's repository names the same
+    first bad commit, on a history with merges."""
+    import subprocess
+
+    case = next(c for c in CASES if c.name == "culprit on a merged topic branch")
+    ran = run_case(tmp_path, case)
+    log = ran.store.campaign(ran.cid).bisect_log
+    assert f"# first bad commit: [{ran.outcome.culprit}]" in log
+    (tmp_path / "log").write_text(log)
+    subprocess.run(["git", "clone", "-q", str(ran.repo.path), str(tmp_path / "replay")], check=True)
+    done = subprocess.run(["git", "-C", str(tmp_path / "replay"), "bisect", "replay", str(tmp_path / "log")],
+                          capture_output=True, text=True, check=True)
+    assert f"{ran.outcome.culprit} is the first bad commit" in done.stdout, done.stdout

@@ -122,6 +122,24 @@ def test_a_commit_in_flight_on_another_slot_is_not_picked_again() -> None:
     assert "c15" not in pick(post, 1, busy={"c15"})
 
 
+def test_a_slot_refilled_as_it_frees_takes_the_part_the_commits_in_flight_leave() -> None:
+    post = posterior(line(29), {})
+    # two slots: c10 (a third of the mass on its bad side) is in flight; the free slot takes the
+    # other third, not the middle
+    assert pick(post, 1, busy={"c10"}, total=2) == ["c19"]
+    assert pick(post, 1, busy={"c10"}) == ["c14"]  # without `total`: the middle (a tie: the older)
+    # four slots, two in flight near their quantiles: the free ones take the two left
+    assert pick(post, 2, busy={"c6", "c18"}, total=4) == ["c12", "c23"]
+
+
+def test_a_built_kernel_near_the_best_split_is_picked_instead_of_building_another() -> None:
+    post = posterior(line(30), {})
+    assert pick(post, 1) == ["c15"]
+    assert pick(post, 1, ready={"c14"}) == ["c14"]  # 14/30 on its bad side: within READY_SLACK
+    assert pick(post, 1, ready={"c12"}) == ["c15"]  # 12/30: too far from the half
+    assert pick(post, 2, ready={"c11", "c19"}) == ["c11", "c19"]  # near the thirds (c10, c20)
+
+
 def test_an_ambiguous_commit_is_picked_again_and_its_later_evidence_replaces_the_first() -> None:
     dag = line(16)
     around = {"c7": llr_of(1e-6), "c9": llr_of(1 - 1e-6)}

@@ -8,8 +8,22 @@ import random
 import pytest
 
 from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
-from orchestrator.bisect.posterior import NOISELESS, Dag, Kind
-from orchestrator.bisect.rounds import Target, Visit, ahead, next_boot, pair, plan, visit
+from orchestrator.bisect.posterior import NOISELESS, Dag, Kind, llr_of
+from orchestrator.bisect.rounds import (
+    NOMINATE,
+    Act,
+    Move,
+    Pair,
+    Target,
+    Visit,
+    ahead,
+    next_boot,
+    next_move,
+    pair,
+    plan,
+    settled,
+    visit,
+)
 from orchestrator.campaign import Threshold
 from orchestrator.stats import Boot, StepOdds, pair_evidence
 
@@ -123,3 +137,60 @@ def test_build_ahead_lists_the_next_picks_of_each_way_the_round_can_end() -> Non
     # c16 bad (16 of 31 culprits): c1..c16 left, next c8; good: c17..c31, next c23 (git's midpoints)
     assert [o for _p, o in outcomes] == [("c8",), ("c23",)]
     assert [p for p, _o in outcomes] == pytest.approx([16 / 31, 15 / 31])
+
+
+def test_references_booted_only_before_a_late_step_get_the_next_boot_when_the_drift_is_fitted() -> None:
+    # 4 + 4 references at the start (seq 0..7), the step 40 boots later: the drift fitted over the
+    # references extrapolates to the step, and a reference booted now pins it down
+    rng = random.Random(3)
+    good = [Boot(s, (100 * math.exp(rng.gauss(0, 0.05)),)) for s in (0, 3, 4, 7)]
+    bad = [Boot(s, (85 * math.exp(rng.gauss(0, 0.05)),)) for s in (1, 2, 5, 6)]
+    step = [Boot(s, (100 * math.exp(rng.gauss(0, 0.05)),)) for s in (48, 49)]
+    assert next_boot(good, bad, step, drift=True) in (Target.GOOD, Target.BAD)
+    assert next_boot(good, bad, step, drift=False) is Target.STEP  # the means alone: the step has fewest
+
+
+def test_a_candidate_is_confirmed_at_the_nomination_mass_and_answered_once_confirmed_and_sure() -> None:
+    dag = line(16)
+    around = {"c7": llr_of(0.001), "c8": llr_of(0.95), "c9": llr_of(1 - 1e-6)}  # c8 holds 0.95 of the mass
+    first = next_move(dag, around, 1, 0.01)
+    assert first.act is Act.CONFIRM and first.culprit == "c8" and 1 - NOMINATE <= first.mass < 0.99
+    # confirmed, but the confirmation's evidence left it under 0.99: the search goes on there
+    weak = next_move(dag, around, 1, 0.01, point={"c8": 0.5}, confirmed={"c8": 1})
+    assert weak.act is Act.SEARCH and weak.culprit == "c8" and weak.picks
+    done = next_move(dag, around, 1, 0.01, point={"c8": math.log(99)}, confirmed={"c8": 1})
+    assert done.act is Act.DONE and done.culprit == "c8" and done.mass >= 0.99
+    # the confirmation spoke against it: no candidate holds 0.8 now, and the search goes back to c8
+    against = next_move(dag, around, 1, 0.01, point={"c8": -math.log(99)}, confirmed={"c8": 1})
+    assert against.act is Act.SEARCH and against.culprit == "" and against.picks == ("c8",)
+    # a flat posterior: search, at git bisect's midpoint
+    assert next_move(dag, {}, 1, 0.01) == Move(Act.SEARCH, picks=("c8",), mass=pytest.approx(1 / 16))
+
+
+def test_only_skipped_commits_left_is_an_answer_of_its_own() -> None:
+    dag = line(8)
+    move = next_move(dag, {"c4": -NOISELESS, "c6": NOISELESS}, 1, 0.01, untestable={"c5"})
+    assert move.act is Act.ONLY_SKIPPED and move.candidates == ("c5", "c6")
+
+
+def test_the_confirmation_and_the_revert_settle_together_on_their_summed_evidence() -> None:
+    half = math.log(99) / 2 + 0.1
+    assert settled([Pair(False, half, 2), Pair(False, half, 2)], cap=8, error=0.01)
+    assert not settled([Pair(False, half, 2)], cap=8, error=0.01)
+    assert settled([Pair(False, -half, 3), Pair(False, -half, 3)], cap=8, error=0.01)  # against it, too
+    assert not settled([Pair(False, half, 8), Pair(False, -half, 4)], cap=8, error=0.01)
+    assert settled([Pair(False, half, 8), Pair(False, -half, 8)], cap=8, error=0.01)  # every pair at its cap
+    # one pair's excess does not carry a candidate the other pair speaks against
+    assert not settled([Pair(False, 2 * half, 3), Pair(False, -0.3, 3)], cap=8, error=0.01)
+    assert settled([Pair(False, 2 * half, 3), Pair(False, 0.0, 3)], cap=8, error=0.01)
+
+
+def test_the_endpoint_check_starts_at_the_cap_when_a_visit_and_a_revisit_reach_the_noise() -> None:
+    offsets = [0.15, -0.15, 0.1, -0.1] * 2
+    good, bad = exact(100, offsets), exact(85, offsets)  # apart on 8 + 8 boots; a step needs 7
+    noisy = check(good, bad, max_boots=4)
+    assert noisy.problem == "too_noisy" and noisy.boots_needed == 7
+    assert endpoints_next(noisy, 6, 8) is Next.MORE
+    assert endpoints_next(noisy, 8, 8) is Next.START  # 7 <= twice max_boots_per_commit
+    far = check(good, bad, max_boots=2)
+    assert endpoints_next(far, 8, 4) is Next.REFUSE  # 7 > twice max_boots_per_commit

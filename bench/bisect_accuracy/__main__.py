@@ -1,6 +1,7 @@
-"""What the statistics are worth: `make bench-bisect`.
+"""What the statistics are worth: `python -m bench.bisect_accuracy` (part of `make bench-bisect`).
 
-Simulated campaigns over a 1,000-commit linear history: vmbisect's real engine, decision rules,
+Simulated campaigns over a 1,000-commit linear history over S = 1, 2, 4, 8 lab slots (one
+FakeMeasurer a host, each host its own references): vmbisect's real engine, decision rules,
 statistics and confirmation, with fakes for git bisect (in memory, same midpoint choices),
 builds, guests and the store (in memory: the SQLite store's transactions were three quarters of
 a simulated campaign's time; tests/unit/test_memory_store.py shows the engine decides the same
@@ -10,12 +11,14 @@ each run adds gaussian noise (the within-boot CoV), and the host may slow down l
 the campaign. A fraction of the commits may be no-ops (comment-only: the same kernel image as
 their parent). The culprit is drawn at random among the real changes.
 
-Printed per case: how often the right culprit is named (with a 95% Wilson interval), how many
-wrong answers came with high confidence, how many ended low-confidence or inconclusive, the
-mean builds and boots, the verdicts inherited from identical images; and beside it the rule
-vmbisect used before (rank tests on runs, the runs of one boot counted as independent samples,
-3 runs per boot, up to 15 runs), run on the same simulated guests. `--misses` lists the
-engine's trials that missed (seed, answer, confidence) to replay them.
+Printed per case and S: how often the right culprit is named (with a 95% Wilson interval), how
+many wrong answers came with high confidence, how many ended low-confidence or inconclusive, the
+mean builds, boots per campaign (mean, median, 95th percentile), the verdicts inherited from
+identical images; with `--baseline`, beside it the rule vmbisect used before (rank tests on
+runs, the runs of one boot counted as independent samples, 3 runs per boot, up to 15 runs), run
+on the same simulated guests at one slot. `--misses` lists the engine's trials that missed
+(seed, answer, confidence) to replay them. The fakes have no clock: the simulated wall time of
+a campaign over slots is bench/bisect_rounds' (the same search core with a lab clock).
 
 Every trial is its own seed, run in `--jobs` processes (2 by default: these machines' cores);
 the figures do not depend on how the trials are spread, and the wall time is printed.
@@ -35,9 +38,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign import parse_campaign  # noqa: E402
@@ -107,7 +110,28 @@ def values(shas: list[str], culprit: int, drop: float):
     return value
 
 
-def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
+def tuned_visits() -> None:
+    """A what-if, `--tuned-visits`: the engine's search with the first-visit and revisit errors of
+    orchestrator/bisect/rounds.py (VISIT_ERROR, REVISIT_ERROR) instead of the campaign's error and
+    a tenth of it (orchestrator/bisect/search.py Search.step passes those); everything else is
+    the engine's, its confirmation included."""
+    from orchestrator.bisect.rounds import REVISIT_ERROR, VISIT_ERROR
+    from orchestrator.bisect.search import Search
+    from orchestrator.decisions import Role
+
+    engine_visit = Search.visit
+
+    def visit(self: Search, judge: Any, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Any:
+        if role is Role.STEP:
+            error = VISIT_ERROR if error >= self.error else REVISIT_ERROR
+        return engine_visit(self, judge, commit, role, min_boots, cap, error)
+
+    Search.visit = visit  # type: ignore[method-assign]
+
+
+def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, tuned: bool = False) -> Trial:
+    if tuned:
+        tuned_visits()
     rng = random.Random(seed)
     shas, groups, real = history(rng, case.noops)
     culprit = rng.choice(real[1:])
@@ -118,13 +142,14 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     store = MemoryStore()
     cid = store.new_campaign("sim", {})
     builder = FakeBuilder(same_image=groups)
-    measurer = FakeMeasurer(values(shas, culprit, case.drop), case.within, seed, between=case.between,
-                            drift=-drift_per_boot)
-    engine = Engine(c, "higher", FakeLinearVcs(shas), builder, measurer, store)
+    hosts = [FakeMeasurer(values(shas, culprit, case.drop), case.within, seed + 100_000 * k, between=case.between,
+                          drift=-drift_per_boot, host=f"h{k}") for k in range(slots)]
+    engine = Engine(c, "higher", FakeLinearVcs(shas), builder, hosts[0], store, slots=hosts if slots > 1 else ())
     try:
         out = engine.run(cid)
     except CampaignRefused as exc:
-        return Trial(False, False, True, len(set(builder.built)), measurer.boots, 0, seed, f"refused: {exc}"[:200])
+        return Trial(False, False, True, len(set(builder.built)), sum(h.boots for h in hosts), 0, seed,
+                     f"refused: {exc}"[:200])
     right = out.outcome == "found" and out.culprit == shas[culprit]
     confident = out.outcome == "found" and out.confidence >= HIGH_CONFIDENCE
     inherited = (store.campaign(cid).result or {}).get("inherited", 0)
@@ -132,8 +157,8 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     named = f"commit {index[out.culprit]}" if out.outcome == "found" else \
         f"{out.outcome} {', '.join(str(index.get(x, x)) for x in out.candidates)}"
     answer = f"culprit {culprit}, answered {named} with confidence {out.confidence:.3f}"
-    return Trial(right, confident and not right, not confident, len(set(builder.built)), measurer.boots, inherited,
-                 seed, answer)
+    return Trial(right, confident and not right, not confident, len(set(builder.built)), sum(h.boots for h in hosts),
+                 inherited, seed, answer)
 
 
 def old_decide(good: list[float], bad: list[float], step: list[float], can_more: bool, alpha: float = 0.05) -> str:
@@ -191,19 +216,20 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
                  measurer.boots, 0, seed)
 
 
-def trials(fn: Callable[[Case, int, float], Trial], case: Case, count: int, drift_per_boot: float,
-           jobs: int) -> list[Trial]:
+def trials(fn: Callable[..., Trial], case: Case, count: int, drift_per_boot: float, jobs: int,
+           slots: int = 1, **options: Any) -> list[Trial]:
     """`count` seeded trials, in `jobs` processes: every trial is its own seed, so the results
     do not depend on how they are spread."""
-    run = partial(_one, fn, case, drift_per_boot)
+    run = partial(_one, fn, case, drift_per_boot, slots, options)
     if jobs <= 1:
         return [run(seed) for seed in range(count)]
     with ProcessPoolExecutor(jobs) as pool:
         return list(pool.map(run, range(count), chunksize=max(1, min(25, count // (4 * jobs)))))
 
 
-def _one(fn: Callable[[Case, int, float], Trial], case: Case, drift_per_boot: float, seed: int) -> Trial:
-    return fn(case, seed, drift_per_boot)
+def _one(fn: Callable[..., Trial], case: Case, drift_per_boot: float, slots: int, options: dict[str, Any],
+         seed: int) -> Trial:
+    return fn(case, seed, drift_per_boot, slots, **options) if slots > 1 or options else fn(case, seed, drift_per_boot)
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -216,63 +242,71 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def p95(xs: list[int]) -> int:
+    return sorted(xs)[min(len(xs) - 1, math.ceil(0.95 * len(xs)) - 1)]
+
+
 def row(name: str, results: list[Trial]) -> str:
     n = len(results)
     right = sum(r.right for r in results)
     lo, hi = wilson(right, n)
+    boots = [r.boots for r in results]
     return (f"{name:<10} {right:>5}/{n:<5} {right / n:>6.1%} [{lo:.1%}, {hi:.1%}] "
             f"{sum(r.wrong_confident for r in results):>6} {sum(r.doubtful for r in results):>6} "
-            f"{statistics.fmean(r.builds for r in results):>7.1f} {statistics.fmean(r.boots for r in results):>7.1f} "
-            f"{statistics.fmean(r.inherited for r in results):>6.1f}")
+            f"{statistics.fmean(r.builds for r in results):>7.1f} {statistics.fmean(boots):>7.1f} "
+            f"{statistics.median(boots):>6.0f} {p95(boots):>5} {statistics.fmean(r.inherited for r in results):>6.1f}")
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--trials", type=int, default=1000)
     p.add_argument("--cases", type=int, nargs="+", help="case numbers (1-based) to run; default all")
-    p.add_argument("--no-baseline", action="store_true", help="skip the old rule")
+    p.add_argument("--slots", type=int, nargs="+", default=[1, 2, 4, 8], help="lab slots, one host each")
+    p.add_argument("--baseline", action="store_true", help="also the old rule (one slot)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     p.add_argument("--misses", action="store_true", help="list the engine's trials that missed")
+    p.add_argument("--tuned-visits", action="store_true",
+                   help="what-if: the engine's search with rounds.VISIT_ERROR / REVISIT_ERROR (see tuned_visits)")
     a = p.parse_args()
     started = time.monotonic()
     print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row, {a.jobs} "
           f"process(es); wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no "
-          f"single answer")
+          f"single answer; S slots on S fake hosts, each with its own references"
+          f"{'; WHAT-IF: visits at rounds.VISIT_ERROR / REVISIT_ERROR' if a.tuned_visits else ''}")
     boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
     for number, case in enumerate(CASES, 1):
         if a.cases and number not in a.cases:
             continue
         print(f"\n{number}. {case.name}")
         print(f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
-              f"{'builds':>7} {'boots':>7} {'inher.':>6}")
+              f"{'builds':>7} {'boots':>7} {'median':>6} {'p95':>5} {'inher.':>6}")
         per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
-        case_started = time.monotonic()
-        results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs)
-        if not case.drift and not boots_per_campaign["engine"]:
-            boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
-        print(row("vmbisect", results), flush=True)
-        if a.misses:
-            for r in results:
-                if not r.right:
-                    print(f"{'':<10} miss: seed {r.seed}: {r.answer}")
+        for slots in a.slots:
+            case_started = time.monotonic()
+            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots,
+                             **({"tuned": True} if a.tuned_visits else {}))
+            if not case.drift and not boots_per_campaign["engine"]:
+                boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
+            print(f"{row(f'S={slots}', results)} ({time.monotonic() - case_started:.0f} s)", flush=True)
+            if a.misses:
+                for r in results:
+                    if not r.right:
+                        print(f"{'':<10} miss: seed {r.seed}: {r.answer}")
+            if case.noops and slots == 1:
+                judged = [r for r in results if r.boots]
+                per_step = statistics.fmean(r.boots for r in judged) / max(1.0, statistics.fmean(
+                    r.builds for r in judged))
+                print(f"{'':<10} no-op inheritance: {statistics.fmean(r.inherited for r in results):.1f} verdicts "
+                      f"per campaign without booting, about "
+                      f"{statistics.fmean(r.inherited for r in results) * per_step:.0f} boots saved")
         if case.drift:
             print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
-                  f"{per_boot['engine']:.3%} per boot)")
-        if case.noops:
-            judged = [r for r in results if r.boots]
-            per_step = statistics.fmean(r.boots for r in judged) / max(1.0, statistics.fmean(r.builds for r in judged))
-            print(f"{'':<10} no-op inheritance: {statistics.fmean(r.inherited for r in results):.1f} verdicts per "
-                  f"campaign without booting, about {statistics.fmean(r.inherited for r in results) * per_step:.0f} "
-                  f"boots saved")
-        if not a.no_baseline:
+                  f"{per_boot['engine']:.3%} per boot of a host)")
+        if a.baseline:
             old = trials(old_trial, case, a.trials, per_boot["old"], a.jobs)
             if not case.drift and not boots_per_campaign["old"]:
                 boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
             print(row("old rule", old), flush=True)
-            if case.drift:
-                print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['old']:.0f} boots: "
-                      f"{per_boot['old']:.3%} per boot)")
-        print(f"{'':<10} ({time.monotonic() - case_started:.0f} s)")
     print(f"\ntotal {(time.monotonic() - started) / 60:.1f} min")
     return 0
 

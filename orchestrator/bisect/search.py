@@ -1,0 +1,357 @@
+"""The commit search of a bisection: rounds of commits picked on the posterior over the culprit,
+measured on the lab's slots (orchestrator.bisect.posterior and rounds, the pure core).
+
+A round asks the posterior (every commit's evidence from all its boots, one noise model pooled
+per host) for the commits that split its mass into S+1 parts, S the campaign's live slots, and
+measures them in parallel, one visit per slot. A visit boots its commit until the sequential
+test on all its boots ends it (`rounds.visit`); each of its boots goes to the commit or, when
+the step's decision is limited by the references' uncertainty, to a reference
+(`rounds.next_boot`). The search stops when one commit (or one class of untestable ones) holds
+1 - error of the mass (`posterior.answer`); a commit the posterior still splits is picked again
+(a revisit), with more boots and ten times the confidence asked.
+
+Every slot of one lab host shares that host's judge (orchestrator/measure/judge.py): a step is
+judged only against references of its own host, and a commit's evidence is the sum of its
+hosts' log likelihood ratios (independent boots, independent references). Each visit ends in a
+decision stored when it ends; nothing of the search is kept in memory between rounds, so a
+campaign killed mid-round resumes with the same posterior and the visits left, and no boot is
+taken twice (a visit that was under way goes on from its stored boots). A slot's host failing
+mid-round (HostFailed) stores the boot in flight as lost (the judge does), drops that host's
+slots, records the move, and gives the commit to another slot of the round.
+
+While a round measures, `build_ahead` builds the likeliest next picks (`rounds.ahead`) when the
+lab gives builds CPUs of their own (docs/campaign.md "Build ahead").
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+from orchestrator.bisect.decide import Decision, decide
+from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
+from orchestrator.bisect.posterior import Kind as Answered
+from orchestrator.bisect.rounds import TOTAL_CAP, Round, Target, Visit, ahead, next_boot, plan, visit
+from orchestrator.campaign import Campaign
+from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
+from orchestrator.measure.judge import CampaignStore, Judge
+
+# Rounds of the search before it gives up on a posterior that does not settle (each round
+# measures at least one commit; a 1,000-commit range takes about 20 at one slot).
+MAX_SEARCH_ROUNDS = 200
+# The references get at most this many times max_boots_per_commit boots from the steps' choice
+# (rounds.next_boot); the drift guard's refreshes come on top.
+REFERENCE_BOOTS = 2
+
+
+class Candidates(Protocol):
+    """What the search needs of the repository (orchestrator/backends/git_bisect.py GitBisect)."""
+
+    def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
+    def parent(self, commit: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Found:
+    """The search's answer: `kind` found (`culprit`), only_skipped (`candidates`, untestable),
+    or inconclusive (no commit left to measure while the posterior is still split)."""
+
+    kind: str
+    culprit: str = ""
+    candidates: tuple[str, ...] = ()
+    mass: float = 0.0
+
+
+@dataclass
+class Host:
+    """A lab host of the campaign: its judge (its own references) and how many slots it gives."""
+
+    name: str
+    judge: Judge
+    slots: int = 1
+
+
+@dataclass
+class Lab:
+    """The campaign's live hosts, in order (the first is home: confirmation and re-examination
+    are measured there)."""
+
+    hosts: list[Host] = field(default_factory=list)
+
+    @property
+    def slots(self) -> int:
+        return sum(h.slots for h in self.hosts)
+
+    def drop(self, name: str) -> None:
+        self.hosts = [h for h in self.hosts if h.name != name]
+
+
+def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
+    """Each step commit's latest decision (a revisit or re-examination overrides the step), in
+    the order the commits were first decided."""
+    out: dict[str, Decided] = {}
+    for d in decisions:
+        if d.role in (Role.STEP, Role.RECHECK):
+            out[d.commit] = d
+    return out
+
+
+def decided(commit: str, role: Role, d: Decision, samples: int) -> Decided:
+    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, samples, d.kind)
+
+
+class Search:
+    """One campaign's commit search between `good` and `bad` over `lab`'s slots."""
+
+    def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: Candidates, good: str,
+                 bad: str, lab: Lab, error: float, emit: Callable[..., None]) -> None:
+        self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
+        self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
+        self.dag = Dag.from_rev_list(vcs.rev_list(good, bad, campaign.first_parent), campaign.first_parent)
+        self._lock = threading.Lock()
+        self.steps = sum(1 for d in store.decisions(campaign_id) if d.role is Role.STEP)
+        self.ahead: Callable[[list[tuple[float, tuple[str, ...]]]], None] | None = None
+
+    # ---- the evidence ----------------------------------------------------------------------
+
+    def judged(self) -> tuple[dict[str, float], set[str]]:
+        """Every decided commit's log likelihood ratio of being bad, and the untestable ones
+        (skipped for a fault, apart from both references, or still unclear at TOTAL_CAP x
+        max_boots_per_commit boots)."""
+        last = latest(self.store.decisions(self.campaign_id))
+        llr: dict[str, float] = {}
+        untestable: set[str] = set()
+        for commit, d in last.items():
+            if d.kind in (Kind.BUILD_FAILED, Kind.WORKLOAD_FAILED, Kind.APART) or (
+                    d.kind is Kind.BOOT_FAILED and d.verdict == Verdict.SKIP):
+                untestable.add(commit)
+            elif d.kind is Kind.BOOT_FAILED:
+                llr[commit] = NOISELESS
+            elif d.inherited:
+                source = d.inherited_from
+                llr[commit] = {self.good: -NOISELESS, self.bad: NOISELESS}.get(source) or self.llr(source, last)
+            else:
+                llr[commit] = self.llr(commit, last)
+                if d.kind is Kind.AMBIGUOUS and self.boots(commit) >= TOTAL_CAP * self.c.max_boots_per_commit:
+                    untestable.add(commit)
+        return llr, untestable
+
+    def llr(self, commit: str, last: dict[str, Decided]) -> float:
+        """The evidence of `commit`'s boots: the sum over the hosts that booted it of its log
+        odds against that host's references; a commit no live host booted (its host failed)
+        keeps the verdict it was given."""
+        total, seen = 0.0, False
+        for host in self.lab.hosts:
+            if host.judge.evidence().get(commit):
+                odds = host.judge.odds(self.good, self.bad, commit)
+                if odds is not None:
+                    total, seen = total + llr_of(odds.p_bad), True
+        if seen:
+            return total
+        d = last.get(commit)
+        if d is None or d.verdict not in (Verdict.GOOD, Verdict.BAD):
+            return 0.0
+        p_bad = d.confidence if d.verdict == Verdict.BAD else 1 - d.confidence
+        return llr_of(p_bad)
+
+    def boots(self, commit: str) -> int:
+        return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
+
+    def unfinished(self) -> list[str]:
+        """Candidates booted but never decided: a visit under way when the controller stopped."""
+        decided = latest(self.store.decisions(self.campaign_id))
+        return [c for c in self.dag.commits if c != self.bad and c not in decided and self.boots(c)]
+
+    def plan(self, busy: Sequence[str] = ()) -> Round:
+        llr, untestable = self.judged()
+        return plan(self.dag, llr, max(1, self.lab.slots), self.error, untestable, busy=busy)
+
+    def found(self, r: Round) -> Found:
+        a = r.answer
+        if a.kind is Answered.FOUND:
+            return Found("found", a.culprit, mass=a.mass)
+        if a.kind is Answered.ONLY_SKIPPED:
+            return Found("only_skipped", candidates=a.candidates, mass=a.mass)
+        return Found("inconclusive", candidates=self.alive(), mass=a.mass)
+
+    def alive(self) -> tuple[str, ...]:
+        """The likeliest culprits holding 1 - error of the mass together, oldest first."""
+        from orchestrator.bisect.posterior import posterior
+
+        llr, _ = self.judged()
+        post = posterior(self.dag, llr)
+        order = sorted(range(len(self.dag)), key=lambda i: -float(post.weights[i]))
+        kept, mass = [], 0.0
+        for i in order:
+            kept.append(i)
+            mass += float(post.weights[i])
+            if mass >= 1 - self.error:
+                break
+        return tuple(self.dag.commits[i] for i in sorted(kept))
+
+    def log(self, answer: Found | None = None) -> str:
+        """The history as a `git bisect log` a user can replay: each decided commit's latest mark,
+        and the answer as git writes it (a comment)."""
+        marks = [(c, Mark(d.verdict)) for c, d in latest(self.store.decisions(self.campaign_id)).items()]
+        text = bisect_log(self.good, self.bad, marks, self.c.first_parent)
+        if answer is not None and answer.kind == "found":
+            text += f"# first bad commit: [{answer.culprit}]\n"
+        elif answer is not None and answer.candidates:
+            text += "# only skipped commits left to test\n" + "".join(
+                f"# possible first bad commit: [{c}]\n" for c in answer.candidates)
+        return text
+
+    # ---- the rounds ------------------------------------------------------------------------
+
+    def run(self) -> Found:
+        """Rounds until the posterior answers or has nothing left to measure."""
+        pending = self.unfinished()
+        if pending:  # visits a killed controller left under way: their boots are kept, they go on
+            self.emit("round", message=f"{len(pending)} visit(s) under way when the campaign stopped")
+            self.round(pending[:max(1, self.lab.slots)])
+        for _ in range(MAX_SEARCH_ROUNDS):
+            r = self.plan()
+            if r.answer.kind is not Answered.SEARCHING or not r.picks:
+                return self.found(r)
+            self.emit("round", message=f"{len(r.picks)} commit(s) on {self.lab.slots} slot(s); the likeliest culprit "
+                                       f"holds {r.answer.mass:.1%}")
+            self.round(list(r.picks))
+        return self.found(self.plan())
+
+    def round(self, picks: list[str]) -> None:
+        """`picks` measured, one visit per slot; one slot measures them in turn."""
+        if self.ahead is not None:
+            llr, untestable = self.judged()
+            self.ahead(ahead(self.dag, llr, picks, max(1, self.lab.slots), self.error, untestable))
+        if self.lab.slots <= 1:
+            for commit in picks:
+                self.step(self.lab.hosts[0].judge, commit)
+            return
+        self._parallel(picks)
+
+    def _parallel(self, picks: list[str]) -> None:
+        """Each pick on a free slot in a thread of its own; a pick whose host failed goes to the
+        next free slot (its host's slots are gone)."""
+        todo = list(picks)
+        busy: dict[str, int] = {}
+        running: dict[Future[Decided | None], tuple[Host, str]] = {}
+        with ThreadPoolExecutor(max(1, self.lab.slots)) as pool:
+            while todo or running:
+                for host in list(self.lab.hosts):
+                    while todo and busy.get(host.name, 0) < host.slots:
+                        commit = todo.pop(0)
+                        busy[host.name] = busy.get(host.name, 0) + 1
+                        running[pool.submit(self.step, host.judge, commit)] = (host, commit)
+                if not running:
+                    raise InfraError("no host of the lab is up: " + ", ".join(todo))
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in done:
+                    host, commit = running.pop(f)
+                    busy[host.name] -= 1
+                    try:
+                        f.result()
+                    except HostFailed as exc:
+                        self.lost(host, exc, commit)
+                        todo.insert(0, commit)
+
+    def lost(self, host: Host, exc: HostFailed, commit: str) -> None:
+        """A slot's host failed under `commit`: its boot in flight is stored as lost (the judge
+        did), its slots leave the lab, and the move is stored."""
+        with self._lock:
+            if host not in self.lab.hosts:
+                return
+            self.lab.drop(host.name)
+            self.store.add_decision(self.campaign_id, Decided(
+                commit, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not "
+                f"compared; {commit[:12]} goes to another slot", 0.0, 0, Kind.MOVED))
+        self.emit("requeue", commit, message=f"{exc}; {commit[:12]} goes to another slot")
+
+    def step(self, judge: Judge, commit: str) -> Decided | None:
+        """One visit of `commit` on `judge`'s host, stored when it ends: the first with the
+        campaign's error, a revisit with one boot more at least and ten times the confidence."""
+        last = latest(self.store.decisions(self.campaign_id)).get(commit)
+        have = len(judge.evidence().get(commit, []))
+        cap = min(have + self.c.max_boots_per_commit, TOTAL_CAP * self.c.max_boots_per_commit)
+        if last is None:
+            d = self.visit(judge, commit, Role.STEP, self.c.boots_per_commit, max(cap, 1), self.error)
+        else:
+            d = self.visit(judge, commit, Role.STEP, have + 1, max(cap, have + 1), self.error / 10)
+        with self._lock:
+            self.steps += 1
+            self.store.add_decision(self.campaign_id, d)
+            self.store.set_bisect_log(self.campaign_id, self.log())
+        self.emit("decide", commit, d.samples, f"{d.verdict}: {d.reason}")
+        return d
+
+    # ---- one visit -------------------------------------------------------------------------
+
+    def visit(self, judge: Judge, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Decided:
+        """Boots of `commit` (or of a reference, when the references limit its decision) until
+        `rounds.visit` ends the visit at `min_boots`..`cap` boots of it; the decision. A commit
+        whose kernel image was judged already carries that verdict without a boot."""
+        try:
+            judge.kernel(commit)
+            known = [d for d in self.store.decisions(self.campaign_id) if d.role in (Role.GOOD, Role.BAD)]
+            inherited = judge.inherited(commit, role, known + list(latest(self.store.decisions(
+                self.campaign_id)).values()))
+            if inherited is not None:
+                return inherited
+            return self._boots(judge, commit, role, min_boots, cap, error)
+        except BuildFailed as exc:
+            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
+        except BootFailed as exc:
+            verdict = "bad" if self.c.skip_policy.boot_failure == "bad" else "skip"
+            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Kind.BOOT_FAILED)
+        except WorkloadFailed as exc:
+            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
+
+    def _boots(self, judge: Judge, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Decided:
+        good, bad = self.good, self.bad
+        ref_cap = REFERENCE_BOOTS * self.c.max_boots_per_commit
+        while True:
+            boots = judge.evidence()
+            have = len(boots.get(commit, []))
+            odds = judge.odds(good, bad, commit) if have else None
+            v = visit(odds, have, min_boots, cap, error)
+            if v is not Visit.MORE:
+                return self._ended(commit, role, v, odds, have, min_boots, error, judge.runs(commit))
+            target = Target.STEP if have < min_boots else next_boot(boots.get(good, []), boots.get(bad, []),
+                                                                    boots.get(commit, []))
+            key = {Target.STEP: commit, Target.GOOD: good, Target.BAD: bad}[target]
+            if key != commit and len(boots.get(key, [])) >= ref_cap:
+                key = commit
+            judge.refresh(good, bad)
+            judge.boot_once(key)
+            if odds is not None and key == commit and have >= min_boots:
+                d = decide(odds, have, min_boots, cap, error)
+                self.emit("decide", commit, judge.runs(commit), f"{d.verdict.value}: {d.reason}")
+
+    def _ended(self, commit: str, role: Role, v: Visit, odds: Any, have: int, min_boots: int, error: float,
+               runs: int) -> Decided:
+        d = decide(odds, have, min(min_boots, have), have, error)
+        if v is Visit.APART:
+            return Decided(commit, role, Verdict.SKIP.value, d.reason, 0.0, runs, Kind.APART)
+        if d.verdict is Verdict.MORE:  # no odds at all (the references were not measured on this host)
+            return Decided(commit, role, Verdict.SKIP.value, f"ambiguous after {have} boots: no odds", 0.0, runs,
+                           Kind.AMBIGUOUS)
+        return decided(commit, role, d, runs)
+
+    # ---- build-ahead -----------------------------------------------------------------------
+
+    @staticmethod
+    def likeliest(outcomes: list[tuple[float, tuple[str, ...]]], slots: int, cap: int) -> list[str]:
+        """What to build ahead: the next picks of the likeliest outcomes first, at most `cap`."""
+        out: list[str] = []
+        for _p, picks in outcomes:
+            for commit in picks[:slots]:
+                if commit not in out:
+                    out.append(commit)
+        return out[:cap]
+
+
+def steps_left(n: int) -> int:
+    return max(1, math.ceil(math.log2(max(2, n))))
