@@ -58,6 +58,7 @@ def test_the_shipped_dbench_series_bisects_to_its_real_change(tmp_path: Path):
     bisect(tmp_path, DBENCH)
 
 
+@pytest.mark.long  # 26.9 min in its one run here (each slot's host measures its own references): over CI's budget
 def test_the_netperf_series_over_two_slots_names_its_culprit_in_fewer_rounds_than_steps(tmp_path: Path,
                                                                                           live_ssh_server):
     """The shipped netperf series over a lab of two slots: the SSH host (sshd on 127.0.0.1,
