@@ -92,7 +92,9 @@ def ensure_clone(repo: Path, src: Path, note: Callable[[str], None] = lambda _ms
     partial = src.with_name(src.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.parent.mkdir(parents=True, exist_ok=True)
-    proc = _run(["git", "clone", "--quiet", "--no-checkout", str(repo.resolve()), str(partial)])
+    # --dissociate: a repository that itself borrows objects (the demo's, from the linux-source
+    # cache) would hand its alternates file on to a plain local clone, which is then stale at once
+    proc = _run(["git", "clone", "--quiet", "--no-checkout", "--dissociate", str(repo.resolve()), str(partial)])
     if proc.returncode != 0:
         raise InfraError(f"git clone of {repo} failed: {proc.stderr.strip()[-300:]}")
     partial.rename(src)

@@ -148,3 +148,19 @@ def test_a_clone_an_older_vmbisect_made_with_shared_is_made_again_before_use_wit
     assert not (src / ".git" / "objects" / "info" / "alternates").exists()
     gitrepo.fetch_commit(src, repo, git(repo, "rev-parse", "HEAD"))
     assert commits[-1] not in git(src, "rev-list", "--all")  # the old history went with the old clone
+
+
+def test_a_clone_of_a_repository_that_borrows_objects_owns_them_and_is_not_made_again_at_the_next_build(tmp_path):
+    """The demo's and the shipped series' repositories borrow the linux-source cache's objects;
+    a plain local clone inherited that alternates file and was made again before every build."""
+    origin = tmp_path / "origin"
+    series(origin, "x", n=2)
+    repo = tmp_path / "linux"
+    git(tmp_path, "clone", "--quiet", "--shared", str(origin), str(repo))
+    src = tmp_path / "src"
+    notes: list[str] = []
+    gitrepo.ensure_clone(repo, src, notes.append)
+    assert not (src / ".git" / "objects" / "info" / "alternates").exists()
+    gitrepo.ensure_clone(repo, src, notes.append)
+    assert notes == []
+    git(src, "fsck", "--no-dangling")
