@@ -64,7 +64,8 @@ class GitBisect:
             shutil.rmtree(self.repo)
         if not self.repo.exists():
             self.repo.parent.mkdir(parents=True, exist_ok=True)
-            git(self.repo.parent, "clone", "--quiet", "--bare", str(self.user_repo.resolve()),
+            # --dissociate: a user's repository that borrows objects hands its alternates on otherwise
+            git(self.repo.parent, "clone", "--quiet", "--bare", "--dissociate", str(self.user_repo.resolve()),
                 str(self.repo))
         else:
             git(self.repo, "fetch", "--quiet", "--force", str(self.user_repo.resolve()), "+refs/*:refs/*")

@@ -180,3 +180,15 @@ def test_the_benchs_in_memory_bisection_finds_what_git_finds_on_a_line(tmp_path,
         fake_state = fake.mark(fake.current(), verdict(repo.name_of(fake.current())))
     assert fake_state.culprit == state.culprit == repo.names[f"c{culprit}"]
     assert abs(steps - len(tested)) <= 1
+
+
+def test_the_clone_of_a_repository_that_borrows_objects_owns_them_and_is_kept_at_the_next_prepare(tmp_path):
+    repo = linear(tmp_path / "u", 4)
+    borrower = tmp_path / "borrower"
+    git(tmp_path, "clone", "--quiet", "--shared", str(repo.path), str(borrower))
+    notes: list[str] = []
+    gb = GitBisect(borrower, tmp_path / "w", note=notes.append)
+    gb.prepare()
+    assert not (gb.repo / "objects" / "info" / "alternates").exists()
+    gb.prepare()
+    assert notes == []
