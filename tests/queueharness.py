@@ -129,6 +129,9 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
         return FakeBuilder(), measurer
 
     wiring.bisection = bisection  # type: ignore[assignment]  # the fake ports, in this child process only
+    # one slot a campaign, its guests through LeasingMeasurer (the engine's own slots over a lab are
+    # the engine cases'; lab_slots would make real measurers)
+    wiring.lab_slots = lambda *_args: []  # type: ignore[assignment]
     run_worker(Store(url), Config(run_stored, Path(lab), heartbeat_timeout_s=timeout_s, once=True, poll_s=0.2),
                runners)
 

@@ -48,7 +48,8 @@ class Marks:
 def marks(log: str) -> Marks:
     bad, goods, skips, subjects = "", [], [], {}
     for verdict, sha, subject in _MARK.findall(log):
-        subjects[sha] = subject
+        if subject:  # vmbisect's own log (posterior.bisect_log) names no subjects: git gives them
+            subjects[sha] = subject
         if verdict == "bad":
             bad = sha
         elif verdict == "good":
@@ -56,7 +57,7 @@ def marks(log: str) -> Marks:
         else:
             skips.append(sha)
     found = _FOUND.search(log)
-    if found:
+    if found and found.group(2):
         subjects[found.group(1)] = found.group(2)
     return Marks(bad, tuple(goods), tuple(skips), found.group(1) if found else "", subjects)
 

@@ -36,7 +36,7 @@ def submit(url: str, files: list[Path], capsys: pytest.CaptureFixture[str]) -> d
     capsys.readouterr()
     assert main(["submit", *map(str, files), "--store", url]) == 0
     out = capsys.readouterr().out.splitlines()
-    return {line.split()[2].strip("()"): int(line.split()[1]) for line in out}
+    return {line.split()[2].strip("(),"): int(line.split()[1]) for line in out}
 
 
 def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culprits: dict[str, str], workers: int,
