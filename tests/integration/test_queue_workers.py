@@ -50,7 +50,7 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
     figures.workers = workers
     before: dict[int, set[str]] = {}
     while figures.kills < kills and any(p.is_alive() for p in procs):
-        time.sleep(rng.uniform(0.5, 3.0))
+        time.sleep(rng.uniform(0.2, 1.0))  # the engine's campaigns take seconds here: kill early
         busy = [w for w in lab_state(store).workers if w.campaign_id is not None and w.alive]
         victim = next((p for p in procs if p.is_alive() and any(w.pid == p.pid for w in busy)), None)
         if victim is None:
