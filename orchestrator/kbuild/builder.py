@@ -170,11 +170,7 @@ class KernelBuilder:
         build_dir.mkdir(parents=True, exist_ok=True)
         log_path, env = self._log(repo_dir, f"{time.strftime('%Y%m%dT%H%M%S')}-{revision.commit[:12]}")
         with log_path.open("w") as log:
-            self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
-            config_text = (build_dir / ".config").read_text()
-            problems = unmet(recipe.wanted(), parse_config(config_text))
-            if problems:
-                raise ConfigNotApplied(f"config: at {revision.commit[:12]} " + "; ".join(problems))
+            config_text = self._config_of(src, build_dir, revision, recipe, toolchain, env, log, log_path)
             config_sha = hashlib.sha256(config_text.encode()).hexdigest()
             key = cache_key(revision.tree, config_sha, toolchain.compiler)
             hit = self.store.get(key, duration_s=time.monotonic() - started)
@@ -247,6 +243,17 @@ class KernelBuilder:
         argv = makecmd.make_argv(src, build_dir, targets, recipe.cc, self.ccache_dir is not None, self.jobs)
         self._run(argv, src, env, log, log_path, revision)
 
+    def _config_of(self, src: Path, build_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
+                   toolchain: ToolchainInfo, env: dict[str, str], log: IO[str], log_path: Path) -> str:
+        """The .config `recipe` gives (`_configure`), checked: ConfigNotApplied when an option the
+        recipe asks for did not take."""
+        self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
+        text = (build_dir / ".config").read_text()
+        problems = unmet(recipe.wanted(), parse_config(text))
+        if problems:
+            raise ConfigNotApplied(f"config: at {revision.commit[:12]} " + "; ".join(problems))
+        return text
+
     def _configure(self, src: Path, build_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
                    toolchain: ToolchainInfo, env: dict[str, str], log: IO[str], log_path: Path) -> None:
         """Make build_dir/.config from the recipe; leave it (and its mtime) alone when unchanged."""
@@ -314,12 +321,7 @@ class KernelBuilder:
             build_dir.mkdir(parents=True, exist_ok=True)
             log_path, env = self._log(repo_dir, f"configure-{recipe.digest()[:16]}")
             with log_path.open("w") as log:
-                self._configure(src, build_dir, revision, recipe, toolchain, env, log, log_path)
-            text = (build_dir / ".config").read_text()
-        problems = unmet(recipe.wanted(), parse_config(text))
-        if problems:
-            raise ConfigNotApplied(f"config: at {revision.commit[:12]} " + "; ".join(problems))
-        return text
+                return self._config_of(src, build_dir, revision, recipe, toolchain, env, log, log_path)
 
     def olddefconfig(self, repo: Path, rev: str, config_text: str, cc: str = DEFAULT_CC) -> str:
         """`config_text` as `make olddefconfig` leaves it at `rev` of `repo` (seconds, no build):
