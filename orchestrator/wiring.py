@@ -38,24 +38,26 @@ def say(message: str) -> None:
     print(f"vmbisect: {message}", file=sys.stderr, flush=True)
 
 
-def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None) -> "GuestPool":
+def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None,
+              one_slot: bool = False) -> "GuestPool":
     """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot. The
     slots of a lab file are leased against other controllers of this machine too (their host
     CPUs, orchestrator/hosts/cpulocks.py) and, with the `store` of campaign `campaign_id`,
     against every controller and worker sharing that store, in turn among campaigns
-    (orchestrator/queue/leases.py); the implicit local host is not."""
+    (orchestrator/queue/leases.py); the implicit local host is not. `one_slot`: the campaign is
+    one of several a worker runs at once, and measures on one slot (lab_slots)."""
     from orchestrator.hosts.cpulocks import CpuLocks
     from orchestrator.hosts.launchers import host_launcher
     from orchestrator.hosts.pool import GuestPool
 
     if lab.source is None:
-        return GuestPool(lab, host_launcher, None)
+        return GuestPool(lab, host_launcher, None, one_slot)
     flock = CpuLocks(paths.data_dir() / "cpus")
     if store is None:
-        return GuestPool(lab, host_launcher, flock)
+        return GuestPool(lab, host_launcher, flock, one_slot)
     from orchestrator.queue.leases import DbLeases
 
-    return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock))
+    return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock), one_slot)
 
 
 def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path | None, pool: "GuestPool",
@@ -82,8 +84,10 @@ def _guests(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool", host:
 def lab_slots(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool") -> list["PoolMeasurer"]:
     """The one place a bisection's slots come from: every slot of every host of the lab (one
     measurer per host, pinned to it, once per slot of that host), when the campaign is not
-    pinned to a host and the lab has more than one slot; else none (one slot, as before)."""
-    if campaign.host is not None or sum(len(h.slots) for h in pool.lab.hosts) <= 1:
+    pinned to a host, the lab has more than one slot and the campaign is not one of several a
+    queue worker runs at once (`pool.one_slot`: each of those takes one slot, whichever host
+    the leases give it first); else none (one slot, as before)."""
+    if campaign.host is not None or pool.one_slot or sum(len(h.slots) for h in pool.lab.hosts) <= 1:
         return []
     slots = []
     for h in pool.lab.hosts:

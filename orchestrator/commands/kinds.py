@@ -282,13 +282,15 @@ FILES: dict[str, Callable[[Any, Path], Any]] = {"settings": _settings_file, "cmd
 # ---- running a stored campaign -------------------------------------------------------------
 
 def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab: Path | None = None,
-            on_event: OnEvent | None = None, as_json: bool = False, take_over: bool = False) -> int:
+            on_event: OnEvent | None = None, as_json: bool = False, take_over: bool = False,
+            one_slot: bool = False) -> int:
     """Start or go on with the stored campaign `campaign_id`, whatever its kind, to its end:
     checked again, under its lock, paused on the host's faults, on a guest pool of `lab` (a lab
     file; None: the campaign's own, or this machine at `uri`) that is closed afterwards;
     progress to `on_event` (None: the kind's own view, JSON lines with `as_json`). Its reports
     are written and END_HOOKS called once it ends. Raises what went wrong (cli.main maps it to
-    an exit code); 0 when it ran to its answer."""
+    an exit code); 0 when it ran to its answer. `one_slot`: the campaign shares the lab with
+    others a queue worker runs at once, and measures on one slot of it (wiring.lab_slots)."""
     from orchestrator import wiring
     from orchestrator.commands.bisect import paused_on_infra_error
     from orchestrator.hosts.lab import lab_from
@@ -303,7 +305,7 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
             with paused_on_infra_error(store, campaign_id):
                 print(f"vmbisect: campaign {campaign_id} ({row.name}, {row.kind}); resume with: vmbisect resume "
                       f"{campaign_id}", file=sys.stderr)
-                pool = wiring.open_pool(lab_from(lab or own_lab, host, uri), store, campaign_id)
+                pool = wiring.open_pool(lab_from(lab or own_lab, host, uri), store, campaign_id, one_slot)
                 try:
                     view = nullcontext(on_event) if on_event else kind.progress(store, campaign_id, spec, as_json)
                     with view as events:
@@ -317,14 +319,15 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
 
 
 def run_stored(store: Store, campaign_id: int, *, lab: Path | None = None, on_event: OnEvent | None = None,
-               take_over: bool = False, uri: str = "qemu:///system") -> int:
+               take_over: bool = False, uri: str = "qemu:///system", one_slot: bool = False) -> int:
     """What a queue worker calls: `execute`, with cli.main's exit codes instead of exceptions
     (0 answered; 2 refused or a user error, the campaign's lock held by another live
     controller included; 3 paused on the host's fault; 4 the kernel failed; 130 interrupted),
     the error's one line on stderr."""
     from orchestrator.exits import exit_code
 
-    return exit_code(lambda: execute(store, campaign_id, uri=uri, lab=lab, on_event=on_event, take_over=take_over))
+    return exit_code(lambda: execute(store, campaign_id, uri=uri, lab=lab, on_event=on_event, take_over=take_over,
+                                     one_slot=one_slot))
 
 
 def report_files(row: Any) -> tuple[Path, Path]:

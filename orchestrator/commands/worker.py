@@ -24,7 +24,8 @@ def add_parser(sub: Any) -> None:
                                                             "(docs/hosts.md)")
     p.add_argument("--once", action="store_true", help="exit once no submitted campaign waits or runs")
     p.add_argument("--runners", type=count(1, 256), default=None,
-                   help="campaigns run at once (default: the lab's slots)")
+                   help="campaigns run at once (default: the lab's slots); with several, each campaign "
+                        "measures on one slot, with one it measures on every slot of the lab")
     p.add_argument("--heartbeat-timeout", type=seconds(2.0, 3600.0), default=60.0, metavar="S",
                    help="a worker silent this long is dead: its campaign goes to another (default 60)")
     add_store_option(p)
@@ -44,4 +45,5 @@ def run(a: argparse.Namespace) -> int:
     store = Store(a.store)
     runners = a.runners or sum(len(h.slots) for h in lab.hosts)
     signal.signal(signal.SIGTERM, _interrupt)
-    return run_worker(store, Config(run_stored, a.lab.resolve(), a.uri, a.heartbeat_timeout, a.once), runners)
+    return run_worker(store, Config(run_stored, a.lab.resolve(), a.uri, a.heartbeat_timeout, a.once,
+                                    one_slot=runners > 1), runners)

@@ -52,6 +52,9 @@ class Config:
     heartbeat_timeout_s: float = 60.0
     once: bool = False  # exit once nothing submitted waits or runs
     poll_s: float = 2.0  # how often an idle runner looks at the queue
+    # Several runners share the lab: each campaign measures on one slot (the lease gives it a
+    # host); one runner gives its campaign every slot of the lab (rounds over all of them).
+    one_slot: bool = False
 
 
 AWAY_S = 30.0  # how long a runner waits when the store cannot be reached
@@ -158,7 +161,7 @@ class Runner:
             return
         say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
         code = self.config.run(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
-                               take_over=self._may_take_over(cid), uri=self.config.uri)
+                               take_over=self._may_take_over(cid), uri=self.config.uri, one_slot=self.config.one_slot)
         self._ended(ticket, code, previous)
 
     def _start(self, cid: int) -> str | None:

@@ -107,3 +107,37 @@ def test_unreadable_or_broken_lab_file_is_one_line(tmp_path):
     bad.write_text("hosts: [\n")
     with pytest.raises(UserError, match=r"^lab: .* is not valid YAML at line"):
         load_lab(bad)
+
+
+def test_a_campaign_gets_every_slot_of_the_lab_alone_and_one_slot_when_a_worker_runs_several():
+    from orchestrator import wiring
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign import parse_campaign
+    from orchestrator.hosts.pool import GuestPool
+
+    two = lab(REMOTE, {"name": "local", "slots": [{"cpus": "0"}]})
+    campaign = parse_campaign({"name": "c", "repository": "/src/linux", "good": "a", "bad": "b",
+                               "workload": "fio-seqread-4k", "metric": {"name": "read_iops", "threshold": "-10%"}})
+    choice = choose_workload(campaign)
+    never = lambda host: pytest.fail("no guest launches while slots are counted")  # noqa: E731
+    alone = wiring.lab_slots(campaign, choice, GuestPool(two, never))
+    assert [m.host for m in alone] == ["big1", "big1", "local"]
+    assert wiring.lab_slots(campaign, choice, GuestPool(two, never, one_slot=True)) == []
+
+
+def test_a_worker_with_several_runners_gives_each_campaign_one_slot_and_with_one_runner_the_whole_lab(
+        tmp_path, monkeypatch):
+    import signal
+
+    from orchestrator import cli
+    from orchestrator.queue import worker
+
+    path = tmp_path / "lab.yaml"
+    path.write_text(yaml.safe_dump({"hosts": [{"name": "local", "slots": [{"cpus": "0"}, {"cpus": "1"}]}]}))
+    seen = []
+    monkeypatch.setattr(signal, "signal", lambda *_args: None)  # the worker's SIGTERM handler stays out of pytest
+    monkeypatch.setattr(worker, "run_worker", lambda store, config, runners: seen.append((runners, config.one_slot)) or 0)
+    store = f"sqlite:///{tmp_path / 'q.db'}"
+    assert cli.main(["worker", "--lab", str(path), "--store", store]) == 0
+    assert cli.main(["worker", "--lab", str(path), "--runners", "1", "--store", store]) == 0
+    assert seen == [(2, True), (1, False)]
