@@ -28,6 +28,7 @@ from tests.integration.treesnap import snapshot
 pytestmark = [pytest.mark.slow, pytest.mark.vm]
 
 
+@pytest.mark.long  # two builds of the tree (3.5 min after the demo's): the demo e2e builds and boots in make test
 def test_linux_6_1_guest_base_builds_reproducibly_leaves_the_repo_alone_and_boots(launcher, tmp_path):
     require(DEBIAN_TARBALL.is_file(), f"{DEBIAN_TARBALL} missing (make setup installs linux-source-6.1)")
     source = ensure_linux_source_repo()

@@ -149,6 +149,7 @@ def test_compare_on_the_ssh_host_keeps_every_run_there_and_says_so(launcher, dis
     assert local_domains(os.getpid()) == []
 
 
+@pytest.mark.long  # a minute of guests; make test cuts a host mid-run in test_host_cut_mid_run_is_host_failed_*
 def test_compare_whose_ssh_host_is_cut_mid_run_finishes_on_the_other_host(launcher, distro, live_ssh_server,
                                                                           tmp_path, capsys):
     import yaml

@@ -43,7 +43,9 @@ def built_kernel():
 
 
 @pytest.mark.parametrize("tool", ["fio", "dbench", "netperf"])
-@pytest.mark.parametrize("kernel", ["built", "distro"])
+# The distribution kernel's presets take 2 min more and tests/integration/test_workloads_vm.py
+# runs each tool on it already: they run in make test-long.
+@pytest.mark.parametrize("kernel", ["built", pytest.param("distro", marks=pytest.mark.long)])
 def test_every_preset_of_a_tool_gives_its_main_metric(request, launcher, distro, tool, kernel):
     names = [tool, *WORKLOADS[tool].presets]
     plans = [resolve(WORKLOADS, name, SHORT[tool]) for name in names]
