@@ -20,6 +20,11 @@ that adding units never undoes a move, which the confirmation then checks on fre
 
 Nothing is asked twice: the answers of a resumed search come from what was stored, in the
 same order, because the search is deterministic in its answers.
+
+`ahead` is what several slots measure at once without touching the search: the candidates it
+would ask next, found by running it over the answers known so far and, past the first one it
+lacks, over hypothetical answers (when `base + A` stays, `base + B` comes next; when it moves,
+the first half of A). The search itself asks them one at a time, as with one slot.
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ class Found(StrEnum):
 
 
 Oracle = Callable[[frozenset[str]], Answer]
+# What is known of a candidate so far (None: not yet).
+Known = Callable[[frozenset[str]], "Answer | None"]
+# The hypotheses `ahead` tries at most per candidate it names (each one search over the units).
+AHEAD_TRIES = 64
 
 
 @dataclass(frozen=True)
@@ -106,3 +115,49 @@ def minimize(units: Sequence[str], oracle: Oracle) -> SearchResult:
     stayed = [a.applied for a in asked if a.answer is Answer.STAYS]
     alone = tuple((u, next((s for s in stayed if u in s), frozenset())) for u in named)
     return SearchResult(Found.TOGETHER, named, tuple(asked), alone)
+
+
+class _Unanswered(Exception):
+    def __init__(self, applied: frozenset[str]) -> None:
+        super().__init__()
+        self.applied = applied
+
+
+def next_question(units: Sequence[str], known: Known) -> frozenset[str] | None:
+    """The candidate `minimize` asks first that `known` does not answer; None when the answers
+    known end the search."""
+    def oracle(applied: frozenset[str]) -> Answer:
+        answer = known(applied)
+        if answer is None:
+            raise _Unanswered(applied)
+        return answer
+
+    try:
+        minimize(units, oracle)
+    except _Unanswered as q:
+        return q.applied
+    return None
+
+
+def ahead(units: Sequence[str], known: Known, limit: int) -> list[frozenset[str]]:
+    """Up to `limit` candidates the search may ask next, the likeliest use first: the one it asks
+    now (the answers `known` give), then, breadth first, the one it asks after each hypothetical
+    answer to those before it (STAYS before MOVES: `base + B` after `base + A`). Pure: the
+    search's own questions and answers do not depend on it."""
+    out: list[frozenset[str]] = []
+    frontier: list[dict[frozenset[str], Answer]] = [{}]
+    tries = 0
+    while frontier and len(out) < limit and tries < AHEAD_TRIES * max(1, limit):
+        supposed = frontier.pop(0)
+        tries += 1
+        q = next_question(units, _supposing(supposed, known))
+        if q is None:
+            continue
+        if q not in out:
+            out.append(q)
+        frontier += [{**supposed, q: Answer.STAYS}, {**supposed, q: Answer.MOVES}]
+    return out
+
+
+def _supposing(supposed: dict[frozenset[str], Answer], known: Known) -> Known:
+    return lambda applied: supposed.get(applied) or known(applied)
