@@ -464,3 +464,28 @@ def by_options(value: Callable[[frozenset[str]], float]) -> Callable[[str], floa
     """FakeMeasurer's value_of for FakeConfigKernels' kernels: `value` of the options set (names
     without CONFIG_)."""
     return lambda commit: value(frozenset() if commit == "none" else frozenset(commit.split("+")))
+
+
+class Meeting:
+    """FakeMeasurer's value_of for slot tests, around `value_of`: the first boot of each commit of
+    `commits` waits (a threading.Barrier) until the first boots of all of them began, so a run
+    that passes booted them at the same time; booted one after another they never meet, and the
+    wait breaks after `timeout` s (BrokenBarrierError, which fails the campaign). `met`: they met."""
+
+    def __init__(self, value_of: Callable[[str], float], commits: AbstractSet[str], timeout: float = 30.0) -> None:
+        import threading
+
+        self.value_of, self.commits = value_of, frozenset(commits)
+        self._barrier = threading.Barrier(len(self.commits), timeout=timeout)
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self.met = False
+
+    def __call__(self, commit: str) -> float:
+        with self._lock:
+            first = commit in self.commits and commit not in self._seen
+            self._seen.add(commit)
+        if first:
+            self._barrier.wait()
+            self.met = True
+        return self.value_of(commit)

@@ -2,10 +2,13 @@
 fakes of tests/fakes.py for candidates and guests (FakeMaker: each candidate its own kernel
 named by its changes; FakeMeasurer(by_changes(...)): the metric depends on which changes a
 candidate has). No guest boots here. Every case is checked against one expectation record,
-as tests/integration/test_engine_cases.py does for commit bisection."""
+as tests/integration/test_engine_cases.py does for commit bisection. A case with `hosts` runs
+on one slot per host (one FakeMeasurer each, as wiring.lab_slots gives one measurer per host):
+the candidates the search may ask next are measured at once on the other slots."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,10 +20,10 @@ import pytest
 from orchestrator.campaign import Threshold
 from orchestrator.decisions import Kind, Role
 from orchestrator.results import SetBisectResult
-from orchestrator.setbisect.model import Change, Unit
+from orchestrator.setbisect.model import Change, Unit, key_of
 from orchestrator.setbisect.runner import Rules, SetBisection, SetRefused, replay
 from orchestrator.store import Store
-from tests.fakes import FakeMaker, FakeMeasurer, by_changes
+from tests.fakes import FakeMaker, FakeMeasurer, Meeting, by_changes
 
 NAMES = tuple("abcdefgh")
 
@@ -57,6 +60,7 @@ class Case:
     needs: dict[str, str] = field(default_factory=dict)  # FakeMaker: a unit that does not build without another
     same_as_good: frozenset[str] = frozenset()  # FakeMaker: units the normalisation drops
     seed: int = 1
+    hosts: tuple[str, ...] = ()  # one slot per host (the first is home); none: one slot, as before
 
 
 GROUPED = (*(Unit.of(Change(n, "0", "1"), i) for i, n in enumerate("abcd")),
@@ -83,18 +87,44 @@ CASES = [
     Case("noise too large for the boots allowed is refused",
          Expect("refused", note="do not differ significantly|the noise needs"), drop_when({"c"}, 0.15),
          between=0.5, max_boots=3),
+    Case("two slots: one responsible change, each split's second half measured while its first is asked",
+         Expect("one", ("f",), max_candidates=6), drop_when({"f"}), hosts=("a", "b")),
+    Case("two slots: two changes needed together, in different halves",
+         Expect("together", ("c", "f"), note="no single change moves the metric: these 2 do together"),
+         drop_when({"c", "f"}), hosts=("a", "b")),
+    Case("three slots on three hosts: three changes needed, none alone moves it",
+         Expect("together", ("b", "e", "h"), note="none alone moved it"), drop_when({"b", "e", "h"}),
+         hosts=("a", "b", "c")),
+    Case("two slots: a change that does not build without another is a skip on whichever slot",
+         Expect("one", ("g",), note="could not be judged", skipped_kind=Kind.BUILD_FAILED),
+         drop_when({"g"}), needs={"h": "e"}, hosts=("a", "b")),
 ]
+SLOT_CASES = [c for c in CASES if c.hosts]
 
 
-def run_case(case: Case, tmp_path: Path, crash_after: int | None = None,
-             store: Store | None = None, cid: int | None = None) -> tuple[SetBisectResult, Store, int, FakeMeasurer]:
+def measurers(case: Case, crash_after: int | None = None, value_of: Callable[[str], float] | None = None,
+              **on_host: dict[str, object]) -> list[FakeMeasurer]:
+    """The case's guests: one FakeMeasurer (no `hosts`), or one per host, the first (home) killed
+    at `crash_after` runs; `on_host[h]`: host h's own FakeMeasurer options."""
+    value = value_of or by_changes(case.value)
+    if not case.hosts:
+        return [FakeMeasurer(value, noise=case.noise, between=case.between, seed=case.seed, crash_after=crash_after,
+                             **on_host.get("local", {}))]  # type: ignore[arg-type]
+    return [FakeMeasurer(value, noise=case.noise, between=case.between, seed=case.seed + 100 * i, host=h,
+                         crash_after=crash_after if i == 0 else None, **on_host.get(h, {}))  # type: ignore[arg-type]
+            for i, h in enumerate(case.hosts)]
+
+
+def run_case(case: Case, tmp_path: Path, crash_after: int | None = None, store: Store | None = None,
+             cid: int | None = None, guests: list[FakeMeasurer] | None = None
+             ) -> tuple[SetBisectResult, Store, int, list[FakeMeasurer]]:
     store = store or Store(f"sqlite:///{tmp_path / 'sets.db'}")
     cid = cid or store.new_campaign("t", {}, "settings")
-    measurer = FakeMeasurer(by_changes(case.value), noise=case.noise, between=case.between, seed=case.seed,
-                            crash_after=crash_after)
+    guests = guests or measurers(case, crash_after)
     rules = Rules("iops", "higher", Threshold("relative", -0.1), runs_per_boot=2, boots=2, max_boots=case.max_boots)
-    search = SetBisection(case.units, FakeMaker(needs=case.needs, same_as_good=case.same_as_good), measurer, store, rules)
-    return search.run(cid), store, cid, measurer
+    search = SetBisection(case.units, FakeMaker(needs=case.needs, same_as_good=case.same_as_good), guests[0], store,
+                          rules, slots=guests if case.hosts else ())
+    return search.run(cid), store, cid, guests
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -120,9 +150,15 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
     assert store.campaign(cid).state == "done"
     assert SetBisectResult.from_dict(store.campaign(cid).result) == result
     candidates = [d.commit for d in decisions if d.role is Role.CANDIDATE]
-    assert len(candidates) == len(set(candidates)) == result.candidates, "every candidate judged once"
+    assert len(candidates) == len(set(candidates)), "every candidate judged once"
     asked, replayed = replay(case.units, decisions)
-    assert replayed is not None and replayed.units == result.units and [k for k, _a in asked] == candidates
+    assert replayed is not None and replayed.units == result.units and result.candidates == len(asked)
+    if not case.hosts:
+        assert [k for k, _a in asked] == candidates and result.ahead == 0
+    else:  # the search asked some of what was measured ahead; the rest is kept, counted and noted
+        assert {k for k, _a in asked} <= set(candidates) and len(candidates) - len(asked) == result.ahead
+        assert not result.ahead or any(n.startswith(f"{result.ahead} candidate(s) measured ahead") for n in result.notes)
+        assert {b.host for b in store.boots(cid)} == set(case.hosts), "every slot measured"
 
 
 def test_the_case_table_itself() -> None:
