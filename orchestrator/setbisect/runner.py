@@ -129,6 +129,7 @@ class SetBisection:
         self.slots = list(slots)
         self._lab: Slots | None = None
         self._judges: list[Judge] = []  # every host's, the dropped ones too
+        self._warmed = False
         self._lock = threading.Lock()
 
     @property
@@ -183,7 +184,15 @@ class SetBisection:
     def _run(self, campaign_id: int) -> SetBisectResult:
         good = self.candidates.key(frozenset())
         bad = self.candidates.key(frozenset(self.names))
-        check = self._endpoints(campaign_id, good, bad)
+        if self._lab is None:
+            check = self._endpoints(campaign_id, good, bad)
+        else:  # the other hosts boot their references meanwhile; home's own wait for its endpoints
+            home = self._lab.hosts[0]
+            if not self._warmed:
+                self._warmed = True
+                self._lab.warm(lambda host: self._references(host, good, bad))
+            with home.references:
+                check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for key, role in ((good, Role.GOOD), (bad, Role.BAD)):
                 self.store.add_decision(campaign_id, Decided(key, role, role.value, check.message, 1.0,
@@ -268,9 +277,13 @@ class SetBisection:
                                                        slots)]
 
     def _references(self, host: Host, good: str, bad: str) -> None:
-        """Both sides booted on `host` (its judge's references), once for its slots."""
+        """Both sides booted on `host` (its judge's references), once for its slots; a slot stops
+        between two boots when another failed."""
         with host.references:
-            host.judge.interleave([good, bad], self.rules.boots)
+            for need in range(1, self.rules.boots + 1):
+                if self._lab is not None and self._lab.halt.is_set():
+                    raise Halted(host.name)
+                host.judge.interleave([good, bad], need)
 
     def _measure(self, campaign_id: int, host: Host, key: str, good: str, bad: str) -> None:
         """A slot's work: `key` judged on `host` against that host's references, its verdict stored."""

@@ -1,6 +1,6 @@
 """A set bisection on the lab's slots (orchestrator/wiring.py `lab_slots`, as commit bisection's):
-one judge per lab host, judging against references booted on that host; the slots of one host
-share its judge. While the search waits for the candidate it asks, the other slots measure the
+one judge per lab host, judging against references booted on that host (while home checks the
+endpoints: `warm`); the slots of one host share its judge. While the search waits for the candidate it asks, the other slots measure the
 candidates it may ask next (search.ahead: `base + B` while it asks `base + A`). Each verdict is
 stored when it is reached, and the search takes it from the store when it asks that candidate,
 as a resumed search does; one it never asks for stays stored as evidence (the report and the
@@ -68,6 +68,12 @@ class Slots:
                 raise InfraError(f"no host of the lab is up to measure {key}")
             self._wait()
 
+    def warm(self, references: Callable[[Host], None]) -> None:
+        """Each host but home boots its references (`references(host)`) on one of its slots, while
+        home checks the endpoints: its first candidate then needs no wait for them."""
+        for host in self.hosts[1:]:
+            self._running[self._pool.submit(references, host)] = (host, "")
+
     def drain(self) -> None:
         """Wait for every candidate still measured (their verdicts are stored as evidence)."""
         while self._running:
@@ -122,7 +128,8 @@ class Slots:
         if host not in self.hosts:
             return
         self.drop(host.name)
+        what = f"{key} goes to another slot" if key else "the other hosts go on"
         self.store.add_decision(self.campaign_id, Decided(
-            key, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; "
-            f"{key} goes to another slot", 0.0, 0, Kind.MOVED))
-        self.emit("requeue", key, message=f"{exc}; the candidate goes to another slot")
+            key, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; {what}",
+            0.0, 0, Kind.MOVED))
+        self.emit("requeue", key, message=f"{exc}; {what}")
