@@ -92,8 +92,12 @@ class Slots:
             free = [h for h in self.hosts if busy[h.name] < h.slots]
             if not free:
                 return
-            # a candidate booted already (under way when the campaign stopped) goes on on its host
-            host = next((h for h in free if h.judge.evidence().get(key)), free[0])
+            # a candidate booted already (under way when the campaign stopped) goes on on its host,
+            # once a slot of it is free: elsewhere its boots would not count
+            booted = [h for h in self.hosts if h.judge.evidence().get(key)]
+            if booted and booted[0] not in free:
+                continue
+            host = booted[0] if booted else free[0]
             busy[host.name] += 1
             running.add(key)
             if key != keys[0]:

@@ -233,14 +233,100 @@ def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candida
     assert not (set(again) & decided)
 
 
-def test_a_host_failing_mid_search_moves_the_set_bisection_to_another_host(tmp_path: Path) -> None:
+HOST_FAILS = {
+    "one slot: its guests move to a spare host": ((), "local", 30),
+    "two slots: host b fails under the candidate it measures ahead, which goes to a": (("a", "b"), "b", 9),
+    "two slots: the home host fails under the candidate asked, which goes to b, where it is confirmed":
+        (("a", "b"), "a", 13),  # its endpoint check takes 3 + 3 boots of 2 runs
+}
+
+
+@pytest.mark.parametrize("hosts, failing, runs", HOST_FAILS.values(), ids=HOST_FAILS.keys())
+def test_a_host_failing_mid_search_moves_the_set_bisection_to_another_host(
+        tmp_path: Path, hosts: tuple[str, ...], failing: str, runs: int) -> None:
+    """The failing host's boot in flight is stored as lost and is its last; the move is a
+    decision; the campaign names the same change on the host(s) left. With slots, the move names
+    the candidate, which is judged after it on another slot; the home host's failure makes the
+    next host home, which confirms."""
+    case = dataclasses.replace(CASES[0], hosts=hosts)
+    spare = {"spare_hosts": ["lab2"]} if not hosts else {}
+    guests = measurers(case, **{failing: {"host_fails_after": {failing: runs}, **spare}})
+    result, store, cid, _g = run_case(case, tmp_path, guests=guests)
+    left = "lab2" if not hosts else next(h for h in hosts if h != failing)
+    assert (result.found, result.units, result.host) == ("one", ("f",), left)
+    decisions = store.decisions(cid)
+    moved = [i for i, d in enumerate(decisions) if d.role is Role.HOST]
+    assert len(moved) == 1 and decisions[moved[0]].reason.startswith(f"host {failing} failed: ssh: connection lost")
+    there = [b for b in store.boots(cid) if b.host == failing]
+    assert [b.status for b in there].count("lost") == 1 and there[-1].status == "lost", "the last boot is not lost"
+    if hosts:
+        candidate = decisions[moved[0]].commit
+        assert candidate == there[-1].commit and candidate not in ("good", "bad"), "the host failed mid-round"
+        assert any(d.role is Role.CANDIDATE and d.commit == candidate for d in decisions[moved[0]:])
+        assert {b.host for b in store.boots(cid) if b.commit == candidate and b.status == "ok"} == {left}
+        assert all(b.host == left for b in store.boots(cid) if b.id > there[-1].id), "a boot on the failed host later"
+        assert any(d.role is Role.CONFIRM and d.kind is not Kind.MEASURING for d in decisions)
+
+
+def rounds(store: Store, cid: int, units: tuple[Unit, ...]) -> int:
+    """The search's rounds, from the store: each candidate the search asked whose first boot came
+    after the previous one it asked had its verdict (it waited for it from scratch) starts one;
+    one measured ahead (its first boot before that) joins the round before."""
+    asked, _done = replay(units, store.decisions(cid))
+    ids: dict[str, list[int]] = {}
+    for b in store.boots(cid):
+        ids.setdefault(b.commit, []).append(b.id)
+    keys = [k for k, _a in asked if k in ids]  # a candidate inherited without a boot takes no time
+    return 1 + sum(min(ids[k]) > max(ids[prev]) for prev, k in zip(keys, keys[1:]))
+
+
+def test_two_slots_boot_both_halves_of_a_split_at_once_and_name_the_one_slot_answer_in_fewer_rounds(
+        tmp_path: Path) -> None:
+    """The first split's halves (good + a..d, good + e..h) meet: the first boot of each waits for
+    the other's (tests/fakes.py Meeting), so the campaign ends only if they were booted at the same
+    time, on the two hosts; the store shows their boots interleaved. The answer is the one slot's,
+    and the search takes fewer rounds."""
     case = CASES[0]
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    alone, store1, cid1, _g = run_case(case, tmp_path / "one")
+    two = dataclasses.replace(case, hosts=("a", "b"))
+    meeting = Meeting(by_changes(case.value), {"a,b,c,d", "e,f,g,h"})
+    result, store, cid, _g = run_case(two, tmp_path / "two", guests=measurers(two, value_of=meeting))
+    assert meeting.met
+    assert (result.found, result.units) == (alone.found, alone.units) == ("one", ("f",))
+    first, second = key_of(set("abcd"), NAMES), key_of(set("efgh"), NAMES)
+    boots = store.boots(cid)
+    a = [b.id for b in boots if b.commit == first]
+    b = [b.id for b in boots if b.commit == second]
+    assert {x.host for x in boots if x.commit == first} == {"a"} and {x.host for x in boots if x.commit == second} == {"b"}
+    assert min(a) < max(b) and min(b) < max(a), "their boots interleave: each started before the other's last"
+    assert rounds(store, cid, case.units) < rounds(store1, cid1, case.units) == alone.candidates
+
+
+def test_two_slots_killed_mid_round_resume_it_with_no_candidate_judged_or_booted_twice(tmp_path: Path) -> None:
+    """The controller dies while both slots measure (the home host's guest is killed, the other
+    slot stops at its next boot). Resumed, the candidates under way go on from their stored boots
+    on their own hosts, no candidate is judged twice, no judged one is booted again, every run
+    stored before is kept, and the answer is the one slot's."""
+    case = next(c for c in SLOT_CASES if c.expect.units == ("c", "f"))
+    with pytest.raises(KeyboardInterrupt):
+        run_case(case, tmp_path, crash_after=16)
     store = Store(f"sqlite:///{tmp_path / 'sets.db'}")
-    cid = store.new_campaign("t", {}, "settings")
-    measurer = FakeMeasurer(by_changes(case.value), noise=case.noise, between=case.between, seed=case.seed,
-                            host_fails_after={"local": 30}, spare_hosts=["lab2"])
-    rules = Rules("iops", "higher", Threshold("relative", -0.1), runs_per_boot=2, boots=2, max_boots=8)
-    result = SetBisection(case.units, FakeMaker(), measurer, store, rules).run(cid)
-    assert (result.found, result.units, result.host) == ("one", ("f",), "lab2")
-    assert any(d.role is Role.HOST for d in store.decisions(cid))
-    assert {b.status for b in store.boots(cid)} >= {"ok", "lost"}
+    before = store.decisions(1)
+    decided = {d.commit for d in before if d.role is Role.CANDIDATE}
+    boots_before = store.boots(1)
+    runs_before = {r.id for r in store.runs(1)}
+    under_way = {b.commit for b in boots_before} - decided - {"good", "bad"}
+    assert decided and under_way and store.campaign(1).state == "running", "the kill should fall mid-round"
+    hosts_of = {k: {b.host for b in boots_before if b.commit == k} for k in under_way}
+    result, store, cid, _g = run_case(case, tmp_path, store=store, cid=1)
+    assert (result.found, result.units) == ("together", ("c", "f"))
+    after = store.decisions(cid)
+    judged = [d.commit for d in after if d.role is Role.CANDIDATE]
+    assert len(judged) == len(set(judged)), "a candidate judged twice"
+    assert after[:len(before)] == before and runs_before <= {r.id for r in store.runs(cid)}
+    again = store.boots(cid)[len(boots_before):]
+    assert not {b.commit for b in again} & decided, "a candidate judged before the kill booted again"
+    for key in under_way & {b.commit for b in again}:
+        assert {b.host for b in again if b.commit == key} <= hosts_of[key], f"{key} went on on another host"
