@@ -233,6 +233,9 @@ def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candida
     assert not (set(again) & decided)
 
 
+# FakeMaker's kernels of the first split's two halves (Meeting: booted at once, on the first two slots)
+FIRST_SPLIT = frozenset({"a,b,c,d", "e,f,g,h"})
+
 HOST_FAILS = {
     "one slot: its guests move to a spare host": ((), "local", 30),
     "two slots: host b fails under the candidate it measures ahead, which goes to a": (("a", "b"), "b", 9),
@@ -250,7 +253,8 @@ def test_a_host_failing_mid_search_moves_the_set_bisection_to_another_host(
     next host home, which confirms."""
     case = dataclasses.replace(CASES[0], hosts=hosts)
     spare = {"spare_hosts": ["lab2"]} if not hosts else {}
-    guests = measurers(case, **{failing: {"host_fails_after": {failing: runs}, **spare}})
+    halves = Meeting(by_changes(case.value), FIRST_SPLIT) if hosts else None  # on a and b at once
+    guests = measurers(case, value_of=halves, **{failing: {"host_fails_after": {failing: runs}, **spare}})
     result, store, cid, _g = run_case(case, tmp_path, guests=guests)
     left = "lab2" if not hosts else next(h for h in hosts if h != failing)
     assert (result.found, result.units, result.host) == ("one", ("f",), left)
@@ -291,7 +295,7 @@ def test_two_slots_boot_both_halves_of_a_split_at_once_and_name_the_one_slot_ans
     (tmp_path / "two").mkdir()
     alone, store1, cid1, _g = run_case(case, tmp_path / "one")
     two = dataclasses.replace(case, hosts=("a", "b"))
-    meeting = Meeting(by_changes(case.value), {"a,b,c,d", "e,f,g,h"})
+    meeting = Meeting(by_changes(case.value), FIRST_SPLIT)
     result, store, cid, _g = run_case(two, tmp_path / "two", guests=measurers(two, value_of=meeting))
     assert meeting.met
     assert (result.found, result.units) == (alone.found, alone.units) == ("one", ("f",))
@@ -305,28 +309,38 @@ def test_two_slots_boot_both_halves_of_a_split_at_once_and_name_the_one_slot_ans
 
 
 def test_two_slots_killed_mid_round_resume_it_with_no_candidate_judged_or_booted_twice(tmp_path: Path) -> None:
-    """The controller dies while both slots measure (the home host's guest is killed, the other
-    slot stops at its next boot). Resumed, the candidates under way go on from their stored boots
+    """The controller dies as a slot boots a candidate after two were judged (the other slot
+    stops at its next boot). Resumed, the candidates under way go on from their stored boots
     on their own hosts, no candidate is judged twice, no judged one is booted again, every run
     stored before is kept, and the answer is the one slot's."""
     case = next(c for c in SLOT_CASES if c.expect.units == ("c", "f"))
-    with pytest.raises(KeyboardInterrupt):
-        run_case(case, tmp_path, crash_after=16)
     store = Store(f"sqlite:///{tmp_path / 'sets.db'}")
-    before = store.decisions(1)
+    cid = store.new_campaign("t", {}, "settings")
+
+    def killed(commit: str) -> float:
+        if commit not in ("good", ",".join(NAMES)) and sum(
+                d.role is Role.CANDIDATE for d in store.decisions(cid)) >= 2:
+            raise KeyboardInterrupt("controller killed")
+        return by_changes(case.value)(commit)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_case(case, tmp_path, store=store, cid=cid, guests=measurers(case, value_of=Meeting(killed, FIRST_SPLIT)))
+    before = store.decisions(cid)
     decided = {d.commit for d in before if d.role is Role.CANDIDATE}
-    boots_before = store.boots(1)
-    runs_before = {r.id for r in store.runs(1)}
+    boots_before = store.boots(cid)
+    runs_before = store.runs(cid)
     under_way = {b.commit for b in boots_before} - decided - {"good", "bad"}
-    assert decided and under_way and store.campaign(1).state == "running", "the kill should fall mid-round"
-    hosts_of = {k: {b.host for b in boots_before if b.commit == k} for k in under_way}
-    result, store, cid, _g = run_case(case, tmp_path, store=store, cid=1)
+    assert len(decided) >= 2 and under_way and store.campaign(cid).state == "running", "the kill falls mid-round"
+    booted = {r.boot_id for r in runs_before}
+    hosts_of = {k: {b.host for b in boots_before if b.commit == k and b.id in booted} for k in under_way}
+    result, store, cid, _g = run_case(case, tmp_path, store=store, cid=cid)
     assert (result.found, result.units) == ("together", ("c", "f"))
     after = store.decisions(cid)
     judged = [d.commit for d in after if d.role is Role.CANDIDATE]
     assert len(judged) == len(set(judged)), "a candidate judged twice"
-    assert after[:len(before)] == before and runs_before <= {r.id for r in store.runs(cid)}
+    assert after[:len(before)] == before and {r.id for r in runs_before} <= {r.id for r in store.runs(cid)}
     again = store.boots(cid)[len(boots_before):]
     assert not {b.commit for b in again} & decided, "a candidate judged before the kill booted again"
     for key in under_way & {b.commit for b in again}:
-        assert {b.host for b in again if b.commit == key} <= hosts_of[key], f"{key} went on on another host"
+        if hosts_of[key]:  # booted with runs before the kill: goes on where those boots count
+            assert {b.host for b in again if b.commit == key} <= hosts_of[key], f"{key} went on on another host"
