@@ -21,6 +21,7 @@ from orchestrator.campaign import Threshold
 from orchestrator.decisions import Kind, Role
 from orchestrator.results import SetBisectResult
 from orchestrator.setbisect.model import Change, Unit, key_of
+from orchestrator.setbisect.report import collect
 from orchestrator.setbisect.runner import Rules, SetBisection, SetRefused, replay
 from orchestrator.store import Store
 from tests.fakes import FakeMaker, FakeMeasurer, Meeting, by_changes
@@ -159,6 +160,10 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
         assert {k for k, _a in asked} <= set(candidates) and len(candidates) - len(asked) == result.ahead
         assert not result.ahead or any(n.startswith(f"{result.ahead} candidate(s) measured ahead") for n in result.notes)
         assert {b.host for b in store.boots(cid)} == set(case.hosts), "every slot measured"
+        rows = collect(store, cid, case.units, "iops", []).rows
+        assert len([r for r in rows if r.what == "measured ahead, not needed by the search" and r.verdict]) == \
+            result.ahead, "the report lists every verdict measured ahead the search did not need"
+        assert not result.ahead or f"{result.ahead} measured ahead, not needed" in result.line()
 
 
 def test_the_case_table_itself() -> None:
@@ -344,3 +349,6 @@ def test_two_slots_killed_mid_round_resume_it_with_no_candidate_judged_or_booted
     for key in under_way & {b.commit for b in again}:
         if hosts_of[key]:  # booted with runs before the kill: goes on where those boots count
             assert {b.host for b in again if b.commit == key} <= hosts_of[key], f"{key} went on on another host"
+    left = {k for k in under_way if hosts_of[k]} - set(judged)  # measured ahead, no longer needed after the resume
+    rows = {r.key: r.what for r in collect(store, cid, case.units, "iops", []).rows}
+    assert all(rows[k] == "measured ahead, stopped before a verdict" for k in left)
