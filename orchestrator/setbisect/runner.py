@@ -35,7 +35,7 @@ from orchestrator.bisect.decide import ERROR, Decision, decide
 from orchestrator.bisect.endpoints import EndpointCheck, Next, Threshold, check_endpoints, endpoints_next, level
 from orchestrator.bisect.verify import judge as judge_pair
 from orchestrator.decisions import Decided, Kind, Role, Verdict
-from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, KernelFault, UserError
+from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
@@ -162,16 +162,7 @@ class SetBisection:
         self._lab = lab = Slots(list(hosts.values()), lambda host, key: self._measure(campaign_id, host, key, good, bad),
                                 self.store, campaign_id, self._emit)
         try:
-            while True:
-                try:
-                    return self._run(campaign_id)
-                except HostFailed as exc:  # the home host failed outside the search: the next host is home
-                    if len(lab.hosts) <= 1:
-                        raise
-                    self.store.add_decision(campaign_id, Decided(
-                        "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not "
-                        "compared; the campaign goes on on the other hosts", 0.0, 0, Kind.MOVED))
-                    lab.drop(exc.host)
+            return lab.moving(lambda: self._run(campaign_id))
         finally:
             lab.close()
 

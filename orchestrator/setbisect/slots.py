@@ -19,11 +19,13 @@ import threading
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, TypeVar
 
 from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import HostFailed, InfraError
 from orchestrator.measure.judge import CampaignStore, Judge
+
+T = TypeVar("T")
 
 
 class Halted(Exception):
@@ -126,13 +128,26 @@ class Slots:
             self._running.clear()
             raise failure
 
+    def moving(self, work: Callable[[], T]) -> T:
+        """`work` (the campaign), started again whenever home fails outside the search (the
+        endpoints, the confirmation) while another host is left: that one is home from then on."""
+        while True:
+            try:
+                return work()
+            except HostFailed as exc:
+                home = next((h for h in self.hosts if h.name == exc.host), None)
+                if home is None or len(self.hosts) <= 1:
+                    raise
+                self._lost(home, exc, "")
+
     def _lost(self, host: Host, exc: HostFailed, key: str) -> None:
-        """A slot's host failed under `key`: its boot in flight is stored as lost (the judge did),
-        its slots leave the campaign, and the move is stored."""
+        """A slot's host failed under `key` (or, with none, outside a candidate): its boot in
+        flight is stored as lost (the judge did), its slots leave the campaign, and the move is
+        stored."""
         if host not in self.hosts:
             return
         self.drop(host.name)
-        what = f"{key} goes to another slot" if key else "the other hosts go on"
+        what = f"{key} goes to another slot" if key else "the campaign goes on on the other hosts"
         self.store.add_decision(self.campaign_id, Decided(
             key, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; {what}",
             0.0, 0, Kind.MOVED))
