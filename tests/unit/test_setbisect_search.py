@@ -107,3 +107,14 @@ def test_ahead_first_is_always_the_question_the_search_asks_next_so_answers_stay
     replayed: list[frozenset[str]] = []
     again = minimize(names, lambda a: replayed.append(a) or known[a])  # type: ignore[func-returns-value]
     assert (again.found, again.units) == (expected.found, expected.units) and replayed == alone
+
+
+def test_ahead_after_a_half_stayed_guesses_the_other_half_moves_before_the_two_halves_together() -> None:
+    """With good + u0..u3 judged STAYS, one responsible unit is in u4..u7: the search asks that
+    half, then (it almost surely moves) its first quarter; the candidate it asks only if both
+    halves stay (they interact: bad - u2, u3) comes later."""
+    names = NAMES[:8]
+    wanted = ahead(names, {frozenset(names[:4]): Answer.STAYS}.get, 8)
+    assert wanted[:3] == [frozenset(names[4:]), frozenset(names[4:6]), frozenset(names[6:])]
+    together = frozenset(names[:2] + names[4:])
+    assert together in wanted and wanted.index(together) > 2
