@@ -192,23 +192,26 @@ def test_a_set_bisection_killed_mid_search_resumes_without_measuring_anything_tw
     assert all(d in store.decisions(cid) for d in before)
 
 
-def _controller(db: str) -> None:
-    """A controller process: the longest case of the table, each boot a little slow, to be killed."""
+def _controller(db: str, hosts: tuple[str, ...]) -> None:
+    """A controller process: the longest case of the table (on one slot per host of `hosts`), each
+    boot a little slow, to be killed."""
     import time
 
-    case = CASES[2]
+    case = dataclasses.replace(CASES[2], hosts=hosts)
 
     def slow(applied: frozenset[str]) -> float:
         time.sleep(0.02)
         return case.value(applied)
 
     store = Store(db)
-    measurer = FakeMeasurer(by_changes(slow), noise=case.noise, between=case.between, seed=case.seed)
+    guests = measurers(case, value_of=by_changes(slow))
     rules = Rules("iops", "higher", Threshold("relative", -0.1), runs_per_boot=2, boots=2, max_boots=case.max_boots)
-    SetBisection(case.units, FakeMaker(), measurer, store, rules).run(1)
+    SetBisection(case.units, FakeMaker(), guests[0], store, rules, slots=guests if hosts else ()).run(1)
 
 
-def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candidate_twice(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hosts", [(), ("a", "b")], ids=["one slot", "two slots"])
+def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candidate_twice(
+        tmp_path: Path, hosts: tuple[str, ...]) -> None:
     import multiprocessing
     import os
     import signal
@@ -217,7 +220,7 @@ def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candida
     db = f"sqlite:///{tmp_path / 'sets.db'}"
     store = Store(db)
     store.new_campaign("t", {}, "settings")
-    child = multiprocessing.get_context("fork").Process(target=_controller, args=(db,))
+    child = multiprocessing.get_context("fork").Process(target=_controller, args=(db, hosts))
     child.start()
     deadline = time.monotonic() + 60
     while sum(d.role is Role.CANDIDATE for d in store.decisions(1)) < 3 and time.monotonic() < deadline:
@@ -228,12 +231,13 @@ def test_a_set_bisection_sigkilled_mid_search_loses_no_run_and_judges_no_candida
     decided = {d.commit for d in store.decisions(1) if d.role is Role.CANDIDATE}
     runs_before = {r.id for r in store.runs(1)}
     boots_before = Counter(b.commit for b in store.boots(1))
-    assert 3 <= len(decided) < 8 and store.campaign(1).state == "running"
-    result, store, cid, _m = run_case(CASES[2], tmp_path, store=store, cid=1)
+    assert 3 <= len(decided) and store.campaign(1).state == "running"
+    assert not any(d.role is Role.CONFIRM for d in store.decisions(1)), "the kill should fall in the search"
+    result, store, cid, _m = run_case(dataclasses.replace(CASES[2], hosts=hosts), tmp_path, store=store, cid=1)
     assert (result.found, result.units) == ("together", ("c", "f"))
     assert runs_before <= {r.id for r in store.runs(cid)}, "a run stored before the kill is gone"
     judged = [d.commit for d in store.decisions(cid) if d.role is Role.CANDIDATE]
-    assert len(judged) == len(set(judged)) == result.candidates
+    assert len(judged) == len(set(judged)) == result.candidates + result.ahead
     again = Counter(b.commit for b in store.boots(cid)) - boots_before
     assert not (set(again) & decided)
 
