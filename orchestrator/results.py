@@ -114,7 +114,8 @@ class SetBisectResult:
     the metric (`found`: one, or together: several needed, none alone), each change as people
     read it, the confirmation (good + set against good: confirmed, not seen, cannot tell) and
     the revert (bad - set against bad: restores, does not restore, cannot tell), notes, the
-    boots taken, the candidates judged and the host that measured."""
+    boots taken, the candidates judged and the host that measured; `ahead`: candidates measured
+    ahead on other slots that the search did not need (their verdicts kept as evidence)."""
 
     found: str
     units: tuple[str, ...]
@@ -125,6 +126,7 @@ class SetBisectResult:
     boots: int = 0
     candidates: int = 0
     host: str | None = None
+    ahead: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -136,13 +138,14 @@ class SetBisectResult:
     def from_dict(cls, d: Mapping[str, Any]) -> "SetBisectResult":
         return cls(str(d.get("found", "")), tuple(d.get("units", ())), tuple(d.get("changes", ())),
                    dict(d.get("confirmation") or {}), dict(d.get("revert") or {}), tuple(d.get("notes", ())),
-                   int(d.get("boots", 0)), int(d.get("candidates", 0)), d.get("host"))
+                   int(d.get("boots", 0)), int(d.get("candidates", 0)), d.get("host"), int(d.get("ahead", 0)))
 
     def line(self) -> str:
         """One line for `status`: the set, how it moves the metric, the confirmation's verdicts."""
         how = "together" if self.found == "together" else "alone"
+        unasked = f"; {self.ahead} measured ahead, not needed" if self.ahead else ""
         return (f"{' + '.join(self.units)} ({how}; confirmation {self.confirmation.get('verdict', '-')}, "
-                f"revert {self.revert.get('verdict', '-')})")[:100]
+                f"revert {self.revert.get('verdict', '-')}{unasked})")[:100]
 
 
 class StopKind(StrEnum):

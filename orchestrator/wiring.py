@@ -149,8 +149,10 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
                      on_event: Callable[[Event], None]) -> tuple["SetBisection", "Sides"]:
     """A config bisection over the real parts: the sides normalised and grouped at the commit in
     the builder's checkout (kept in the campaign's directory), each candidate built with its
-    whole .config by the one kernel source, guests running the campaign's workload on one host
-    of `pool` (a resumed campaign goes on on the host of its runs)."""
+    whole .config by the one kernel source, guests running the campaign's workload on the slots
+    of `pool` (`lab_slots`: the candidates the search may ask next measured at once; the endpoints
+    and confirmation on the first host), or on one host (a resumed one-slot campaign goes on on
+    the host of its runs)."""
     from orchestrator.configbisect.maker import ConfigMaker
     from orchestrator.configbisect.run import SLOT, rules, sides_for
     from orchestrator.kbuild import gitrepo
@@ -164,7 +166,9 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
     commit = gitrepo.resolve(campaign.repository, spec.commit).commit
     sides = sides_for(spec, commit, kernels, campaign_workdir(store, campaign_id), on_event)
     maker = ConfigMaker(kernels, commit, sides, SLOT)
-    return SetBisection(sides.units(), maker, measurer, store, rules(spec, choice), on_event), sides
+    slots = lab_slots(campaign, choice, pool)
+    return SetBisection(sides.units(), maker, slots[0] if slots else measurer, store, rules(spec, choice), on_event,
+                        slots=slots), sides
 
 
 def settings_kernel(choice: "KernelChoice") -> "KernelArtifact":
@@ -183,8 +187,10 @@ def settings_kernel(choice: "KernelChoice") -> "KernelArtifact":
 def settings_bisection(c: "SettingsCampaign", store: Store, campaign_id: int, pool: "GuestPool",
                        on_event: Callable[[Event], None]) -> "SetBisection":
     """A settings bisection over the real parts: the campaign's one kernel and guests running its
-    workload on one host of `pool`, as a commit bisection's (engine_for); a resumed one goes on
-    on the host of its runs. One slot: the candidates are judged one after another."""
+    workload on the slots of `pool` as a commit bisection's (`lab_slots`: the candidates the
+    search may ask next measured at once; the endpoints and confirmation on the first host), or
+    on one host (one slot: the candidates one after another; a resumed campaign goes on on the
+    host of its runs)."""
     from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.setbisect.runner import Rules, SetBisection
     from orchestrator.setbisect.settings import SettingsMaker
@@ -199,5 +205,6 @@ def settings_bisection(c: "SettingsCampaign", store: Store, campaign_id: int, po
     units = c.units()
     rules = Rules(common.metric.name, choice.direction, common.metric.threshold, common.runs_per_boot,
                   common.boots_per_commit, common.max_boots_per_commit, common.alpha)
-    return SetBisection(units, SettingsMaker(settings_kernel(c.kernel), c.good, c.bad, units), measurer, store,
-                        rules, on_event)
+    slots = lab_slots(common, choice, pool)
+    return SetBisection(units, SettingsMaker(settings_kernel(c.kernel), c.good, c.bad, units),
+                        slots[0] if slots else measurer, store, rules, on_event, slots=slots)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -113,6 +114,8 @@ class FakeSession:
         if self.host in m.host_fails_after and m.runs_on[self.host] >= m.host_fails_after[self.host]:
             raise HostFailed(self.host, "ssh: connection lost")
         m.runs_on[self.host] += 1
+        if m.run_s:
+            time.sleep(m.run_s)
         if self.fails:
             raise WorkloadFailed(self.fails)
         sched = self.guest.sysfs.get("/sys/block/sda/queue/scheduler", "mq-deadline")
@@ -138,6 +141,8 @@ class FakeMeasurer:
     `host_fails_after[h] = n`: host h fails (HostFailed) at its n-th run; `move_on` then sends
     the next guest to the first of `spare_hosts` (unless the host was `asked` for), and with
     none left there is no host up.
+    `run_s`: each run takes that long (a sleep, as a guest's run leaves the controller idle), so
+    slots measuring at once overlap in time as real guests do.
     `booted` lists each boot's commit (or image path), `kernels` its artifact, `guests` its
     guest, `calls` each run's (scheduler of sda, params, nice)."""
 
@@ -148,8 +153,9 @@ class FakeMeasurer:
                  workload_fails: Mapping[str, str] | None = None, metric_missing: AbstractSet[str] = frozenset(),
                  crash_after: int | None = None, disks: int = 2, host: str | None = "local",
                  host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
-                 asked: bool = False, speed: Mapping[str, float] | None = None) -> None:
+                 asked: bool = False, speed: Mapping[str, float] | None = None, run_s: float = 0.0) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
+        self.run_s = run_s
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
         self.workload_fails, self.metric_missing = dict(workload_fails or {}), metric_missing
@@ -464,3 +470,28 @@ def by_options(value: Callable[[frozenset[str]], float]) -> Callable[[str], floa
     """FakeMeasurer's value_of for FakeConfigKernels' kernels: `value` of the options set (names
     without CONFIG_)."""
     return lambda commit: value(frozenset() if commit == "none" else frozenset(commit.split("+")))
+
+
+class Meeting:
+    """FakeMeasurer's value_of for slot tests, around `value_of`: the first boot of each commit of
+    `commits` waits (a threading.Barrier) until the first boots of all of them began, so a run
+    that passes booted them at the same time; booted one after another they never meet, and the
+    wait breaks after `timeout` s (BrokenBarrierError, which fails the campaign). `met`: they met."""
+
+    def __init__(self, value_of: Callable[[str], float], commits: AbstractSet[str], timeout: float = 30.0) -> None:
+        import threading
+
+        self.value_of, self.commits = value_of, frozenset(commits)
+        self._barrier = threading.Barrier(len(self.commits), timeout=timeout)
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self.met = False
+
+    def __call__(self, commit: str) -> float:
+        with self._lock:
+            first = commit in self.commits and commit not in self._seen
+            self._seen.add(commit)
+        if first:
+            self._barrier.wait()
+            self.met = True
+        return self.value_of(commit)

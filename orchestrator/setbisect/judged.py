@@ -11,6 +11,7 @@ key, as for a commit.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -29,12 +30,15 @@ class Unsettable(WorkloadFailed):
 
 class Candidates:
     """The candidates of one search: key -> units applied, and each one's Made (made once per
-    process; a kernel the maker built before comes from its cache)."""
+    process; a kernel the maker built before comes from its cache). Candidates measured on
+    several slots at once are made one at a time: a config bisection builds every candidate in
+    one build directory."""
 
     def __init__(self, maker: CandidateMaker, names: Sequence[str]) -> None:
         self.maker, self.names = maker, tuple(names)
         self.applied: dict[str, frozenset[str]] = {}
         self._made: dict[str, Made] = {}
+        self._making = threading.Lock()
 
     def key(self, applied: frozenset[str]) -> str:
         key = key_of(applied, self.names)
@@ -42,9 +46,10 @@ class Candidates:
         return key
 
     def made(self, key: str) -> Made:
-        if key not in self._made:
-            self._made[key] = self.maker.make(self.applied[key])
-        return self._made[key]
+        with self._making:
+            if key not in self._made:
+                self._made[key] = self.maker.make(self.applied[key])
+            return self._made[key]
 
     def made_here(self, key: str) -> bool:
         """Whether `key` was made by this process (a resumed one makes only what it boots)."""

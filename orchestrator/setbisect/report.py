@@ -7,7 +7,7 @@ verdicts stored so far."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
@@ -69,6 +69,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
         out = frozenset(str(result.revert.get("units", "")).split(", ")) - {""} or named  # runner._taken_out
         keys += [(key_of(named, names), label(named, names)),
                  (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
+    keys += _ahead(keys, decisions, boots, isinstance(result, SetBisectResult))
     rows = []
     for key, what in dict.fromkeys(keys):
         bs = boots.get(key, [])
@@ -93,6 +94,16 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
                     for u in units for c in u.changes)
     return SetReport(f"vmbisect {kind} bisection {row.name}", tuple(about), changes, tuple(rows), row.state,
                      tuple(answer), hosts_line)
+
+
+def _ahead(keys: Sequence[tuple[str, str]], decisions: Sequence[Any], boots: Mapping[str, Any],
+           done: bool) -> list[tuple[str, str]]:
+    """The candidates other slots measured ahead that the search has not asked (slots.py): judged
+    (kept as evidence; their verdict's reason names them), or booted and stopped before a verdict."""
+    seen = {k for k, _what in keys} | {d.commit for d in decisions if d.role in (Role.CONFIRM, Role.REVERT)}
+    judged = [d.commit for d in decisions if d.role is Role.CANDIDATE and d.commit not in seen]
+    out = [(k, "measured ahead, " + ("not needed by the search" if done else "not asked yet")) for k in judged]
+    return out + [(k, "measured ahead, stopped before a verdict") for k in boots if k not in seen and k not in judged]
 
 
 def _num(x: float | None) -> str:

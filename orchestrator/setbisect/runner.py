@@ -17,11 +17,16 @@ confirmed on fresh boots, the result stored.
 
 Every boot, run and decision is stored as it happens; a resumed campaign replays the search from
 its stored decisions (nothing measured twice) and goes on where it stopped.
+
+Slots (`slots`, wiring.lab_slots): with more than one, the candidates the search may ask next
+are measured at once on the other slots, one judge per host against its own references
+(slots.py); the endpoints and the confirmation stay on the home host (the first live one).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,13 +35,14 @@ from orchestrator.bisect.decide import ERROR, Decision, decide
 from orchestrator.bisect.endpoints import EndpointCheck, Next, Threshold, check_endpoints, endpoints_next, level
 from orchestrator.bisect.verify import judge as judge_pair
 from orchestrator.decisions import Decided, Kind, Role, Verdict
-from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError
+from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
-from orchestrator.setbisect.search import Answer, Found, SearchResult, minimize
+from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
+from orchestrator.setbisect.slots import Halted, Host, Slots
 from orchestrator.stats import Boot, components, relative_change, reps_to_detect
 
 # The endpoint check stops at this many times max_boots a side (commit bisection's cap).
@@ -103,10 +109,13 @@ class _NoMaker:
 
 class SetBisection:
     """One set bisection: `units` between the sides, each candidate made by `maker`, booted by
-    `measurer` (the lab's guests, as commit bisection's), everything in `store`."""
+    `measurer` (the lab's guests, as commit bisection's), everything in `store`. `slots`: one
+    measurer per slot of the lab, each pinned to its host (wiring.lab_slots; empty or one: the
+    one `measurer`, which may move to another host when its host fails)."""
 
     def __init__(self, units: Sequence[Unit], maker: CandidateMaker, measurer: Measurer, store: CampaignStore,
-                 rules: Rules, on_event: Callable[[Event], None] = lambda _e: None) -> None:
+                 rules: Rules, on_event: Callable[[Event], None] = lambda _e: None,
+                 slots: Sequence[Measurer] = ()) -> None:
         if not units:
             raise SetRefused("the two sides do not differ: nothing to bisect")
         self.units = ordered(units)
@@ -117,18 +126,45 @@ class SetBisection:
         self._start = time.monotonic()
         self._step = 0
         self._judge: Judge | None = None
+        self.slots = list(slots)
+        self._lab: Slots | None = None
+        self._judges: list[Judge] = []  # every host's, the dropped ones too
+        self._warmed = False
+        self._lock = threading.Lock()
 
     @property
     def judge(self) -> Judge:
+        """The home host's judge: endpoints and confirmation are measured there."""
+        if self._lab is not None and self._lab.hosts:
+            return self._lab.hosts[0].judge
         assert self._judge is not None, "the judge exists once the campaign runs"
         return self._judge
 
+    def _new_judge(self, campaign_id: int, measurer: Measurer) -> Judge:
+        judge = Judge(campaign_id, self.store, self.candidates, measurer, self.rules.metric, self.rules.runs_per_boot,
+                      lambda phase, key, samples, message: self._emit(phase, key, samples, message))
+        self._judges.append(judge)
+        return judge
+
     def run(self, campaign_id: int) -> SetBisectResult:
         """Start (or resume) the set bisection stored under `campaign_id`."""
-        self._judge = Judge(campaign_id, self.store, self.candidates, self.measurer, self.rules.metric,
-                            self.rules.runs_per_boot, lambda phase, key, samples, message: self._emit(
-                                phase, key, samples, message))
-        return self.judge.moving(lambda: self._run(campaign_id))
+        if len(self.slots) <= 1:
+            self._judge = self._new_judge(campaign_id, self.measurer)
+            return self.judge.moving(lambda: self._run(campaign_id))
+        hosts: dict[str, Host] = {}
+        for m in self.slots:
+            if (m.host or "") in hosts:
+                hosts[m.host or ""].slots += 1
+            else:
+                hosts[m.host or ""] = Host(m.host or "", self._new_judge(campaign_id, CandidateMeasurer(
+                    m, self.candidates)))
+        good, bad = self.candidates.key(frozenset()), self.candidates.key(frozenset(self.names))
+        self._lab = lab = Slots(list(hosts.values()), lambda host, key: self._measure(campaign_id, host, key, good, bad),
+                                self.store, campaign_id, self._emit)
+        try:
+            return lab.moving(lambda: self._run(campaign_id))
+        finally:
+            lab.close()
 
     def _emit(self, phase: str, key: str = "", samples: int = 0, message: str = "") -> None:
         what = label(self.candidates.applied.get(key, frozenset()), self.names) if key else ""
@@ -139,13 +175,26 @@ class SetBisection:
     def _run(self, campaign_id: int) -> SetBisectResult:
         good = self.candidates.key(frozenset())
         bad = self.candidates.key(frozenset(self.names))
-        check = self._endpoints(campaign_id, good, bad)
+        if self._lab is None:
+            check = self._endpoints(campaign_id, good, bad)
+        else:  # the other hosts boot their references meanwhile; home's own wait for its endpoints
+            home = self._lab.hosts[0]
+            if not self._warmed:
+                self._warmed = True
+                self._lab.warm(lambda host: self._references(host, good, bad))
+            with home.references:
+                check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for key, role in ((good, Role.GOOD), (bad, Role.BAD)):
                 self.store.add_decision(campaign_id, Decided(key, role, role.value, check.message, 1.0,
                                                              self.judge.runs(key), Kind.ENDPOINTS))
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE)
         found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
+        if self._lab is not None:
+            self._lab.drain()
+            if not self._lab.hosts:
+                raise InfraError("no host of the lab is up for the confirmation")
+            self._references(self._lab.hosts[0], good, bad)  # a home host taken over mid-search has them too
         named = frozenset(found.units)
         with_set = self.candidates.key(named)
         taken_out = self._taken_out(named)
@@ -192,38 +241,75 @@ class SetBisection:
 
     # ---- candidates --------------------------------------------------------------------------
 
+    def _stored(self, campaign_id: int, key: str) -> Decided | None:
+        return next((d for d in reversed(self.store.decisions(campaign_id))
+                     if d.role is Role.CANDIDATE and d.commit == key), None)
+
     def _ask(self, campaign_id: int, applied: frozenset[str], good: str, bad: str) -> Answer:
         key = self.candidates.key(applied)
-        stored = next((d for d in reversed(self.store.decisions(campaign_id))
-                       if d.role is Role.CANDIDATE and d.commit == key), None)
-        if stored is None:
+        stored = self._stored(campaign_id, key)
+        if stored is None and self._lab is not None:  # several slots: measured with what may come next
+            self._lab.answer(key, lambda k: self._stored(campaign_id, k) is not None,
+                             lambda slots: self._wanted(campaign_id, slots))
+            stored = self._stored(campaign_id, key)
+            assert stored is not None
+        elif stored is None:
             self._step += 1
             stored = self._judge_candidate(campaign_id, key, good, bad)
             self.store.add_decision(campaign_id, stored)
             self._emit("decide", key, stored.samples, f"{stored.verdict}: {stored.reason}")
         return verdict_answer(stored.verdict)
 
-    def _judge_candidate(self, campaign_id: int, key: str, good: str, bad: str) -> Decided:
+    def _wanted(self, campaign_id: int, slots: int) -> list[str]:
+        """The candidates the search may ask next (search.ahead over the verdicts stored), as keys."""
+        verdicts = {d.commit: verdict_answer(d.verdict) for d in self.store.decisions(campaign_id)
+                    if d.role is Role.CANDIDATE}
+        return [self.candidates.key(a) for a in ahead(self.names, lambda a: verdicts.get(self.candidates.key(a)),
+                                                       slots)]
+
+    def _references(self, host: Host, good: str, bad: str) -> None:
+        """Both sides booted on `host` (its judge's references), once for its slots; a slot stops
+        between two boots when another failed."""
+        with host.references:
+            for need in range(1, self.rules.boots + 1):
+                if self._lab is not None and self._lab.halt.is_set():
+                    raise Halted(host.name)
+                host.judge.interleave([good, bad], need)
+
+    def _measure(self, campaign_id: int, host: Host, key: str, good: str, bad: str) -> None:
+        """A slot's work: `key` judged on `host` against that host's references, its verdict stored."""
+        self._references(host, good, bad)
+        d = self._judge_candidate(campaign_id, key, good, bad, host.judge)
+        with self._lock:
+            if self._stored(campaign_id, key) is None:
+                self._step += 1
+                self.store.add_decision(campaign_id, d)
+        self._emit("decide", key, d.samples, f"{d.verdict}: {d.reason}")
+
+    def _judge_candidate(self, campaign_id: int, key: str, good: str, bad: str, judge: Judge | None = None) -> Decided:
         r = self.rules
+        judge = judge or self.judge
         what = label(self.candidates.applied[key], self.names)
         try:
-            self.judge.kernel(key)
+            judge.kernel(key)
             same = self._same(campaign_id, key)
             if same is not None:
                 return Decided(key, Role.CANDIDATE, same.verdict, f"{what}: boots the same kernel and settings as "
                                f"{same.commit} ({same.verdict}); not booted", same.confidence, 0, Kind.INHERITED,
                                same.commit)
             while True:
-                have = len(self.judge.evidence().get(key, []))
-                d: Decision = decide(self.judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
+                have = len(judge.evidence().get(key, []))
+                d: Decision = decide(judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
                 if d.verdict is not Verdict.MORE:
                     return Decided(key, Role.CANDIDATE, d.verdict.value, f"{what}: {d.reason}", d.confidence,
-                                   self.judge.runs(key), d.kind)
-                self.judge.refresh(good, bad)
-                self.judge.boot_once(key)
+                                   judge.runs(key), d.kind)
+                if self._lab is not None and self._lab.halt.is_set():
+                    raise Halted(key)
+                judge.refresh(good, bad)
+                judge.boot_once(key)
         except KernelFault as exc:
             return Decided(key, Role.CANDIDATE, Verdict.SKIP.value, f"{what}: {exc}"[:2000], 0.0,
-                           self.judge.runs(key), _fault(exc))
+                           judge.runs(key), _fault(exc))
 
     def _same(self, campaign_id: int, key: str) -> Decided | None:
         """A side, or a candidate judged by this process, that boots what `key` boots (a config
@@ -314,10 +400,20 @@ class SetBisection:
         if confirmation["verdict"] != "confirmed" or revert["verdict"] != "restores":
             notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
                          "answer (more boots per candidate: max_boots)")
-        boots = self.judge.boots()
+        asked = {self.candidates.key(a.applied) for a in found.asked}
+        unasked = [d for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE and d.commit not in asked]
+        if unasked:
+            notes.append(f"{len(unasked)} candidate(s) measured ahead on another slot were not needed by the search; "
+                         "their verdicts are kept as evidence: " + "; ".join(
+                             f"{self._what(d.commit)} {d.verdict}" for d in unasked))
+        boots = sum(len(bs) for j in self._judges for bs in j.boots().values())
         return SetBisectResult(found.found.value, found.units, tuple(by_name[u].describe() for u in found.units),
-                               confirmation, revert, tuple(notes), sum(len(bs) for bs in boots.values()),
-                               len(found.asked), self.judge.on)
+                               confirmation, revert, tuple(notes), boots, len(found.asked), self.judge.on,
+                               len(unasked))
+
+    def _what(self, key: str) -> str:
+        applied = self.candidates.applied.get(key)
+        return key if applied is None else label(applied, self.names)
 
 
 def _fault(exc: KernelFault) -> Kind:

@@ -84,3 +84,24 @@ def test_a_settings_campaign_names_the_scheduler_and_reads_back_through_the_kind
     assert main(["status", str(cid), *db]) == 0 and "candidate" in capsys.readouterr().out
     assert main(["report", str(cid), "--format", "md", *db]) == 0
     assert capsys.readouterr().out.startswith("# vmbisect settings bisection sched")
+
+
+def test_a_settings_bisection_on_a_lab_of_two_hosts_gets_a_slot_per_host_as_commit_bisection_does(
+        tmp_path: Path) -> None:
+    """wiring.settings_bisection takes its slots from wiring.lab_slots: one measurer per host,
+    pinned to it, repeated per slot of that host (the first host is home); on one slot, none."""
+    from types import SimpleNamespace
+
+    from orchestrator.hosts.lab import Host, Lab, Slot
+    from orchestrator.wiring import settings_bisection
+
+    path, raw = settings_file(tmp_path)
+    campaign = parse_settings(raw, base=tmp_path, source=path)
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    cid = record(store, campaign.name, SettingsSpec.of(raw, campaign))
+    two = Lab((Host("a", "qemu:///system", (Slot(0), Slot(1))), Host("b", "qemu+libssh://b/system", (Slot(0),))))
+    run = settings_bisection(campaign, store, cid, SimpleNamespace(lab=two), lambda _e: None)  # type: ignore[arg-type]
+    assert [(m.host, m.pinned) for m in run.slots] == [("a", True), ("a", True), ("b", True)]
+    assert run.slots[0] is run.slots[1] and run.measurer.inner is run.slots[0]
+    one = Lab((Host("a", "qemu:///system", (Slot(0),)),))
+    assert settings_bisection(campaign, store, cid, SimpleNamespace(lab=one), lambda _e: None).slots == []  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from orchestrator.setbisect.model import Change, Unit, key_of, label, ordered
-from orchestrator.setbisect.search import Answer, Found, minimize
+from orchestrator.setbisect.search import Answer, Found, ahead, minimize, next_question
 
 NAMES = [f"u{i}" for i in range(12)]
 
@@ -79,3 +79,42 @@ def test_a_candidate_is_labelled_the_shorter_way_round() -> None:
 def test_units_are_ordered_as_a_maintainer_tries_them_by_rank_then_name() -> None:
     units = [Unit.of(Change("zeta", "", "1"), 0), Unit.of(Change("alpha", "", "1"), 2), Unit.of(Change("beta", "", "1"))]
     assert [u.name for u in ordered(units)] == ["beta", "zeta", "alpha"]
+
+
+def test_ahead_names_the_question_asked_now_then_the_second_half_it_asks_if_the_first_stays() -> None:
+    names = NAMES[:8]
+    first, second = frozenset(names[:4]), frozenset(names[4:])
+    assert ahead(names, lambda _a: None, 2) == [first, second]
+    assert ahead(names, lambda _a: None, 3)[2] == frozenset(names[:2]), "then the first quarter, if the first half moves"
+    assert ahead(names, {first: Answer.STAYS}.get, 1) == [second]
+
+
+@pytest.mark.parametrize("pair", [("u1",), ("u2", "u6"), ("u0", "u3", "u7")])
+def test_ahead_first_is_always_the_question_the_search_asks_next_so_answers_stay_as_with_one_slot(
+        pair: tuple[str, ...]) -> None:
+    """Answering whatever `ahead` names, in any order, asks the search nothing it would not ask
+    alone: its questions and answer are those of one slot."""
+    names = NAMES[:8]
+    alone: list[frozenset[str]] = []
+    expected = minimize(names, oracle(set(pair), alone))
+    truth = oracle(set(pair), [])
+    known: dict[frozenset[str], Answer] = {}
+    while (q := next_question(names, known.get)) is not None:
+        wanted = ahead(names, known.get, 3)
+        assert wanted[0] == q and len(set(wanted)) == len(wanted) and not set(wanted) & set(known)
+        for a in reversed(wanted):  # the speculative ones answered first
+            known[a] = truth(a)
+    replayed: list[frozenset[str]] = []
+    again = minimize(names, lambda a: replayed.append(a) or known[a])  # type: ignore[func-returns-value]
+    assert (again.found, again.units) == (expected.found, expected.units) and replayed == alone
+
+
+def test_ahead_after_a_half_stayed_guesses_the_other_half_moves_before_the_two_halves_together() -> None:
+    """With good + u0..u3 judged STAYS, one responsible unit is in u4..u7: the search asks that
+    half, then (it almost surely moves) its first quarter; the candidate it asks only if both
+    halves stay (they interact: bad - u2, u3) comes later."""
+    names = NAMES[:8]
+    wanted = ahead(names, {frozenset(names[:4]): Answer.STAYS}.get, 8)
+    assert wanted[:3] == [frozenset(names[4:]), frozenset(names[4:6]), frozenset(names[6:])]
+    together = frozenset(names[:2] + names[4:])
+    assert together in wanted and wanted.index(together) > 2
