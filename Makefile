@@ -67,8 +67,8 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect bench-rounds
-bench: bench-boot bench-build bench-bisect bench-rounds
+.PHONY: bench bench-boot bench-build bench-bisect bench-rounds bench-sets
+bench: bench-boot bench-build bench-bisect bench-rounds bench-sets
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)
@@ -91,3 +91,8 @@ bench-rounds: setup
 	$(PY) -m bench.bisect_rounds --trials 100 --commits 15 100 1000
 	$(PY) -m bench.bisect_rounds --trials 100 --cases 1 --builders 0
 	$(PY) -m bench.bisect_rounds --trials 100 --cases 1 --builders 0 --refill
+
+# What the lab's slots buy a set bisection (config/settings): the real runner over fake guests
+# whose runs sleep, S = 1, 2, 3 (bench/set_slots.py; docs/config-bisect.md, "Slots").
+bench-sets: setup
+	$(PY) bench/set_slots.py --trials 3 --run-s 0.25

@@ -48,7 +48,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     measurer = FakeMeasurer(value_of=by_options(lambda on: 8000.0 * (0.6 if "PROVE_LOCKING" in on else 1.0)),
                             noise=0.01, between=0.01, seed=5, metric="read_iops")
     monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: type(
-        "Pool", (), {"close": lambda self: None, "lab": lab})())  # the lab: wiring.lab_slots reads its slots
+        "Pool", (), {"close": lambda self: None, "lab": lab, "one_slot": False})())  # the lab: wiring.lab_slots reads its slots
     monkeypatch.setattr(wiring, "bisection", lambda *a, **k: (kernels, measurer))
     return {"dir": tmp_path, "campaign": campaign, "store": f"sqlite:///{tmp_path / 'v.db'}", "kernels": kernels,
             "measurer": measurer}

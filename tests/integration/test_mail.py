@@ -85,7 +85,7 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
         repo.commit(CULPRIT_SUBJECT if i == 5 else f"c{i}")
     bad = set(repo.git("rev-list", "--ancestry-path", f"{repo.names[CULPRIT_SUBJECT]}..HEAD").split())
     bad.add(repo.names[CULPRIT_SUBJECT])
-    pool = SimpleNamespace(close=lambda: None, lab=local_lab())  # one slot: the engine's one-slot search
+    pool = SimpleNamespace(close=lambda: None, lab=local_lab(), one_slot=False)  # one slot: the engine's one-slot search
     monkeypatch.setattr(wiring, "open_pool", lambda _lab, *_store_and_id: pool)
     monkeypatch.setattr(kinds, "END_HOOKS", [notify.on_end])
     ns = SimpleNamespace(repo=repo, store=Store(f"sqlite:///{tmp_path / 'v.db'}"), regressed=lambda c: c in bad)
