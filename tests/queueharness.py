@@ -83,11 +83,13 @@ def drop(watch: Path, key: str) -> None:
 
 class LeasingMeasurer(GuestFiles):
     """GuestFiles (a file per live guest, unique run tokens) whose every boot leases a slot of
-    the worker's pool first, and claims the slot's CPUs and its campaign under `watch`."""
+    the worker's pool first, and claims the slot's CPUs and its campaign under `watch`; each boot
+    lasts at least `pace_s` (a test that stops a campaign mid-way needs it to last)."""
 
-    def __init__(self, pool: GuestPool, watch: Path, campaign: str, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, pool: GuestPool, watch: Path, campaign: str, *args: Any, pace_s: float = 0.0,
+                 **kwargs: Any) -> None:
         super().__init__(watch / "guests", *args, **kwargs)
-        self.pool, self.watch, self.campaign = pool, watch, campaign
+        self.pool, self.watch, self.campaign, self.pace_s = pool, watch, campaign, pace_s
 
     @contextmanager
     def boot(self, kernel: KernelArtifact, append: str | None = None) -> Iterator[Any]:
@@ -99,6 +101,7 @@ class LeasingMeasurer(GuestFiles):
             with (self.watch / "boots").open("a") as f:
                 f.write(f"{self.campaign} {lease.host.name}/{lease.slot.index} {time.monotonic():.3f}\n")
             with super().boot(kernel, append) as session:
+                time.sleep(self.pace_s)
                 yield session
         finally:
             for key in keys:
@@ -106,7 +109,8 @@ class LeasingMeasurer(GuestFiles):
             self.pool.release(lease)
 
 
-def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, runners: int) -> None:
+def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, runners: int,
+                pace_s: float = 0.0) -> None:
     """A worker (with `once`) whose campaigns are measured by LeasingMeasurer."""
     from orchestrator import wiring
     from orchestrator.commands.kinds import run_stored
@@ -125,7 +129,7 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
             return 90.0 if slow else 100.0
 
         measurer = LeasingMeasurer(pool, Path(watch), campaign.name, value, noise=0.01, metric=campaign.metric.name,
-                                   seed=int.from_bytes(os.urandom(4), "little"))
+                                   seed=int.from_bytes(os.urandom(4), "little"), pace_s=pace_s)
         return FakeBuilder(), measurer
 
     wiring.bisection = bisection  # type: ignore[assignment]  # the fake ports, in this child process only
@@ -144,9 +148,10 @@ def wait_for_boots(watch: Path, proc: BaseProcess, boots: int, timeout_s: float 
         time.sleep(0.1)
 
 
-def spawn_worker(url: str, lab: Path, watch: Path, data: Path, timeout_s: float, runners: int = 1) -> BaseProcess:
+def spawn_worker(url: str, lab: Path, watch: Path, data: Path, timeout_s: float, runners: int = 1,
+                 pace_s: float = 0.0) -> BaseProcess:
     proc = get_context("fork").Process(target=worker_main,
-                                       args=(url, str(lab), str(watch), str(data), timeout_s, runners))
+                                       args=(url, str(lab), str(watch), str(data), timeout_s, runners, pace_s))
     proc.start()
     return proc
 

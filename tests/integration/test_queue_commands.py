@@ -32,12 +32,13 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
 def running(url: str, lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
             seed: int) -> tuple[int, Path, BaseProcess]:
     """A campaign submitted and a worker running it, three boots in: its id, the watch
-    directory, the worker's process."""
+    directory, the worker's process. Each boot lasts 0.3 s: a fake campaign of fast boots could
+    end before the test stops it (one did: done where it should have been queued again)."""
     made = campaigns(tmp_path, 1, random.Random(seed))
     assert main(["submit", str(made.files[0]), "--store", url]) == 0
     cid = int(capsys.readouterr().out.split()[1])
     watch = tmp_path / "watch"
-    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0)
+    proc = spawn_worker(url, lab, watch, tmp_path / "data", 3.0, pace_s=0.3)
     wait_for_boots(watch, proc, 3)
     return cid, watch, proc
 
