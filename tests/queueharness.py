@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -118,6 +119,9 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
     from tests.fakes import FakeBuilder
 
     os.environ["VMBISECT_DATA_DIR"] = data
+    # Ctrl-C is the test's to send: pytest started as a background job of a non-interactive
+    # shell (make test under `... &`) has SIGINT ignored, and a forked worker inherits that.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     log = Path(watch) / f"worker-{os.getpid()}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     sys.stderr = sys.stdout = open(log, "a", buffering=1)  # noqa: SIM115 - this process's whole life
