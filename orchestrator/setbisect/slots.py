@@ -1,10 +1,10 @@
 """A set bisection on the lab's slots (orchestrator/wiring.py `lab_slots`, as commit bisection's):
 one judge per lab host, judging against references booted on that host (while home checks the
-endpoints: `warm`); the slots of one host share its judge. While the search waits for the candidate it asks, the other slots measure the
-candidates it may ask next (search.ahead: `base + B` while it asks `base + A`). Each verdict is
-stored when it is reached, and the search takes it from the store when it asks that candidate,
-as a resumed search does; one it never asks for stays stored as evidence (the report and the
-result list it as measured ahead).
+endpoints: `warm`); the slots of one host share its judge. While the search waits for the
+candidate it asks, the other slots measure the candidates it may ask next (search.ahead:
+`base + B` while it asks `base + A`). Each verdict is stored when it is reached, and the search takes it
+from the store when it asks that candidate, as a resumed search does; one it never asks for
+stays stored as evidence (the report and the result list it as measured ahead).
 
 A slot's host failing (HostFailed) stores its boot in flight as lost (the judge does), drops
 that host's slots, records a decision of role `host` naming the candidate, and the candidate
