@@ -110,28 +110,7 @@ def values(shas: list[str], culprit: int, drop: float):
     return value
 
 
-def tuned_visits() -> None:
-    """A what-if, `--tuned-visits`: the engine's search with the first-visit and revisit errors of
-    orchestrator/bisect/rounds.py (VISIT_ERROR, REVISIT_ERROR) instead of the campaign's error and
-    a tenth of it (orchestrator/bisect/search.py Search.step passes those); everything else is
-    the engine's, its confirmation included."""
-    from orchestrator.bisect.rounds import REVISIT_ERROR, VISIT_ERROR
-    from orchestrator.bisect.search import Search
-    from orchestrator.decisions import Role
-
-    engine_visit = Search.visit
-
-    def visit(self: Search, judge: Any, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Any:
-        if role is Role.STEP:
-            error = VISIT_ERROR if error >= self.error else REVISIT_ERROR
-        return engine_visit(self, judge, commit, role, min_boots, cap, error)
-
-    Search.visit = visit  # type: ignore[method-assign]
-
-
-def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, tuned: bool = False) -> Trial:
-    if tuned:
-        tuned_visits()
+def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1) -> Trial:
     rng = random.Random(seed)
     shas, groups, real = history(rng, case.noops)
     culprit = rng.choice(real[1:])
@@ -265,14 +244,11 @@ def main() -> int:
     p.add_argument("--baseline", action="store_true", help="also the old rule (one slot)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     p.add_argument("--misses", action="store_true", help="list the engine's trials that missed")
-    p.add_argument("--tuned-visits", action="store_true",
-                   help="what-if: the engine's search with rounds.VISIT_ERROR / REVISIT_ERROR (see tuned_visits)")
     a = p.parse_args()
     started = time.monotonic()
     print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row, {a.jobs} "
           f"process(es); wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no "
-          f"single answer; S slots on S fake hosts, each with its own references"
-          f"{'; WHAT-IF: visits at rounds.VISIT_ERROR / REVISIT_ERROR' if a.tuned_visits else ''}")
+          f"single answer; S slots on S fake hosts, each with its own references")
     boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
     for number, case in enumerate(CASES, 1):
         if a.cases and number not in a.cases:
@@ -283,8 +259,7 @@ def main() -> int:
         per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
         for slots in a.slots:
             case_started = time.monotonic()
-            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots,
-                             **({"tuned": True} if a.tuned_visits else {}))
+            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots)
             if not case.drift and not boots_per_campaign["engine"]:
                 boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
             print(f"{row(f'S={slots}', results)} ({time.monotonic() - case_started:.0f} s)", flush=True)

@@ -47,6 +47,7 @@ from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.decide import ERROR
 from orchestrator.bisect.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next
 from orchestrator.bisect.pairs import Pairs
+from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Found, Lab, Search, latest
 from orchestrator.bisect.search import Host as LabHost
 from orchestrator.campaign import Campaign, Threshold
@@ -284,11 +285,22 @@ class Engine:
         unresolved = Doubts()
         confirmation: dict[str, Any] = {}
         asked: dict[tuple[str, ...], int] = {}
+        # the first candidate is confirmed as soon as it holds 1 - NOMINATE of the mass; one whose
+        # confirmation does not carry it to 1 - error, or is doubted, sends the search on to
+        # 1 - error (decided from the store: a resumed campaign does the same)
+        nominate = 0.0 if self._confirmed_before(campaign_id) else NOMINATE
         for round_no in range(MAX_ROUNDS + 1):
-            state = search.run()
+            state = search.run(nominate)
             self.store.set_bisect_log(campaign_id, search.log(state))
             if state.kind == "found":
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
+                if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
+                        state.mass, confirmation, confirmation.get("revert")) < 1 - self.error):
+                    nominate = 0.0
+                    self._emit("recheck", state.culprit, message=(
+                        f"the candidate {state.culprit[:12]} ({state.mass:.1%} of the mass) was not carried to "
+                        f"{1 - self.error:.0%} by its confirmation: the search goes on"))
+                    continue
             else:
                 doubts = self._ambiguous(campaign_id, state)
             if not doubts.commits:
@@ -437,6 +449,11 @@ class Engine:
                 f"interleaved: {confirmation['text']}")), confirmation
         return Doubts(), confirmation
 
+    def _confirmed_before(self, campaign_id: int) -> bool:
+        """A confirmation was measured already in this campaign (a nomination's, or one before a
+        resume): the search goes on to 1 - error from here."""
+        return any(d.role is Role.CONFIRM and d.kind is not Kind.MEASURING for d in self.store.decisions(campaign_id))
+
     def _ambiguous(self, campaign_id: int, state: Found) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
@@ -527,7 +544,9 @@ class Engine:
                 unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
         latest = self._latest(campaign_id)
         measured = [d for d in latest if d.verdict in ("good", "bad") and not d.inherited]
-        confidence = math.prod(d.confidence for d in measured)
+        # the posterior's mass of the answer (every boot of every commit, as the search weighs
+        # them now): the chance that the culprit is the one named (or in the class named)
+        confidence = state.mass
         doubtful = [d.commit for d in measured if d.confidence < 1 - self.error]
         moves = [d.reason for d in self.store.decisions(campaign_id) if d.role is Role.HOST]
         if moves and len(self.slots) <= 1:
@@ -542,13 +561,7 @@ class Engine:
             confidence = 0.0
         revert = confirmation.pop("revert", None) if kind == "found" else None
         if kind == "found":
-            # the steps' chance of being all right is the prior; the culprit-against-parent evidence
-            # and the revert's (bad with it reverted back at good, against no change) update it. A
-            # revert that does not restore the tip lowers the confidence even when a later change
-            # built on the culprit is the reason: the answer is then not confirmed, and says so.
-            odds = math.log(max(confidence, 1e-12)) - math.log(max(1 - confidence, 1e-12))
-            odds += confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
-            confidence = 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
+            confidence = answer_confidence(confidence, confirmation, revert)
             if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
                 # held: the sequential pairs stop early, so their evidence alone may not outweigh
@@ -573,6 +586,17 @@ class Engine:
         return (f"the references drifted by {math.expm1(rate * span):+.1%} over the campaign's "
                 f"{int(span * 100) + 1} boots (t={t:.1f}); the steps were judged against the drift-corrected "
                 f"references and re-checked against all of them at the end")
+
+
+def answer_confidence(mass: float, confirmation: dict[str, Any], revert: dict[str, Any] | None) -> float:
+    """The posterior's mass of the culprit is the prior; the culprit-against-parent evidence and
+    the revert's (bad with it reverted back at good, against no change), fresh boots of their
+    own, update it. A revert that does not restore the tip lowers the confidence even when a
+    later change built on the culprit is the reason: the answer is then not confirmed, and says
+    so."""
+    odds = math.log(max(mass, 1e-12)) - math.log(max(1 - mass, 1e-12))
+    odds += confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
+    return 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
 
 
 def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, max_boots: int,

@@ -29,12 +29,23 @@ import math
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol
 
 from orchestrator.bisect.decide import Decision, decide
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
-from orchestrator.bisect.posterior import Kind as Answered
-from orchestrator.bisect.rounds import TOTAL_CAP, Round, Target, Visit, ahead, next_boot, plan, visit
+from orchestrator.bisect.rounds import (
+    REVISIT_ERROR,
+    TOTAL_CAP,
+    VISIT_ERROR,
+    Act,
+    Move,
+    Target,
+    Visit,
+    ahead,
+    next_boot,
+    next_move,
+    visit,
+)
 from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
@@ -166,17 +177,19 @@ class Search:
         decided = latest(self.store.decisions(self.campaign_id))
         return [c for c in self.dag.commits if c != self.bad and c not in decided and self.boots(c)]
 
-    def plan(self, busy: Sequence[str] = ()) -> Round:
+    def move(self, nominate: float = 0.0) -> Move:
+        """The posterior's next move (rounds.next_move with nothing confirmed yet): a culprit
+        holding 1 - max(error, `nominate`) of the mass to confirm, a class of untestable
+        commits holding 1 - error, or the next round's picks."""
         llr, untestable = self.judged()
-        return plan(self.dag, llr, max(1, self.lab.slots), self.error, untestable, busy=busy)
+        return next_move(self.dag, llr, max(1, self.lab.slots), self.error, untestable, nominate=nominate)
 
-    def found(self, r: Round) -> Found:
-        a = r.answer
-        if a.kind is Answered.FOUND:
-            return Found("found", a.culprit, mass=a.mass)
-        if a.kind is Answered.ONLY_SKIPPED:
-            return Found("only_skipped", candidates=a.candidates, mass=a.mass)
-        return Found("inconclusive", candidates=self.alive(), mass=a.mass)
+    def found(self, m: Move) -> Found:
+        if m.act is Act.CONFIRM:
+            return Found("found", m.culprit, mass=m.mass)
+        if m.act is Act.ONLY_SKIPPED:
+            return Found("only_skipped", candidates=m.candidates, mass=m.mass)
+        return Found("inconclusive", candidates=self.alive(), mass=m.mass)
 
     def alive(self) -> tuple[str, ...]:
         """The likeliest culprits holding 1 - error of the mass together, oldest first."""
@@ -207,31 +220,45 @@ class Search:
 
     # ---- the rounds ------------------------------------------------------------------------
 
-    def run(self) -> Found:
-        """Rounds until the posterior answers or has nothing left to measure."""
+    def run(self, nominate: float = 0.0) -> Found:
+        """Rounds until the posterior answers (a culprit holding 1 - max(error, `nominate`) of
+        the mass: with `nominate`, a candidate for the engine to confirm on fresh boots) or has
+        nothing left to measure."""
         pending = self.unfinished()
         if pending:  # visits a killed controller left under way: their boots are kept, they go on
             self.emit("round", message=f"{len(pending)} visit(s) under way when the campaign stopped")
             self.round(pending[:max(1, self.lab.slots)])
         for _ in range(MAX_SEARCH_ROUNDS):
-            r = self.plan()
-            if r.answer.kind is not Answered.SEARCHING or not r.picks:
-                return self.found(r)
-            self.emit("round", message=f"{len(r.picks)} commit(s) on {self.lab.slots} slot(s); the likeliest culprit "
-                                       f"holds {r.answer.mass:.1%}")
-            self.round(list(r.picks))
-        return self.found(self.plan())
+            m = self.move(nominate)
+            if m.act is not Act.SEARCH or not m.picks:
+                return self.found(m)
+            self.emit("round", message=f"{len(m.picks)} commit(s) on {self.lab.slots} slot(s); the likeliest culprit "
+                                       f"holds {m.mass:.1%}")
+            self.round(list(m.picks))
+        return self.found(self.move(nominate))
 
     def round(self, picks: list[str]) -> None:
         """`picks` measured, one visit per slot; one slot measures them in turn."""
         if self.ahead is not None:
             llr, untestable = self.judged()
             self.ahead(ahead(self.dag, llr, picks, max(1, self.lab.slots), self.error, untestable))
+        last = latest(self.store.decisions(self.campaign_id))
+        picks = list(dict.fromkeys(self.measured_as(c, last) for c in picks))
         if self.lab.slots <= 1:
             for commit in picks:
                 self.step(self.lab.hosts[0].judge, commit)
             return
         self._parallel(picks)
+
+    def measured_as(self, commit: str, last: dict[str, Decided]) -> str:
+        """The commit whose boots carry `commit`'s verdict: the one it inherited it from (the same
+        kernel image) when that is not an endpoint, else itself. Picking an inherited commit again
+        means more boots of its image: a revisit of the commit measured (re-deciding the
+        inherited one would add no evidence, and the posterior would pick it forever)."""
+        d = last.get(commit)
+        if d is not None and d.inherited and d.inherited_from and d.inherited_from not in (self.good, self.bad):
+            return d.inherited_from
+        return commit
 
     def _parallel(self, picks: list[str]) -> None:
         """Each pick on a free slot in a thread of its own; a pick whose host failed goes to the
@@ -271,15 +298,17 @@ class Search:
         self.emit("requeue", commit, message=f"{exc}; {commit[:12]} goes to another slot")
 
     def step(self, judge: Judge, commit: str) -> Decided | None:
-        """One visit of `commit` on `judge`'s host, stored when it ends: the first with the
-        campaign's error, a revisit with one boot more at least and ten times the confidence."""
+        """One visit of `commit` on `judge`'s host, stored when it ends: the first until its
+        verdict is wrong with a chance of rounds.VISIT_ERROR at most (the posterior needs its
+        side, and sends the search back when it was wrong), a revisit with one boot more at least
+        and rounds.REVISIT_ERROR (never looser than the campaign's error)."""
         last = latest(self.store.decisions(self.campaign_id)).get(commit)
         have = len(judge.evidence().get(commit, []))
         cap = min(have + self.c.max_boots_per_commit, TOTAL_CAP * self.c.max_boots_per_commit)
         if last is None:
-            d = self.visit(judge, commit, Role.STEP, self.c.boots_per_commit, max(cap, 1), self.error)
+            d = self.visit(judge, commit, Role.STEP, self.c.boots_per_commit, max(cap, 1), max(self.error, VISIT_ERROR))
         else:
-            d = self.visit(judge, commit, Role.STEP, have + 1, max(cap, have + 1), self.error / 10)
+            d = self.visit(judge, commit, Role.STEP, have + 1, max(cap, have + 1), min(self.error, REVISIT_ERROR))
         with self._lock:
             self.steps += 1
             self.store.add_decision(self.campaign_id, d)

@@ -174,7 +174,7 @@ CASES = [
          "confirmation sends the culprit back for more boots",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, revisited=True,
                 rechecked=True, skips=("ambiguous after the cap of 8 boots",)),
-         between=0.08, within=0.02, seed=11, hosts=("a", "b")),
+         between=0.08, within=0.02, seed=15, hosts=("a", "b")),
     Case("endpoints that do not differ are refused before bisecting",
          Expect("refused", refused=r"campaign refused: bad is not bad"), drop=0.0),
     Case("between-boot noise too large for the threshold is refused with the boots needed",

@@ -14,8 +14,8 @@ import yaml
 from orchestrator.cli import main
 from orchestrator.store import Store
 
-# 6.6 min of guests (33 boots): make test-long, for CI's budget (issue #22 wants it in make test; see its note)
-pytestmark = [pytest.mark.vm, pytest.mark.long]
+# 6.6 min of guests (33 boots) here: the one real settings bisection of make test (issue #22)
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
 
 def test_a_settings_bisection_in_real_guests_names_the_scheduler(launcher, distro, capsys, tmp_path):  # type: ignore[no-untyped-def]

@@ -1,0 +1,63 @@
+"""End to end over two slots: the built-in demo bisected for real on a lab of two hosts, the SSH
+host (sshd on 127.0.0.1, libvirt over qemu+libssh, kernels pushed, the agent through libvirt's
+channel) and this machine, each measuring its own references, a round measuring two commits at
+once (issue #19). make test's one real bisection over slots: the netperf series over the same
+two hosts with the SSH host cut mid-round runs in make test-long (test_series_bisections.py).
+Both slots share this machine's two cores, so the test's time says nothing about what two real
+hosts save (make bench-rounds simulates that)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from orchestrator.demo import CAMPAIGN, ensure_demo_repo
+from orchestrator.store import Store
+from tests.conftest import require
+from tests.e2e.test_series_bisections import virsh_domains
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
+
+
+def test_demo_over_two_slots_names_the_shipped_culprit_in_fewer_rounds_than_steps(tmp_path: Path, live_ssh_server):
+    require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
+    demo = ensure_demo_repo()
+    # the demo's campaign with the one-slot e2e test's shorter runs; the revert is that test's
+    lab = tmp_path / "lab.yaml"
+    lab.write_text(yaml.safe_dump({"hosts": [live_ssh_server.lab_dict(slots=[{"cpus": "0-1"}]),
+                                             {"name": "local", "slots": [{"cpus": "0-1"}]}]}))
+    spec = yaml.safe_load(CAMPAIGN.read_text())
+    spec.update(repository=str(demo.path), runs_per_boot=2, confirm="none", lab=str(lab))
+    spec["workload"]["params"]["runtime"] = 3
+    campaign = tmp_path / "demo.yaml"
+    campaign.write_text(yaml.safe_dump(spec))
+    url = f"sqlite:///{tmp_path / 'two.db'}"
+    done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
+                          capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"culprit: {demo.culprit}" in done.stdout, done.stdout[-3000:]
+    assert "confirmation: confirmed" in done.stdout
+    store = Store(url)
+    assert store.campaign(1).result["culprit"] == demo.culprit
+    events = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+    rounds = [e for e in events if e["phase"] == "round"]
+    steps = [d for d in store.decisions(1) if d.role == "step"]
+    assert 0 < len(rounds) < len(steps), (len(rounds), len(steps))
+    boots = store.boots(1)
+    good, bad = (next(d.commit for d in store.decisions(1) if d.role == role) for role in ("good", "bad"))
+    for host in ("sshhost", "local"):  # each host measured its own references, and steps of its own
+        ok = {b.commit for b in boots if b.host == host and b.status == "ok"}
+        assert {good, bad} <= ok and ok - {good, bad}, host
+    print(f"demo over two slots: {len(boots)} boots, {len(rounds)} rounds, {len(steps)} steps")
+    report = subprocess.run([*VMBISECT, "report", "1", "--format", "md", "--store", url], capture_output=True,
+                            text=True, timeout=300)
+    assert report.returncode == 0 and re.search(r"Measured on: sshhost \(\d+ boots?.*\), local \(\d+ boots\)",
+                                                report.stdout), report.stdout[:3000]
+    assert not [d for d in virsh_domains() if d.startswith("vmbisect-")], "a guest was left behind"
