@@ -4,11 +4,13 @@ measured on the lab's slots (orchestrator.bisect.posterior and rounds, the pure 
 A round asks the posterior (every commit's evidence from all its boots, one noise model pooled
 per host) for the commits that split its mass into S+1 parts, S the campaign's live slots, and
 measures them in parallel, one visit per slot. A visit boots its commit until the sequential
-test on all its boots ends it (`rounds.visit`); each of its boots goes to the commit or, when
-the step's decision is limited by the references' uncertainty, to a reference
-(`rounds.next_boot`). The search stops when one commit (or one class of untestable ones) holds
-1 - error of the mass (`posterior.answer`); a commit the posterior still splits is picked again
-(a revisit), with more boots and ten times the confidence asked.
+test on all its boots is wrong with a chance of rounds.VISIT_ERROR at most (`rounds.visit`);
+each of its boots goes to the commit or, when the step's decision is limited by the references'
+uncertainty, to a reference (`rounds.next_boot`). The search stops when one class of untestable
+commits holds 1 - error of the mass, or one commit holds 1 - max(error, nominate) of it
+(`rounds.next_move`: the engine confirms such a candidate); a commit the posterior still splits
+is picked again (a revisit: more boots, to rounds.REVISIT_ERROR; for an inherited verdict, of
+the commit its image was measured on).
 
 Every slot of one lab host shares that host's judge (orchestrator/measure/judge.py): a step is
 judged only against references of its own host, and a commit's evidence is the sum of its
