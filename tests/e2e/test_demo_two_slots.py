@@ -17,37 +17,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.demo import CAMPAIGN, ensure_demo_repo
-from orchestrator.store import Store
-from tests.conftest import require
-from tests.e2e.test_series_bisections import virsh_domains
+from orchestrator.demo import DEMO
+from tests.e2e.test_series_bisections import bisect, virsh_domains
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
 
 
 def test_demo_over_two_slots_names_the_shipped_culprit_in_fewer_rounds_than_steps(tmp_path: Path, live_ssh_server):
-    require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
-    demo = ensure_demo_repo()
-    # the demo's campaign with the one-slot e2e test's shorter runs; the revert is that test's
     lab = tmp_path / "lab.yaml"
     lab.write_text(yaml.safe_dump({"hosts": [live_ssh_server.lab_dict(slots=[{"cpus": "0-1"}]),
                                              {"name": "local", "slots": [{"cpus": "0-1"}]}]}))
-    spec = yaml.safe_load(CAMPAIGN.read_text())
-    spec.update(repository=str(demo.path), runs_per_boot=2, confirm="none", lab=str(lab))
-    spec["workload"]["params"]["runtime"] = 3
-    campaign = tmp_path / "demo.yaml"
-    campaign.write_text(yaml.safe_dump(spec))
-    url = f"sqlite:///{tmp_path / 'two.db'}"
-    done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
-                          capture_output=True, text=True, timeout=3600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert f"culprit: {demo.culprit}" in done.stdout, done.stdout[-3000:]
-    assert "confirmation: confirmed" in done.stdout
-    store = Store(url)
-    assert store.campaign(1).result["culprit"] == demo.culprit
-    events = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
-    rounds = [e for e in events if e["phase"] == "round"]
+    # the demo's fio job with the one-slot e2e test's 3 s runs (its -50% needs no longer ones)
+    workload = yaml.safe_load(DEMO.campaign.read_text())["workload"]
+    store, _culprit, out = bisect(tmp_path, DEMO, lab=str(lab),
+                                  workload={**workload, "params": {**workload["params"], "runtime": 3}})
+    rounds = [e for e in map(json.loads, filter(lambda x: x.startswith("{"), out.splitlines())) if e["phase"] == "round"]
     steps = [d for d in store.decisions(1) if d.role == "step"]
     assert 0 < len(rounds) < len(steps), (len(rounds), len(steps))
     boots = store.boots(1)
@@ -55,9 +40,9 @@ def test_demo_over_two_slots_names_the_shipped_culprit_in_fewer_rounds_than_step
     for host in ("sshhost", "local"):  # each host measured its own references, and steps of its own
         ok = {b.commit for b in boots if b.host == host and b.status == "ok"}
         assert {good, bad} <= ok and ok - {good, bad}, host
-    print(f"demo over two slots: {len(boots)} boots, {len(rounds)} rounds, {len(steps)} steps")
-    report = subprocess.run([*VMBISECT, "report", "1", "--format", "md", "--store", url], capture_output=True,
-                            text=True, timeout=300)
+    print(f"\ndemo over two slots: {len(boots)} boots, {len(rounds)} rounds, {len(steps)} steps")
+    report = subprocess.run([*VMBISECT, "report", "1", "--format", "md", "--store",
+                             f"sqlite:///{tmp_path / 'series.db'}"], capture_output=True, text=True, timeout=300)
     assert report.returncode == 0 and re.search(r"Measured on: sshhost \(\d+ boots?.*\), local \(\d+ boots\)",
                                                 report.stdout), report.stdout[:3000]
     assert not [d for d in virsh_domains() if d.startswith("vmbisect-")], "a guest was left behind"
