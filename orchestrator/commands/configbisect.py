@@ -90,6 +90,7 @@ def report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
     changes in the order tried, every candidate with its boots and value against good, the
     confirmation and the revert), headed by the commit, the two sides and how olddefconfig
     grouped the options (units, what each pulls in, what is no candidate and why)."""
+    from orchestrator.bisect.workdir import campaign_workdir
     from orchestrator.setbisect.report import RENDERERS, collect
 
     c = spec.campaign
@@ -97,7 +98,10 @@ def report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
     about = [f"commit {spec.commit} of {c.repository}", f"good: {spec.good.label}", f"bad: {spec.bad.label}",
              f"workload {c.workload.name} " + " ".join(f"{k}={v}" for k, v in c.workload.params.items()),
              f"metric {c.metric.name}, threshold {c.metric.threshold.describe()}"]
-    about += sides.lines() if sides is not None else ["the sides are not prepared yet (olddefconfig runs first)"]
+    workdir = campaign_workdir(store, campaign_id)
+    about += sides.lines() if sides is not None else [
+        f"the two sides' options are not in {workdir}: not prepared yet (olddefconfig runs first), or the "
+        "store was copied or moved since (the working directory is keyed by the store's URL)"]
     return RENDERERS[fmt](collect(store, campaign_id, sides.units() if sides else [], c.metric.name, about, KIND))
 
 

@@ -67,9 +67,10 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     if isinstance(result, SetBisectResult):
         named = frozenset(result.units)
         out = frozenset(str(result.revert.get("units", "")).split(", ")) - {""} or named  # runner._taken_out
-        keys += [(key_of(named, names), label(named, names)),
-                 (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
-    keys += _ahead(keys, decisions, boots, isinstance(result, SetBisectResult))
+        if named | out <= set(names):  # else the units are not known here (a config campaign's sides not found)
+            keys += [(key_of(named, names), label(named, names)),
+                     (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
+    keys += _ahead(keys, decisions, boots, isinstance(result, SetBisectResult), bool(names))
     rows = []
     for key, what in dict.fromkeys(keys):
         bs = boots.get(key, [])
@@ -97,11 +98,15 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
 
 
 def _ahead(keys: Sequence[tuple[str, str]], decisions: Sequence[Any], boots: Mapping[str, Any],
-           done: bool) -> list[tuple[str, str]]:
+           done: bool, units_known: bool = True) -> list[tuple[str, str]]:
     """The candidates other slots measured ahead that the search has not asked (slots.py): judged
-    (kept as evidence; their verdict's reason names them), or booted and stopped before a verdict."""
+    (kept as evidence; their verdict's reason names them), or booted and stopped before a verdict.
+    Without the units (a config campaign whose sides are not found) nothing can be replayed: every
+    candidate is listed by its key, its reason naming it."""
     seen = {k for k, _what in keys} | {d.commit for d in decisions if d.role in (Role.CONFIRM, Role.REVERT)}
     judged = [d.commit for d in decisions if d.role is Role.CANDIDATE and d.commit not in seen]
+    if not units_known:
+        return [(k, "a candidate (its units: see why)") for k in judged]
     out = [(k, "measured ahead, " + ("not needed by the search" if done else "not asked yet")) for k in judged]
     return out + [(k, "measured ahead, stopped before a verdict") for k in boots if k not in seen and k not in judged]
 

@@ -101,6 +101,19 @@ def test_a_config_campaign_names_the_option_and_reports_the_options_grouped_in_o
     assert "CONFIG_PROVE_LOCKING=y" in spec.bad.text
 
 
+def test_a_finished_config_campaign_whose_store_was_copied_reports_without_its_sides_and_says_why(world, capsys):
+    """The sides (olddefconfig's grouping) live in the campaign's working directory, keyed by the
+    store's URL: a copied store reports the answer and every candidate by key, never a traceback."""
+    assert main(["bisect", str(_write(world)), "--store", world["store"]]) == 0
+    copy = world["dir"] / "copy.db"
+    copy.write_bytes((world["dir"] / "v.db").read_bytes())
+    store = Store(f"sqlite:///{copy}")
+    for fmt in ("md", "html", "json"):
+        text = kinds.report(store, 1, fmt)
+        assert "options are not in" in text and "CONFIG_PROVE_LOCKING" in text, fmt
+    assert "named: CONFIG_PROVE_LOCKING (alone)" in kinds.report(store, 1, "md")
+
+
 def store_spec(store: Store, campaign_id: int) -> Any:
     import json
 
