@@ -78,6 +78,10 @@ CASES = [
          drop_when({"x+y"}), units=GROUPED),
     Case("nothing alone moves it: three changes needed, reported as a set, never a wrong single change",
          Expect("together", ("b", "e", "h"), note="none alone moved it"), drop_when({"b", "e", "h"})),
+    Case("one change carries most of the regression, another the rest: the one is named with its share and the "
+         "rest is said, as on the real lockdep fragment",
+         Expect("one", ("f",), note=r"carries about 8\d% of the regression: bad without it is still -1\d\.\d% from good"),
+         lambda applied: 8000.0 * (0.4 if "f" in applied else 1.0) * (0.88 if "b" in applied else 1.0)),
     Case("a change that does not build without another, ungrouped: a skip, and the other is not dragged in",
          Expect("one", ("g",), note="could not be judged", skipped_kind=Kind.BUILD_FAILED),
          drop_when({"g"}), needs={"h": "e"}),
