@@ -174,7 +174,8 @@ def render_markdown(r: BisectReport) -> str:
     if r.confidence_text:
         out += [f"Confidence: {r.confidence_text.removeprefix('confidence ').removeprefix('LOW confidence ')} "
                 f"({'high' if not r.confidence_text.startswith('LOW') else 'LOW: the answer may be wrong'}); "
-                "the chance that every step's verdict is right, updated by the culprit against its parent", ""]
+                "the chance that the culprit is the commit named, from every boot of the search, updated by the culprit "
+                "against its parent and by its revert", ""]
     if r.confirmation:
         out += [f"Confirmation: {r.confirmation}", ""]
     if r.revert:
