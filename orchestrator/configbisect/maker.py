@@ -37,7 +37,8 @@ class ConfigMaker:
     def make(self, applied: frozenset[str]) -> Made:
         text = self.normalised(applied)
         build = self.kernels.build_config(self.commit, text, slot=self.slot)
-        return Made(build.kernel, identity=f"config {config_sha(text)}", notes=tuple(self.dropped(applied, text)))
+        return Made(build.kernel, identity=f"config {config_sha(text)}", notes=tuple(self.dropped(applied, text)),
+                    cache_hit=build.cache_hit, build_s=build.duration_s)
 
     def taken_out(self, named: frozenset[str]) -> frozenset[str]:
         """The units bad - `named` must leave out too, or olddefconfig brings `named` back: every

@@ -58,8 +58,8 @@ class Candidates:
     def build(self, key: str) -> Build:
         """The judge's builder: the candidate's kernel, named by its key (KernelArtifact.commit),
         so the measurer below knows which candidate a boot is for."""
-        kernel = self.made(key).kernel
-        return Build(dataclasses.replace(kernel, commit=key), cache_hit=True)
+        made = self.made(key)
+        return Build(dataclasses.replace(made.kernel, commit=key), made.cache_hit, made.build_s)
 
 
 class CandidateSession:

@@ -94,7 +94,8 @@ class Made:
     writes with `{disk}` for every data disk, a nice value for the workload), and what makes it
     this candidate (`identity`: two candidates of one identity boot the same thing, so one's
     verdict is the other's, e.g. a config that olddefconfig brought back to a side's). `notes`:
-    what people should know (options the normalisation dropped)."""
+    what people should know (options the normalisation dropped). `cache_hit` and `build_s`: how
+    its kernel was had (a settings candidate's is the campaign's one kernel: no build)."""
 
     kernel: KernelArtifact
     append: str | None = None
@@ -103,6 +104,8 @@ class Made:
     nice: int | None = None
     identity: str = ""
     notes: tuple[str, ...] = field(default=())
+    cache_hit: bool = True
+    build_s: float = 0.0
 
     def same_as(self) -> str:
         """The identity, made of the kernel image and every setting when the maker gave none."""

@@ -95,6 +95,8 @@ def test_a_config_campaign_names_the_option_and_reports_the_options_grouped_in_o
     assert "| good | good |" in md and "| bad | bad |" in md and "| good + CONFIG_PROVE_LOCKING |" in md
     assert "1. PROVE_LOCKING: not set -&gt; y" in kinds.report(store, row.id, "html")  # escaped
     assert '"CONFIG_PROVE_LOCKING"' in kinds.report(store, row.id, "json")
+    # each candidate's kernel was built for it (the builder's answer is stored, not a cache hit)
+    assert store.builds(row.id) and not any(b.cache_hit for b in store.builds(row.id))
     # the stored spec keeps the .config texts: the file may change, the campaign does not
     (world["dir"] / "bad.config").write_text("CONFIG_NUMA=y\n")
     spec = parse_config_campaign(store_spec(store, row.id))
