@@ -69,6 +69,11 @@ class Rules:
     alpha: float = 0.05
     error: float = ERROR
 
+    def relative(self, good_level: float) -> float:
+        """The threshold as a change relative to good (an absolute one taken from good's level)."""
+        return self.threshold.value if self.threshold.kind == "relative" else relative_change(
+            good_level, self.threshold.value)
+
 
 class _Unanswered(Exception):
     """Replaying the search reached a candidate with no stored verdict."""
@@ -222,7 +227,7 @@ class SetBisection:
             return ""
         g, b, w = level(boots[good]), level(boots[bad]), level(boots[without])
         r = self.rules
-        threshold = r.threshold.value if r.threshold.kind == "relative" else relative_change(g, r.threshold.value)
+        threshold = r.relative(g)
         left = relative_change(g, w)
         past = left < threshold if r.direction == "higher" else left > threshold
         if not past or min(g, b, w) <= 0 or g == b:
@@ -395,8 +400,7 @@ class SetBisection:
         boots = self.judge.evidence()
         fresh: list[list[Boot]] = [[b for b in boots.get(x, []) if b.seq >= since] for x in (base, other)]
         r = self.rules
-        threshold = r.threshold.value if r.threshold.kind == "relative" else relative_change(
-            level(boots[good]), r.threshold.value)
+        threshold = r.relative(level(boots[good]))
         answer = judge_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
         verdict = answer.verdict if role is Role.CONFIRM else {"confirmed": "restores", "not seen": "does not restore"}.get(
             answer.verdict, answer.verdict)
