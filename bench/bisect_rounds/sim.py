@@ -328,7 +328,7 @@ class Campaign:
         if f.untestable:
             self.untestable.add(f.commit)
 
-    def confirm(self, culprit: str, tag: str, at: float) -> None:
+    def confirm(self, culprit: str, tag: str, at: float, mass: float) -> None:
         """The culprit against its parent and bad with the culprit reverted against bad, on
         fresh boots of their own (keys tagged), each pair interleaved (A B B A): one slot takes
         turns; with more slots, up to CONFIRM_SLOTS of them each measure one pair (confirmation,
@@ -356,10 +356,9 @@ class Campaign:
                     for x in ((ka, kb) if n % 2 == 0 else (kb, ka)):
                         self.boot(slot, x)
                 ss, df = pooled_boot_variance([bs for x, bs in slot.boots.items() if x not in (ka, kb)])
-                states.append(pair(slot.boots[ka], slot.boots[kb], gap, ss / max(1, df), df, p.max_boots,
-                                   p.pair_error))
+                states.append(pair(slot.boots[ka], slot.boots[kb], gap, ss, df, p.alpha))
             n += 1
-            if n >= 2 and settled(states, p.max_boots, p.pair_error):
+            if n >= 2 and settled(states, p.max_boots, p.pair_error, llr_of(mass)):
                 break
         self.point[culprit] = self.point.get(culprit, 0.0) + sum(s.log_bf for s in states)
         per_slot = [0] * len(self.slots)
@@ -402,7 +401,7 @@ class Campaign:
         for _ in range(400):
             m = self.move()
             if m.act is Act.CONFIRM:
-                self.confirm(m.culprit, f"confirm{len(self.point)}", 0.0)
+                self.confirm(m.culprit, f"confirm{len(self.point)}", 0.0, m.mass)
                 continue
             if m.act is not Act.SEARCH or not m.picks:
                 return m
@@ -429,7 +428,7 @@ class Campaign:
                     continue
                 if m.act is Act.CONFIRM:
                     clock.now = t
-                    self.confirm(m.culprit, f"confirm{len(self.point)}", t)
+                    self.confirm(m.culprit, f"confirm{len(self.point)}", t, m.mass)
                     free = [clock.now] * len(self.slots)
                     continue
                 return m

@@ -47,6 +47,7 @@ from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.decide import ERROR
 from orchestrator.bisect.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next
 from orchestrator.bisect.pairs import Pairs
+from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Found, Lab, Search, latest
 from orchestrator.bisect.search import Host as LabHost
@@ -293,7 +294,7 @@ class Engine:
             state = search.run(nominate)
             self.store.set_bisect_log(campaign_id, search.log(state))
             if state.kind == "found":
-                doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad)
+                doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
                         state.mass, confirmation, confirmation.get("revert")) < 1 - self.error):
                     nominate = 0.0
@@ -401,9 +402,11 @@ class Engine:
 
     # ---- doubting the answer -----------------------------------------------------------------
 
-    def _doubts(self, campaign_id: int, culprit: str, good: str, bad: str) -> tuple[Doubts, dict[str, Any]]:
+    def _doubts(self, campaign_id: int, culprit: str, good: str, bad: str,
+                mass: float) -> tuple[Doubts, dict[str, Any]]:
         """The steps to re-examine before `culprit` can be named, and why; and the confirmation
-        measured on the way (culprit against parent)."""
+        measured on the way (culprit against parent, then the revert), which carry the
+        candidate from its posterior `mass` to the campaign's 1 - error."""
         latest = self._latest(campaign_id)
         judged = [d for d in latest if d.verdict in ("good", "bad")]
         parent = self.vcs.parent(culprit)
@@ -436,9 +439,10 @@ class Engine:
                 f"drift or noise): {', '.join(x[:12] for x in moved)}")), {}
         pairs = Pairs(self.c, self.direction, self.store, campaign_id, lambda: self.judge, self.vcs.revert, self.error,
                       self._emit)
-        confirmation = pairs.confirm(culprit, parent, good, bad)
+        prior = llr_of(mass)
+        confirmation = pairs.confirm(culprit, parent, good, bad, prior, int(self.c.confirm == "revert"))
         if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
-            confirmation["revert"] = pairs.revert(culprit, good, bad)
+            confirmation["revert"] = pairs.revert(culprit, good, bad, prior + confirmation["evidence"])
             if confirmation["revert"]["verdict"] == "revert does not restore the metric":
                 return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
@@ -594,8 +598,7 @@ def answer_confidence(mass: float, confirmation: dict[str, Any], revert: dict[st
     own, update it. A revert that does not restore the tip lowers the confidence even when a
     later change built on the culprit is the reason: the answer is then not confirmed, and says
     so."""
-    odds = math.log(max(mass, 1e-12)) - math.log(max(1 - mass, 1e-12))
-    odds += confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
+    odds = llr_of(mass) + confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
     return 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
 
 

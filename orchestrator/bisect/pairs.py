@@ -2,22 +2,26 @@
 parent, and bad with the culprit reverted against bad (docs/campaign.md, steps 4 and 5).
 
 Both sides of a pair are booted afresh, interleaved (A B B A), one pair at a time from a first
-boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots), until
-the sequential pair rule (`rounds.pair`) and Welch's t-test on the pair's boots agree, or the cap
-of max_boots_per_commit a side. Each answer is stored as a decision when it is measured.
+boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots), the
+confirmation first, then the revert, until `rounds.settled` says the pairs answered: each one's
+own t-test (the boot noise pooled over the campaign: one noise model) shows the change, and the
+candidate's prior odds from the search plus the pairs' evidence reach the campaign's 1 - error;
+or the evidence is against it; or the cap of max_boots_per_commit a side. Each answer is stored
+as a decision when it is measured.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable
 
-from orchestrator.bisect.rounds import pair
+from orchestrator.bisect.rounds import Pair, pair, settled
 from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.stats import Boot, compare_boots, evidence, pooled_boot_variance
+from orchestrator.stats import Boot, pooled_boot_variance
 
 
 class Pairs:
@@ -36,27 +40,31 @@ class Pairs:
         return self._judge()
 
     def _sequential(self, role: Role, commit: str, a: str, b: str, sign: int, settles: Callable[[Any], bool],
-                    good: str, bad: str) -> int:
+                    good: str, bad: str, prior: float, to_come: int) -> tuple[int, Pair]:
         """`b` against `a` on fresh boots of their own (from the boot stored when the pair
-        started), interleaved A B B A one pair at a time until `rounds.pair` settles it and the
-        boot-level test (`settles` of compare_boots' answer) says the same, or the cap of
-        max_boots_per_commit a side; the pair's first boot."""
-        c = self.c
+        started), interleaved A B B A one pair at a time until `rounds.settled` says this pair
+        answered (with `prior`, the candidate's log odds so far, and `to_come` pairs still to be
+        measured), or the cap of max_boots_per_commit a side; the pair's first boot and its
+        state."""
         since = self._since(role, commit)
-        bound = math.log((1 - self.error) / self.error)
         n = max(2, min(len(x) for x in self._pair([a, b], since)))
         while True:
             self.judge.interleave([a, b] if n % 2 else [b, a], n, since)
-            boots = self.judge.evidence()
-            pa, pb = self._pair([a, b], since)
-            ss, df = pooled_boot_variance([bs for x, bs in boots.items() if x not in (a, b)])
-            gap = sign * boots_gap(boots[good], boots[bad])
-            state = pair(pa, pb, gap, ss / max(1, df), df, c.max_boots_per_commit, self.error)
-            t = compare_boots(pa, pb)
-            if state.boots >= c.max_boots_per_commit or (t is not None and abs(state.log_bf) >= bound
-                                                          and settles(t) == (state.log_bf > 0)):
-                return since
+            state = self._state(a, b, since, sign, settles, good, bad)
+            if state.boots >= self.c.max_boots_per_commit or settled(
+                    [state], self.c.max_boots_per_commit, self.error, prior, to_come):
+                return since, state
             n += 1
+
+    def _state(self, a: str, b: str, since: int, sign: int, settles: Callable[[Any], bool], good: str,
+               bad: str) -> Pair:
+        """The pair `b` against `a` from boot `since` on (rounds.pair, the noise pooled over the
+        campaign's other boots), `seen` when `settles` holds for its test."""
+        boots = self.judge.evidence()
+        pa, pb = self._pair([a, b], since)
+        ss, df = pooled_boot_variance([bs for x, bs in boots.items() if x not in (a, b)])
+        state = pair(pa, pb, sign * boots_gap(boots[good], boots[bad]), ss, df, self.error)
+        return dataclasses.replace(state, seen=state.seen and state.test is not None and settles(state.test))
 
     def _worse(self, change: float) -> bool:
         return change < 0 if self.direction == "higher" else change > 0
@@ -83,25 +91,27 @@ class Pairs:
         boots = self.judge.evidence()
         return [[b for b in boots.get(x, []) if b.seq >= since] for x in commits]
 
-    def confirm(self, culprit: str, parent: str, good: str, bad: str) -> dict[str, Any]:
+    def confirm(self, culprit: str, parent: str, good: str, bad: str, prior: float = 0.0,
+                to_come: int = 0) -> dict[str, Any]:
         """The culprit against its parent, both booted afresh and interleaved (A B B A): the
         confirmation is evidence of its own (a step misled by unlucky boots is not confirmed by
         the same boots), and the interleaving, not a drift model, keeps a drifting host out of
-        it (Welch's test on the pair's boots)."""
+        it. `prior`: the candidate's log odds from the search; `to_come`: pairs measured after
+        this one (the revert), which carry the rest (rounds.settled)."""
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
                        if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
         try:
             self.judge.kernel(parent)
-            since = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad)
+            _since, state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
+                                             to_come)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
             return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
-        boots = self.judge.evidence()
-        t = compare_boots(*self._pair([parent, culprit], since))
+        t = state.test
         if t is None:
             return {"verdict": "cannot tell", "text": "too few boots to compare"}
         significant = t.p < self.c.alpha and self._worse(t.change)
         seen = significant and self._carries(t.low, t.high)
-        weight = evidence(t, math.expm1(boots_gap(boots[good], boots[bad])))
+        weight = state.log_bf
         # not seen: the change looks more like none than like the good-to-bad one, or is surely
         # smaller than the regression asked about; cannot tell: neither significant nor against
         # it (too few boots for this noise)
@@ -140,21 +150,22 @@ class Pairs:
         return t.p < self.c.alpha and self._worse(-t.change) and self._position(t, boots_gap(boots[good],
                                                                                              boots[bad])) < 0.5
 
-    def revert(self, culprit: str, good: str, bad: str) -> dict[str, Any]:
-        """`bad` with the culprit reverted (a commit in vmbisect's clone) against `bad`."""
+    def revert(self, culprit: str, good: str, bad: str, prior: float = 0.0) -> dict[str, Any]:
+        """`bad` with the culprit reverted (a commit in vmbisect's clone) against `bad`; `prior`:
+        the candidate's log odds with its confirmation's evidence."""
         revert = self.revert_of(culprit, bad)
         result: dict[str, Any]
         if not revert.commit:
             result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:
             try:
-                since = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
-                                         lambda t: self._restores(t, good, bad), good, bad)
+                _since, state = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
+                                                 lambda t: self._restores(t, good, bad), good, bad, prior, 0)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                 return {"verdict": "cannot tell", "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
             boots = self.judge.evidence()
-            t = compare_boots(*self._pair([bad, revert.commit], since))
+            t = state.test
             if t is None:
                 return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
             gap = boots_gap(boots[good], boots[bad])
@@ -162,7 +173,7 @@ class Pairs:
             restores = self._restores(t, good, bad)
             verdict = "revert restores the metric" if restores else "revert does not restore the metric"
             result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
-                      "position": position, "evidence": evidence(t, math.expm1(-gap)),
+                      "position": position, "evidence": state.log_bf,
                       "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
                               f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))

@@ -1,9 +1,10 @@
 """`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
 parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
 interleaved by the judge (orchestrator/measure/judge.py, Judge.measure), so a verification and a
-bisection's confirmation are the same measurement and the same statistics (Welch's test on the pair's boot values: the
-A B B A order, not a drift model, keeps a drifting host out of it); `judge` and
-`judge_revert` are pure.
+bisection's confirmation are the same measurement (the A B B A order, not a drift model, keeps a
+drifting host out of it). A bisection's confirmation pools the boot noise over the campaign's
+other boots (stats.compare_pooled); a verification has only its pair's boots: Welch's test on
+their values. `judge` and `judge_revert` are pure.
 
 Answers, in one line:
 - confirmed: the commit is significantly worse than its parent (two-sided test on boot

@@ -10,6 +10,7 @@ import pytest
 from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.bisect.posterior import NOISELESS, Dag, Kind, llr_of
 from orchestrator.bisect.rounds import (
+    EARLY_P,
     NOMINATE,
     Act,
     Move,
@@ -25,7 +26,7 @@ from orchestrator.bisect.rounds import (
     visit,
 )
 from orchestrator.campaign import Threshold
-from orchestrator.stats import Boot, StepOdds, pair_evidence
+from orchestrator.stats import Boot, StepOdds, TwoSample
 
 SEQ = iter(range(10**6))
 
@@ -78,23 +79,42 @@ def test_a_visit_ends_when_sure_and_at_its_cap_when_not() -> None:
     assert visit(None, 8, 2, 8) is Visit.UNCLEAR
 
 
-def test_a_confirmation_pair_stops_at_the_first_pair_that_settles_it() -> None:
+def test_a_confirmation_pair_shows_the_change_on_the_campaigns_noise_not_the_pairs_own() -> None:
     gap = math.log(0.5)
     parent, culprit = exact(100, [0.01, -0.01]), exact(50, [0.01, -0.01])
-    settled = pair(parent, culprit, gap, 0.03**2, 40, cap=8, error=0.01)
-    assert settled.settled and settled.log_bf > math.log(99) and settled.boots == 2
-    # no change: evidence against it, settled as soon as it passes the bound the other way
-    same = pair(parent, exact(100, [0.0, 0.01]), gap, 0.03**2, 40, cap=8, error=0.01)
-    assert same.settled and same.log_bf < -math.log(99)
-    # a small gap at a large noise: not settled on 2+2 boots, settled by the cap
-    small = math.log(0.9)
-    assert not pair(parent, exact(95, [0.0, 0.0]), small, 0.08**2, 40, cap=8, error=0.01).settled
-    assert pair(exact(100, [0.0] * 8), exact(95, [0.0] * 8), small, 0.08**2, 40, cap=8, error=0.01).settled
+    state = pair(parent, culprit, gap, 0.03**2 * 40, 40, alpha=0.05)
+    assert state.seen and state.log_bf > math.log(99) and state.boots == 2
+    # no change: evidence against it, not seen
+    same = pair(parent, exact(100, [0.0, 0.01]), gap, 0.03**2 * 40, 40, alpha=0.05)
+    assert not same.seen and same.log_bf < -math.log(99)
+    # a change the other way is not the one asked about
+    assert not pair(parent, exact(200, [0.0, 0.01]), gap, 0.03**2 * 40, 40, alpha=0.05).seen
+    # a tiny spread by chance on 2+2 boots: the campaign's 8% noise decides, not the pair's 0.01%
+    tiny = pair(exact(100, [0.0, 0.0001]), exact(90, [0.0, 0.0001]), math.log(0.9), 0.08**2 * 40, 40, alpha=0.05)
+    assert not tiny.seen and abs(tiny.log_bf) < 3
 
 
-def test_pair_evidence_uses_the_campaigns_noise_not_the_pairs_own() -> None:
-    a, b = exact(100, [0.0, 0.0001]), exact(90, [0.0, 0.0001])  # a tiny spread by chance
-    assert abs(pair_evidence(a, b, math.log(0.9), 0.08**2, 40)) < 3
+def state(log_bf: float, boots: int = 3, seen: bool = True, p: float = 0.01) -> Pair:
+    return Pair(log_bf, boots, TwoSample(-0.15, -0.25, -0.05, p, boots, boots), seen)
+
+
+def test_the_pairs_stop_when_both_are_seen_and_carry_the_candidate_to_the_campaigns_error() -> None:
+    bound = math.log(99)
+    # the prior from the search (a candidate holding 80% of the mass) and the two pairs' evidence add
+    assert settled([state(1.6), state(1.7)], 8, 0.01, prior=math.log(4))
+    assert not settled([state(1.0), state(1.0)], 8, 0.01, prior=math.log(4))
+    # every pair must show the change: a pair's chance excess does not carry the other
+    assert not settled([state(bound + 2), state(0.5, seen=False)], 8, 0.01)
+    assert not settled([state(bound + 2), state(-0.5)], 8, 0.01)
+    # the confirmation alone, with the revert to come: seen is enough for now
+    assert settled([state(1.0)], 8, 0.01, to_come=1)
+    assert not settled([state(1.0, seen=False)], 8, 0.01, to_come=1)
+    # on 2+2 boots a pair answers only when its change is obvious (p < EARLY_P)
+    assert not settled([state(1.0, 2)], 8, 0.01, to_come=1)
+    assert settled([state(1.0, 2, p=EARLY_P / 2)], 8, 0.01, to_come=1)
+    # against the candidate, or every pair at its cap: over
+    assert settled([state(-bound - 0.1, seen=False)], 8, 0.01, to_come=1)
+    assert settled([state(0.2, 8, False), state(0.1, 8, False)], 8, 0.01)
 
 
 def check(good: list[Boot], bad: list[Boot], max_boots: int = 8):  # type: ignore[no-untyped-def]
@@ -139,15 +159,23 @@ def test_build_ahead_lists_the_next_picks_of_each_way_the_round_can_end() -> Non
     assert [p for p, _o in outcomes] == pytest.approx([16 / 31, 15 / 31])
 
 
-def test_references_booted_only_before_a_late_step_get_the_next_boot_when_the_drift_is_fitted() -> None:
-    # 4 + 4 references at the start (seq 0..7), the step 40 boots later: the drift fitted over the
+def test_references_booted_only_before_a_late_step_get_the_next_boot_when_the_host_drifts() -> None:
+    # 4 + 4 references at the start (seq 0..7), the step 40 boots later: a drift fitted over the
     # references extrapolates to the step, and a reference booted now pins it down
-    rng = random.Random(3)
-    good = [Boot(s, (100 * math.exp(rng.gauss(0, 0.05)),)) for s in (0, 3, 4, 7)]
-    bad = [Boot(s, (85 * math.exp(rng.gauss(0, 0.05)),)) for s in (1, 2, 5, 6)]
-    step = [Boot(s, (100 * math.exp(rng.gauss(0, 0.05)),)) for s in (48, 49)]
+    offsets = [0.01, -0.01, -0.01, 0.01]  # symmetric in time: no slope of their own
+
+    def refs(slope: float) -> tuple[list[Boot], list[Boot]]:
+        good = [Boot(s, (100 * math.exp(o + slope * s),)) for s, o in zip((0, 3, 4, 7), offsets)]
+        bad = [Boot(s, (85 * math.exp(o + slope * s),)) for s, o in zip((1, 2, 5, 6), offsets)]
+        return good, bad
+
+    step = [Boot(48, (100 * math.exp(0.01),)), Boot(49, (100 * math.exp(-0.01),))]
+    good, bad = refs(-0.01)  # 1% a boot: the drift model outweighs a level host
     assert next_boot(good, bad, step, drift=True) in (Target.GOOD, Target.BAD)
     assert next_boot(good, bad, step, drift=False) is Target.STEP  # the means alone: the step has fewest
+    # a level host: the drift weighs little (stats.drift_weight), and the step has fewest boots
+    good, bad = refs(0.0)
+    assert next_boot(good, bad, step, drift=True) is Target.STEP
 
 
 def test_a_candidate_is_confirmed_at_the_nomination_mass_and_answered_once_confirmed_and_sure() -> None:
@@ -160,9 +188,12 @@ def test_a_candidate_is_confirmed_at_the_nomination_mass_and_answered_once_confi
     assert weak.act is Act.SEARCH and weak.culprit == "c8" and weak.picks
     done = next_move(dag, around, 1, 0.01, point={"c8": math.log(99)}, confirmed={"c8": 1})
     assert done.act is Act.DONE and done.culprit == "c8" and done.mass >= 0.99
-    # the confirmation spoke against it: no candidate holds 0.8 now, and the search goes back to c8
+    # the confirmation spoke against it: its neighbour c9 now holds 0.75 and is nominated (at
+    # 1 - NOMINATE = 0.6); with a bar of 0.8 none is, and the search goes back to c8
     against = next_move(dag, around, 1, 0.01, point={"c8": -math.log(99)}, confirmed={"c8": 1})
-    assert against.act is Act.SEARCH and against.culprit == "" and against.picks == ("c8",)
+    assert against.act is Act.CONFIRM and against.culprit == "c9" and 0.6 <= against.mass < 0.8
+    stricter = next_move(dag, around, 1, 0.01, point={"c8": -math.log(99)}, confirmed={"c8": 1}, nominate=0.2)
+    assert stricter.act is Act.SEARCH and stricter.culprit == "" and stricter.picks == ("c8",)
     # a flat posterior: search, at git bisect's midpoint
     assert next_move(dag, {}, 1, 0.01) == Move(Act.SEARCH, picks=("c8",), mass=pytest.approx(1 / 16))
 
@@ -175,14 +206,11 @@ def test_only_skipped_commits_left_is_an_answer_of_its_own() -> None:
 
 def test_the_confirmation_and_the_revert_settle_together_on_their_summed_evidence() -> None:
     half = math.log(99) / 2 + 0.1
-    assert settled([Pair(False, half, 2), Pair(False, half, 2)], cap=8, error=0.01)
-    assert not settled([Pair(False, half, 2)], cap=8, error=0.01)
-    assert settled([Pair(False, -half, 3), Pair(False, -half, 3)], cap=8, error=0.01)  # against it, too
-    assert not settled([Pair(False, half, 8), Pair(False, -half, 4)], cap=8, error=0.01)
-    assert settled([Pair(False, half, 8), Pair(False, -half, 8)], cap=8, error=0.01)  # every pair at its cap
-    # one pair's excess does not carry a candidate the other pair speaks against
-    assert not settled([Pair(False, 2 * half, 3), Pair(False, -0.3, 3)], cap=8, error=0.01)
-    assert settled([Pair(False, 2 * half, 3), Pair(False, 0.0, 3)], cap=8, error=0.01)
+    assert settled([state(half), state(half)], cap=8, error=0.01)
+    assert not settled([state(half)], cap=8, error=0.01)
+    assert settled([state(-half, 3, False), state(-half, 3, False)], cap=8, error=0.01)  # against it, too
+    assert not settled([state(half, 8), state(-half, 4, False)], cap=8, error=0.01)
+    assert settled([state(half, 8), state(-half, 8, False)], cap=8, error=0.01)  # every pair at its cap
 
 
 def test_the_endpoint_check_starts_at_the_cap_when_a_visit_and_a_revisit_reach_the_noise() -> None:
