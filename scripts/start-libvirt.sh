@@ -19,9 +19,13 @@ getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
 getent passwd libvirt-qemu >/dev/null ||
   useradd -r -g libvirt-qemu -G kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 mkdir -p /var/run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu
+# The daemons outlive this script and must not keep its descriptors: started under
+# `flock /work/cpu.lock make setup` (docs/setup.md) they held the CPU lock for as long as they
+# ran, and every later `flock` waited for ever.
+daemon() { ( for fd in $(seq 3 255); do eval "exec $fd>&-"; done 2>/dev/null; exec "$@" ); }
 # -r: a daemon just killed may linger as a zombie until init reaps it; it does not count
-pgrep -x -r D,R,S,T virtlogd >/dev/null || virtlogd -d
-pgrep -x -r D,R,S,T libvirtd >/dev/null || libvirtd -d
+pgrep -x -r D,R,S,T virtlogd >/dev/null || daemon virtlogd -d
+pgrep -x -r D,R,S,T libvirtd >/dev/null || daemon libvirtd -d
 for _ in $(seq 1 50); do
   virsh -c qemu:///system version >/dev/null 2>&1 && { say "libvirtd started"; exit 0; }
   sleep 0.2

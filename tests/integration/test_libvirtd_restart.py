@@ -167,3 +167,15 @@ def test_a_guest_whose_libvirtd_stays_down_is_destroyed_by_vmbisect_cleanup_once
     assert cleanup.returncode == 0, cleanup.stderr
     assert name in cleanup.stdout + cleanup.stderr
     assert libvirtd.domains_of(proc.pid) == []
+
+
+def test_libvirtd_started_under_a_held_lock_does_not_keep_the_lock(tmp_path: Path, restartable: None) -> None:
+    # `flock /work/cpu.lock make setup` starts the daemons (docs/setup.md): they must not inherit
+    # the lock's descriptor, or every later flock on the machine waits for as long as they run
+    lock = tmp_path / "cpu.lock"
+    libvirtd.stop_libvirtd("stopped")
+    done = subprocess.run(["flock", str(lock), "bash", str(libvirtd.START)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(libvirtd.libvirtd_pids()) == 1
+    free = subprocess.run(["flock", "-n", str(lock), "true"])
+    assert free.returncode == 0, "libvirtd, started under the lock, still holds it"
