@@ -9,8 +9,10 @@ from orchestrator.stats import (
     Boot,
     boots_needed,
     compare_boots,
+    compare_pooled,
     components,
     drift,
+    drift_weight,
     evidence,
     median_ci,
     noise_cov,
@@ -149,3 +151,38 @@ def test_a_busy_boot_within_the_noise_is_kept():
 
 def test_nothing_is_stray_without_a_noise_estimate():
     assert stray_boots({"good": _boots(0, 100, 50, busy={1})}) == set()
+
+
+def test_a_pair_on_the_campaigns_pooled_noise_sees_on_3_3_boots_a_change_welch_cannot() -> None:
+    def boots(level: float, offsets: list[float], start: int) -> list[Boot]:
+        return [Boot(start + i, (level * math.exp(o),)) for i, o in enumerate(offsets)]
+
+    a, b = boots(100, [0.08, -0.08, 0.0], 0), boots(85, [0.0, 0.08, -0.08], 3)
+    welch = compare_boots(a, b)
+    pooled = compare_pooled(a, b, 0.08**2 * 40, 40)  # 40 df of 8% boot noise from the campaign
+    assert welch is not None and pooled is not None
+    assert welch.p > 0.05 and pooled.p < 0.05 and pooled.change == pytest.approx(welch.change)
+    assert pooled.df == 44 and "noise pooled over the campaign (df 44)" in pooled.describe()
+    assert compare_pooled(a[:1], b, 0.08**2 * 40, 40) is None  # two boots a side at least
+
+
+def test_the_drift_weighs_little_at_a_chance_slope_and_takes_over_as_its_t_grows() -> None:
+    assert drift_weight(0.0, 40) == pytest.approx(0.05, abs=0.005)
+    assert drift_weight(2.0, 40) < 0.5 < drift_weight(3.0, 40) < drift_weight(4.0, 40)
+    assert drift_weight(4.0, 40) > 0.99
+
+
+def test_a_step_on_a_level_host_is_judged_as_the_level_model_judges_it() -> None:
+    # the references have no slope of their own: the drift's weight in the average is small,
+    # so the odds are within that weight of the level model's, and a step 40 boots later that
+    # reads like good is decided good by a first visit (rounds.VISIT_ERROR 0.1)
+    offsets = [0.02, -0.02, -0.02, 0.02]
+    good = [Boot(s, (100 * math.exp(o),)) for s, o in zip((0, 3, 4, 7), offsets)]
+    bad = [Boot(s, (85 * math.exp(o),)) for s, o in zip((1, 2, 5, 6), offsets)]
+    step = [Boot(40, (99.0,)), Boot(41, (101.0,))]
+    averaged, level = step_odds(good, bad, step), step_odds(good, bad, step, drift=False)
+    assert averaged is not None and level is not None
+    weight = drift_weight(averaged.drift_t, 10)
+    assert weight < 0.25
+    assert abs(averaged.p_bad - level.p_bad) <= weight
+    assert averaged.p_bad < 0.1
