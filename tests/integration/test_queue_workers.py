@@ -49,6 +49,7 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
     procs = [spawn_worker(url, lab, tmp_path / "watch", tmp_path / "data", TIMEOUT_S) for _ in range(workers)]
     figures.workers = workers
     before: dict[int, set[str]] = {}
+    killed: set[int] = set()
     while figures.kills < kills and any(p.is_alive() for p in procs):
         time.sleep(rng.uniform(0.2, 1.0))  # the engine's campaigns take seconds here: kill early
         busy = [w for w in lab_state(store).workers if w.campaign_id is not None and w.alive]
@@ -59,6 +60,7 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
             before[cid] = set(tokens(store, cid))
         assert victim.pid is not None
         os.kill(victim.pid, signal.SIGKILL)
+        killed.add(victim.pid)
         victim.join()
         figures.kills += 1
         procs.append(spawn_worker(url, lab, tmp_path / "watch", tmp_path / "data", TIMEOUT_S))
@@ -71,7 +73,10 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
     watch = tmp_path / "watch"
     figures.violations = len((watch / "violations").read_text().splitlines()) if (watch / "violations").exists() else 0
     figures.leftover_guests = len([g for g in (watch / "guests").iterdir()]) if (watch / "guests").exists() else 0
-    figures.leftover_leases = sum(1 for s in lab_state(store).slots if s.owner is not None)
+    # a worker that ended gave its leases back; a SIGKILLed one's expire VMBISECT_LEASE_TTL_S after
+    # its last renewal, and may still be running out when the last campaign ends seconds later
+    figures.leftover_leases = sum(1 for s in lab_state(store).slots
+                                  if s.owner is not None and int(s.owner.rsplit(":", 2)[1]) not in killed)
     figures.taken_over = _starts(store, ids) - len(ids)
     figures.seconds = round(time.monotonic() - started, 1)
     return figures
