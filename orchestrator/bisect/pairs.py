@@ -40,12 +40,11 @@ class Pairs:
         return self._judge()
 
     def _sequential(self, role: Role, commit: str, a: str, b: str, sign: int, settles: Callable[[Any], bool],
-                    good: str, bad: str, prior: float, to_come: int) -> tuple[int, Pair]:
+                    good: str, bad: str, prior: float, to_come: int) -> Pair:
         """`b` against `a` on fresh boots of their own (from the boot stored when the pair
         started), interleaved A B B A one pair at a time until `rounds.settled` says this pair
         answered (with `prior`, the candidate's log odds so far, and `to_come` pairs still to be
-        measured), or the cap of max_boots_per_commit a side; the pair's first boot and its
-        state."""
+        measured), or the cap of max_boots_per_commit a side; the pair's state."""
         since = self._since(role, commit)
         n = max(2, min(len(x) for x in self._pair([a, b], since)))
         while True:
@@ -53,7 +52,7 @@ class Pairs:
             state = self._state(a, b, since, sign, settles, good, bad)
             if state.boots >= self.c.max_boots_per_commit or settled(
                     [state], self.c.max_boots_per_commit, self.error, prior, to_come):
-                return since, state
+                return state
             n += 1
 
     def _state(self, a: str, b: str, since: int, sign: int, settles: Callable[[Any], bool], good: str,
@@ -102,8 +101,8 @@ class Pairs:
                        if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
         try:
             self.judge.kernel(parent)
-            _since, state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
-                                             to_come)
+            state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
+                                     to_come)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
             return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
         t = state.test
@@ -159,8 +158,8 @@ class Pairs:
             result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
         else:
             try:
-                _since, state = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
-                                                 lambda t: self._restores(t, good, bad), good, bad, prior, 0)
+                state = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
+                                         lambda t: self._restores(t, good, bad), good, bad, prior, 0)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
                 return {"verdict": "cannot tell", "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
