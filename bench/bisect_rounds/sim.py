@@ -356,7 +356,7 @@ class Campaign:
                     for x in ((ka, kb) if n % 2 == 0 else (kb, ka)):
                         self.boot(slot, x)
                 ss, df = pooled_boot_variance([bs for x, bs in slot.boots.items() if x not in (ka, kb)])
-                states.append(pair(slot.boots[ka], slot.boots[kb], gap, ss, df, p.alpha))
+                states.append(pair(slot.boots[ka], slot.boots[kb], gap, ss, df, p.pair_error))
             n += 1
             if n >= 2 and settled(states, p.max_boots, p.pair_error, llr_of(mass)):
                 break
