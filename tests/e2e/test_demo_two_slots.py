@@ -2,7 +2,7 @@
 host (sshd on 127.0.0.1, libvirt over qemu+libssh, kernels pushed, the agent through libvirt's
 channel) and this machine, each measuring its own references, a round measuring two commits at
 once (issue #19). make test's one real bisection over slots: the netperf series over the same
-two hosts with the SSH host cut mid-round runs in make test-long (test_series_bisections.py).
+two hosts with the SSH host cut during the confirmation runs in make test-long (test_series_bisections.py).
 Both slots share this machine's two cores, so the test's time says nothing about what two real
 hosts save (make bench-rounds simulates that)."""
 
