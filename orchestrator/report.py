@@ -99,8 +99,10 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         return info(sha).subject
 
     shown = [d for d in store.decisions(campaign_id) if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
-    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), boots.get(d.commit, [])), d.verdict,
-                       d.reason, d.confidence, host_of.get(d.commit, ""))
+    # an inherited verdict was taken without a boot: the commit's boots, if a confirmation took
+    # some later, are not what decided it
+    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else boots.get(d.commit, [])),
+                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""))
                   for i, d in enumerate(shown))
     typed = read("bisect", row.state, row.result)
     done = typed if isinstance(typed, BisectResult) else BisectResult(BisectOutcome.INCONCLUSIVE)

@@ -411,6 +411,28 @@ def test_report_names_culprit_with_confidence_confirmation_revert_figures_steps_
     assert '"kind": "found"' in data and '"confidence"' in data and "revert restores the metric" in data
 
 
+def test_report_rows_of_inherited_steps_show_no_boots_though_the_confirmation_booted_their_commits(tmp_path):
+    """The culprit and its parent took their step verdicts from the endpoints' images and were
+    booted only by the confirmation: their step rows say no boots and no host (as the netperf
+    series' report must), the confirmation's row has the boots."""
+    from orchestrator.report import collect, render_markdown
+
+    case = next(c for c in CASES if c.expect.inherited and c.same_image)
+    ran = run_case(tmp_path, case)
+    store, cid = ran.store, ran.cid
+    inherited = {d.commit for d in store.decisions(cid) if d.role == "step" and d.inherited}
+    result = store.campaign(cid).result
+    pair = {result["culprit"], result["parent"]}
+    assert pair <= inherited and pair <= {b.commit for b in store.boots(cid) if b.status == "ok"}
+    report = collect(store, cid, "iops", "higher", GitBisect(ran.repo.path, tmp_path / "work").info)
+    rows = [s for s in report.steps if s.role == "step" and s.commit.sha in pair]
+    assert len(rows) == 2 and all(s.commit.boots == 0 and s.commit.n == 0 and not s.host for s in rows), rows
+    assert all(s.commit.boots > 0 for s in report.steps if s.role == "confirm")
+    md = render_markdown(report)
+    assert all(f"| step | {sha[:12]} | " in md and re.search(rf"\| step \| {sha[:12]} \| [^|]* \| \w+ \|  \| 0 \| 0 \| - \|",
+                                                           md) for sha in pair), md
+
+
 def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_path):
     from orchestrator.report_html import render_html
 
