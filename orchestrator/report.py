@@ -174,10 +174,12 @@ def render_markdown(r: BisectReport) -> str:
         out += ["The first commit where the metric regressed:", "", f"    commit {c.sha}",
                 f"    Author: {c.author} <{c.email}>", f"    Date:   {c.date}", "", f"        {c.subject}", ""]
     if r.confidence_text:
+        by = [what for what, measured in (("the culprit against its parent", r.confirmation), ("its revert", r.revert))
+              if measured]
         out += [f"Confidence: {r.confidence_text.removeprefix('confidence ').removeprefix('LOW confidence ')} "
                 f"({'high' if not r.confidence_text.startswith('LOW') else 'LOW: the answer may be wrong'}); "
-                "the chance that the culprit is the commit named, from every boot of the search, updated by the culprit "
-                "against its parent and by its revert", ""]
+                "the chance that the culprit is the commit named, from every boot of the search"
+                + (f", updated by {' and by '.join(by)}" if by else ""), ""]
     if r.confirmation:
         out += [f"Confirmation: {r.confirmation}", ""]
     if r.revert:

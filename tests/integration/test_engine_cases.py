@@ -397,7 +397,8 @@ def test_report_names_culprit_with_confidence_confirmation_revert_figures_steps_
     repo, report = report_of(tmp_path)
     md = render_markdown(report)
     assert f"    commit {repo.names['c9']}" in md and "    Author: T <t@example.org>" in md and "        c9" in md
-    assert re.search(r"Confidence: (>99\.9|\d+\.\d)% ", md)
+    assert re.search(r"Confidence: (>99\.9|\d+\.\d)% .*, updated by the culprit against its parent and by its revert$",
+                     md, re.M)
     assert re.search(r"Confirmation: confirmed: culprit against parent -\d+\.\d% \(95% CI", md)
     assert "Revert: revert restores the metric: bad with" in md
     assert f"parent  {repo.names['c8'][:12]}:" in md and f"culprit {repo.names['c9'][:12]}:" in md
@@ -431,6 +432,15 @@ def test_report_rows_of_inherited_steps_show_no_boots_though_the_confirmation_bo
     md = render_markdown(report)
     assert all(f"| step | {sha[:12]} | " in md and re.search(rf"\| step \| {sha[:12]} \| [^|]* \| \w+ \|  \| 0 \| 0 \| - \|",
                                                            md) for sha in pair), md
+
+
+def test_report_of_a_campaign_without_revert_says_its_confidence_was_not_updated_by_one(tmp_path):
+    from orchestrator.report import collect, render_markdown
+
+    ran = run_case(tmp_path, next(c for c in CASES if c.campaign.get("confirm") == "none"))
+    md = render_markdown(collect(ran.store, ran.cid, "iops", "higher", GitBisect(ran.repo.path, tmp_path / "work").info))
+    assert re.search(r"^Confidence: .*, updated by the culprit against its parent$", md, re.M), md[:2000]
+    assert "Revert:" not in md
 
 
 def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_path):
