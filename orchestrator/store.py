@@ -414,11 +414,18 @@ def _add_decision_fields(engine: Engine) -> None:
 
 
 class Store:
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, create: bool = True) -> None:
+        """The store at `url` (default: SQLite in the data directory). `create` False, for the
+        commands that read campaigns run before: a SQLite file that is not there is the user's
+        mistake (a mistyped --store), said in one line, never an empty store made in its place."""
         url = url or default_url()
         self.key = hashlib.sha256(url.encode()).hexdigest()[:12]
         if url.startswith("sqlite:///"):
-            where = Path(url.removeprefix("sqlite:///")).parent
+            path = Path(url.removeprefix("sqlite:///"))
+            if not create and not path.is_file():
+                raise UserError(f"store: no database at {path}; give --store the URL the campaigns were run with "
+                                f"(default: {default_url()})")
+            where = path.parent
             try:
                 where.mkdir(parents=True, exist_ok=True)
             except (OSError, ValueError) as exc:

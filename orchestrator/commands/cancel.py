@@ -25,7 +25,7 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.queue.state import cancel
     from orchestrator.store import Store
 
-    store = Store(a.store)
+    store = Store(a.store, create=False)
     for cid in a.ids:
         cancel(store, cid)
         print(f"campaign {cid} cancelled (a running one stops at its next boot; vmbisect requeue {cid} goes on)")

@@ -26,7 +26,7 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.commands.kinds import report
     from orchestrator.store import Store
 
-    _emit(report(Store(a.store), a.id, a.format), a.output)
+    _emit(report(Store(a.store, create=False), a.id, a.format), a.output)
     return 0
 
 

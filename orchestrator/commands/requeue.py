@@ -23,7 +23,7 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.queue.state import requeue
     from orchestrator.store import Store
 
-    store = Store(a.store)
+    store = Store(a.store, create=False)
     for cid in a.ids:
         requeue(store, cid)
         print(f"campaign {cid} queued again")

@@ -26,7 +26,7 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.commands.kinds import execute
     from orchestrator.store import Store
 
-    store = Store(a.store)
+    store = Store(a.store, create=False)
     row = store.campaign(a.id)
     if row.state not in RESUMABLE:
         raise UserError(f"id: campaign {a.id} is {row.state}, not running or paused; see vmbisect report {a.id}")

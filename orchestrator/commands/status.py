@@ -50,7 +50,7 @@ def run(a: argparse.Namespace) -> int:
 
     from orchestrator.store import Store
 
-    store = Store(a.store)
+    store = Store(a.store, create=a.store is None)  # the default store may not be made yet: no campaigns
     console = Console()
     if a.id is not None:
         for table in one(store, a.id):

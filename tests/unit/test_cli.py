@@ -67,11 +67,24 @@ def test_campaign_errors_are_one_line_before_anything_is_built(tmp_path, capsys)
 
 
 def test_unknown_campaign_id_and_report_format_are_user_errors(tmp_path, capsys):
+    from orchestrator.store import Store
+
     store = f"sqlite:///{tmp_path / 'v.db'}"
+    Store(store)
     assert main(["resume", "7", "--store", store]) == 2
     assert "no campaign with id 7" in capsys.readouterr().err
     assert main(["report", "1", "--format", "pdf", "--store", store]) == 2
     assert capsys.readouterr().err == "vmbisect: format: invalid value 'pdf'; valid choices: md, html, json\n"
+
+
+@pytest.mark.parametrize("argv", [["report", "1"], ["status"], ["status", "1"], ["resume", "1"], ["cancel", "1"],
+                                  ["requeue", "1"]], ids=lambda a: " ".join(a))
+def test_a_command_reading_a_store_that_is_not_there_says_so_and_makes_none(tmp_path, capsys, argv):
+    missing = tmp_path / "typo" / "v.db"
+    assert main([*argv, "--store", f"sqlite:///{missing}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"vmbisect: store: no database at {missing}; give --store") and err.count("\n") == 1, err
+    assert not missing.parent.exists()
 
 
 def stored_bisection(tmp_path):  # type: ignore[no-untyped-def]

@@ -51,6 +51,19 @@ def test_unknown_campaign_is_a_user_error(store):
         store.campaign(99)
 
 
+def test_a_store_directory_that_cannot_be_made_is_a_user_error():
+    with pytest.raises(UserError, match="store: cannot create the directory /proc/nope"):
+        Store("sqlite:////proc/nope/x.db")
+
+
+def test_a_store_opened_to_read_is_never_made(tmp_path):
+    with pytest.raises(UserError, match=f"store: no database at {tmp_path / 'v.db'}"):
+        Store(f"sqlite:///{tmp_path / 'v.db'}", create=False)
+    assert not (tmp_path / "v.db").exists()
+    Store(f"sqlite:///{tmp_path / 'v.db'}")
+    assert Store(f"sqlite:///{tmp_path / 'v.db'}", create=False).campaigns() == []
+
+
 def test_unreachable_database_is_an_infra_error():
     with pytest.raises(InfraError, match="store: cannot open"):
         Store("postgresql+psycopg2://nobody@127.0.0.1:1/none")
