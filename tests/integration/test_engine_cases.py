@@ -430,8 +430,7 @@ def test_report_rows_of_inherited_steps_show_no_boots_though_the_confirmation_bo
     assert len(rows) == 2 and all(s.commit.boots == 0 and s.commit.n == 0 and not s.host for s in rows), rows
     assert all(s.commit.boots > 0 for s in report.steps if s.role == "confirm")
     md = render_markdown(report)
-    assert all(f"| step | {sha[:12]} | " in md and re.search(rf"\| step \| {sha[:12]} \| [^|]* \| \w+ \|  \| 0 \| 0 \| - \|",
-                                                           md) for sha in pair), md
+    assert all(re.search(rf"\| step \| {sha[:12]} \| [^|]* \| \w+ \|  \| 0 \| 0 \| - \|", md) for sha in pair), md
 
 
 def test_report_of_a_campaign_without_revert_says_its_confidence_was_not_updated_by_one(tmp_path):
