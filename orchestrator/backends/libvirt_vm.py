@@ -38,7 +38,7 @@ from orchestrator.agent.client import AgentClient, AgentSilent
 from orchestrator.agent.protocol import ExecResult
 from orchestrator.backends.quiet import QUIET_KIB, SETTLE_TIMEOUT_S, HostState, settle
 from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError, WorkloadFailed
-from orchestrator.vm.console import console_fault, fault_hint, kernel_cmdline, tail
+from orchestrator.vm.console import console_fault, excerpt, fault_hint, first_report, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
 from orchestrator.vm.spec import VmSpec
 
@@ -166,14 +166,16 @@ class Guest:
         try:
             return self.agent.exec(argv, **kwargs)
         except AgentSilent as exc:
-            raise WorkloadFailed(
-                f"guest agent went silent during {argv[0]!r}: {exc}", self.console_tail()
-            ) from exc
+            text = self.console()
+            report = first_report(text)
+            seen = f"; the console's first kernel report: {report[1]}" if report else ""
+            raise WorkloadFailed(f"guest agent went silent during {argv[0]!r}: {exc}{seen}", excerpt(text),
+                                 "console (first report and tail)" if report else None) from exc
 
-    def console_tail(self, lines: int = 30) -> str:
+    def console(self) -> str:
         if self.read_console is not None:
-            return tail(self.read_console(), lines)
-        return tail(self.console_log.read_text(errors="replace"), lines) if self.console_log.exists() else ""
+            return self.read_console()
+        return self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
 
 
 @dataclass(frozen=True)

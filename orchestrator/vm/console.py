@@ -19,14 +19,48 @@ NO_AGENT_PORT_HINT = (
 )
 
 
+def _first(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[int, str] | None:
+    """The offset and the line of the earliest match of any of `patterns`, or None."""
+    found = [(m.start(), m.group(0).strip()) for m in (p.search(text) for p in patterns) if m]
+    return min(found) if found else None
+
+
 def console_fault(text: str) -> str | None:
     """The first fault line found, or None."""
-    found: list[tuple[int, str]] = []
-    for pattern in FAULT_PATTERNS:
-        m = pattern.search(text)
-        if m:
-            found.append((m.start(), m.group(0).strip()))
-    return min(found)[1] if found else None
+    first = _first(FAULT_PATTERNS, text)
+    return first[1] if first else None
+
+
+# Lines that open a kernel report while a workload runs: a fault, a lockup, a stall, a hung
+# task or a warning. What the console showed first says more than its last lines, which a long
+# report fills with registers and frames.
+REPORT_PATTERNS = (
+    *FAULT_PATTERNS,
+    re.compile(r"watchdog: BUG: soft lockup.*"),
+    re.compile(r"rcu: INFO: .*detected stalls?.*"),
+    re.compile(r"INFO: task .* blocked for more than.*"),
+    re.compile(r"WARNING: CPU: .*"),
+)
+
+
+def first_report(text: str) -> tuple[int, str] | None:
+    """Where the first kernel report begins (the index of its line) and its line, or None."""
+    first = _first(REPORT_PATTERNS, text)
+    return (text.count("\n", 0, first[0]), first[1]) if first else None
+
+
+def excerpt(text: str, lines: int = 30, head: int = 12) -> str:
+    """The console to show a user after a hang: the first kernel report's opening `head` lines,
+    then the last `lines` lines (once, where the two meet)."""
+    all_lines = text.rstrip("\n").splitlines()
+    report = first_report(text)
+    last = max(len(all_lines) - lines, 0)
+    if report is None or report[0] >= last:
+        return tail(text, lines)
+    first = report[0]
+    if first + head >= last:
+        return "\n".join(all_lines[first:])
+    return "\n".join([*all_lines[first:first + head], "[...]", *all_lines[last:]])
 
 
 def fault_hint(fault: str) -> str:

@@ -4,12 +4,14 @@ real restart of libvirtd is tests/integration/test_libvirtd_restart.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libvirt
 import pytest
 
 from orchestrator.agent.client import AgentSilent
-from orchestrator.backends.libvirt_vm import GuestAgent, HostDomain, _alive, libvirt_fault
-from orchestrator.errors import HostFailed, InfraError, KernelFault
+from orchestrator.backends.libvirt_vm import Guest, GuestAgent, HostDomain, _alive, libvirt_fault
+from orchestrator.errors import HostFailed, InfraError, KernelFault, WorkloadFailed
 
 
 class Conn:
@@ -98,3 +100,31 @@ def test_an_agent_silent_with_the_connection_lost_is_the_hosts_fault():
 def test_an_agent_silent_with_libvirt_answering_stays_a_silent_agent():
     with pytest.raises(AgentSilent):
         agent(True).snapshot()
+
+
+class HungClient:
+    def exec(self, argv: list[str], **kwargs: object) -> None:
+        raise AgentSilent("agent did not answer in time")
+
+
+def hung_guest(console: str) -> Guest:
+    return Guest("g", "tcg", {}, 1.0, Path("/nonexistent"), GuestAgent(HungClient(), lambda m: None),  # type: ignore[arg-type]
+                 None, read_console=lambda: console)
+
+
+def test_a_guest_hung_in_a_workload_names_the_consoles_first_kernel_report_and_keeps_its_opening_lines():
+    frames = "".join(f"[ 132.1]  frame_{i}+0x10/0x20\n" for i in range(60))
+    console = "[ 120.0] ok\n[ 132.1] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [fio:412]\n" + frames
+    with pytest.raises(WorkloadFailed) as failed:
+        hung_guest(console).exec(["fio", "--name=x"], timeout_s=5)
+    assert str(failed.value) == ("guest agent went silent during 'fio': agent did not answer in time; the console's "
+                                 "first kernel report: watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [fio:412]")
+    assert failed.value.detail.startswith("[ 132.1] watchdog: BUG: soft lockup") and "[...]" in failed.value.detail
+    assert failed.value.detail.endswith("frame_59+0x10/0x20") and failed.value.detail_label.startswith("console")
+
+
+def test_a_guest_hung_with_no_kernel_report_shows_the_console_tail():
+    with pytest.raises(WorkloadFailed) as failed:
+        hung_guest("[ 1.0] a\n[ 2.0] b\n").exec(["dbench"], timeout_s=5)
+    assert str(failed.value) == "guest agent went silent during 'dbench': agent did not answer in time"
+    assert failed.value.detail == "[ 1.0] a\n[ 2.0] b" and failed.value.detail_label == "console tail"
