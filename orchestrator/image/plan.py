@@ -27,6 +27,7 @@ DEFAULT_MODULES: tuple[str, ...] = (
     "virtio_scsi",
     "virtio_console",
     "virtio_net",
+    "virtio_rng",
     "sd_mod",
     "scsi_mod",
     "mptsas",

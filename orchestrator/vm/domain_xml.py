@@ -69,6 +69,7 @@ def domain_xml(spec: VmSpec, boot: BootFiles) -> str:
     _disks(devices, spec, boot)
     _console(devices, boot)
     _agent_channel(devices, boot)
+    _rng(devices)
     ET.SubElement(devices, "memballoon", model="none")
     if boot.run_as_root:
         seclabel = ET.SubElement(dom, "seclabel", type="static", model="dac", relabel="no")
@@ -129,6 +130,15 @@ def _console(devices: ET.Element, boot: BootFiles) -> None:
     serial = ET.SubElement(devices, "serial", type="file")
     ET.SubElement(serial, "source", path=str(boot.console_log), append="off")
     ET.SubElement(serial, "target", port="0")
+
+
+def _rng(devices: ET.Element) -> None:
+    """An entropy source (virtio-rng, from the host's /dev/urandom). Without one a guest with
+    no RDRAND (TCG's qemu64) readies its CRNG from interrupt timings: during the first
+    workload run, from disk completions, with a static key patched on every vCPU inside a
+    measured run. With it the CRNG is ready before the agent serves (docs/architecture.md)."""
+    rng = ET.SubElement(devices, "rng", model="virtio")
+    ET.SubElement(rng, "backend", model="random").text = "/dev/urandom"
 
 
 def _agent_channel(devices: ET.Element, boot: BootFiles) -> None:

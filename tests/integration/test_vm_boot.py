@@ -102,6 +102,16 @@ def test_agent_ops_work_over_the_real_virtio_serial_channel(launcher, distro):
     assert timed.timed_out and left.stdout.strip() == b"0"
 
 
+def test_the_guests_crng_is_ready_from_virtio_rng_before_the_agent_serves(launcher, distro):
+    # without an entropy source a qemu64 guest readies its CRNG from disk interrupts during the
+    # first workload run (docs/architecture.md)
+    with boot(launcher, distro, VmSpec()) as guest:
+        source = guest.agent.get("/sys/class/misc/hw_random/rng_current").decode().strip()
+        console = guest.console()
+    assert source.startswith("virtio_rng")
+    assert console.index("random: crng init done") < console.index("vmbisect-agent: serving on")
+
+
 def test_cleanup_removes_domains_whose_controller_died(launcher, distro, tmp_path):
     from pathlib import Path
 

@@ -34,6 +34,12 @@ def test_no_usb_controller_or_balloon_to_add_noise():
     assert dom.find("devices/memballoon").get("model") == "none"
 
 
+def test_a_virtio_entropy_source_from_the_hosts_urandom():
+    rngs = render(VmSpec()).findall("devices/rng")
+    assert [(r.get("model"), r.find("backend").get("model"), r.findtext("backend")) for r in rngs] == [
+        ("virtio", "random", "/dev/urandom")]
+
+
 def test_guest_is_destroyed_on_poweroff_reboot_and_crash():
     dom = render(VmSpec())
     assert [dom.findtext(e) for e in ("on_poweroff", "on_reboot", "on_crash")] == ["destroy"] * 3
