@@ -427,7 +427,8 @@ class SetBisection:
                          + "; ".join(label(s, self.names) for s in found.unknown))
         if confirmation["verdict"] != "confirmed" or revert["verdict"] != "restores":
             notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
-                         "answer (more boots per candidate: max_boots)")
+                         "answer (a pair gets boots_per_commit boots a side, more when the endpoints' boot noise "
+                         "asks for them, max_boots_per_commit at most: raise boots_per_commit for more)")
         asked = {self.candidates.key(a.applied) for a in found.asked}
         unasked = [d for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE and d.commit not in asked]
         if unasked:
