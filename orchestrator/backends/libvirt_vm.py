@@ -169,7 +169,7 @@ class Guest:
             text = self.console()
             report = first_report(text)
             seen = f"; the console's first kernel report: {report[1]}" if report else ""
-            raise WorkloadFailed(f"guest agent went silent during {argv[0]!r}: {exc}{seen}", excerpt(text),
+            raise WorkloadFailed(f"guest agent went silent during {argv[0]!r}: {exc}{seen}", excerpt(text, report),
                                  "console (first report and tail)" if report else None) from exc
 
     def console(self) -> str:

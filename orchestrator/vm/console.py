@@ -49,11 +49,11 @@ def first_report(text: str) -> tuple[int, str] | None:
     return (text.count("\n", 0, first[0]), first[1]) if first else None
 
 
-def excerpt(text: str, lines: int = 30, head: int = 12) -> str:
-    """The console to show a user after a hang: the first kernel report's opening `head` lines,
-    then the last `lines` lines (once, where the two meet)."""
+def excerpt(text: str, report: tuple[int, str] | None, lines: int = 30, head: int = 12) -> str:
+    """The console to show a user after a hang: the opening `head` lines of `report` (the
+    first kernel report, as `first_report` found it), then the last `lines` lines (once, where
+    the two meet)."""
     all_lines = text.rstrip("\n").splitlines()
-    report = first_report(text)
     last = max(len(all_lines) - lines, 0)
     if report is None or report[0] >= last:
         return tail(text, lines)

@@ -58,12 +58,12 @@ def test_stalls_hung_tasks_and_warnings_open_kernel_reports():
 
 
 def test_excerpt_after_a_hang_keeps_the_report_s_opening_lines_and_the_tail():
-    shown = excerpt(LOCKUP, lines=5, head=3).splitlines()
+    shown = excerpt(LOCKUP, first_report(LOCKUP), lines=5, head=3).splitlines()
     assert shown[:3] == LOCKUP.splitlines()[1:4] and shown[3] == "[...]"
     assert shown[4:] == LOCKUP.splitlines()[-5:]
 
 
 def test_excerpt_is_the_tail_when_the_report_is_inside_it_or_absent():
-    assert excerpt(LOCKUP, lines=100) == tail(LOCKUP, 100)
-    assert excerpt("a\nb\nc\n", lines=2) == "b\nc"
-    assert excerpt(LOCKUP, lines=58, head=12) == "\n".join(LOCKUP.splitlines()[1:])
+    assert excerpt(LOCKUP, first_report(LOCKUP), lines=100) == tail(LOCKUP, 100)
+    assert excerpt("a\nb\nc\n", None, lines=2) == "b\nc"
+    assert excerpt(LOCKUP, first_report(LOCKUP), lines=58, head=12) == "\n".join(LOCKUP.splitlines()[1:])
