@@ -22,10 +22,10 @@ CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "stea
 BUSY_MODES = ("user", "nice", "system", "irq", "softirq", "steal")
 SECTOR = 512
 
-HOST_TCG = ("under TCG the host's CPU time includes the emulation of every guest instruction, so a change "
-            "can be the emulator's cost; guest_cpu_us_per_op tracks the guest's own cost best")
-GUEST_TCG = ("under TCG guest CPU time is the emulated clock's: it tracks the guest's own cost (in emulated "
-             "time), the best CPU-cost figure there")
+# what a figure measures under TCG (MetricDef.tcg), said in a report whose runs ran there
+HOST_TCG = ("the host's CPU time includes the emulation of every guest instruction, so a change can be the "
+            "emulator's cost; guest_cpu_us_per_op tracks the guest's own cost best")
+GUEST_TCG = ("guest CPU time is the emulated clock's; of the CPU figures it tracks the guest's own cost best")
 
 METRICS: dict[str, MetricDef] = {m.name: m for m in (
     *(MetricDef(f"guest_cpu_{mode}", "s", "lower", f"guest CPU time in {mode} mode, all vCPUs")
