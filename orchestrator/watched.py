@@ -92,7 +92,9 @@ def tcg_notes(metrics: Sequence[MetricDef], accel: str) -> tuple[str, ...]:
 def watched_section(store: WatchedStore, campaign_id: int, parent: str, culprit: str, host: str | None,
                     bisected: MetricDef | None, watched: Sequence[MetricDef], alpha: float = 0.05) -> WatchedSection:
     """The watched metrics over the confirmation's boots of `parent` and `culprit` on `host`
-    (no rows without a culprit), and the TCG notes of the bisected and watched metrics."""
+    (no rows without a culprit), and the TCG notes of the bisected and watched metrics. The
+    confirmation's first boot is counted in the bisected metric's boots (Boot.seq); a watched
+    metric recorded wherever the bisected one is (as every system metric is) counts them alike."""
     last = store.last_run(campaign_id)
     accel = str(((last.raw if last is not None else None) or {}).get("accel", ""))
     notes = tcg_notes([m for m in (bisected, *watched) if m is not None], accel)
