@@ -28,6 +28,8 @@ from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.results import BisectOutcome, BisectResult, Stopped, read
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
+from orchestrator.watched import WatchedSection, watched_markdown, watched_section
+from orchestrator.workloads.definition import MetricDef
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class BisectReport:
     revert: str = ""
     change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
     hosts: str = ""  # which lab hosts measured, how many boots each, and the boots a failed host lost
+    watched: WatchedSection | None = None  # the campaign's metric.watch, culprit against parent (watched.py)
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -88,8 +91,8 @@ def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
                          statistics.fmean(means), len(boots))
 
 
-def collect(store: Store, campaign_id: int, metric: str, direction: str,
-            info: Callable[[str], CommitInfo]) -> BisectReport:
+def collect(store: Store, campaign_id: int, metric: str, direction: str, info: Callable[[str], CommitInfo],
+            bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = ()) -> BisectReport:
     row = store.campaign(campaign_id)
     boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
     samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
@@ -123,8 +126,10 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts)
+    watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
+                              host_of.get(culprit.sha) if culprit else None, bisected, watch)
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
-                                                   for c, bs in boots.items()})
+                                                   for c, bs in boots.items()}, watched=watched)
 
 
 def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
@@ -205,6 +210,7 @@ def render_markdown(r: BisectReport) -> str:
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:
         out += [f"Note: {note}", ""]
+    out += watched_markdown(r.watched)
     out += ["## Steps", "", "| # | role | commit | subject | verdict | host | boots | runs | median | reason |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in r.steps:

@@ -11,6 +11,7 @@ from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
 from orchestrator.report import BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.watched import watched_html
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 
@@ -61,7 +62,7 @@ def render_html(r: BisectReport) -> str:
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
         ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
         ("Measured on", r.hosts)) if text)
-    notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes)
+    notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
                       f"<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")

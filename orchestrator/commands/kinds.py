@@ -117,8 +117,9 @@ def _report_bisect(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     campaign = spec.campaign
     gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
     gb.prepare()
-    return renderers[fmt](collect(store, campaign_id, campaign.metric.name, choose_workload(campaign).direction,
-                                  gb.info))
+    choice = choose_workload(campaign)
+    return renderers[fmt](collect(store, campaign_id, campaign.metric.name, choice.direction, gb.info,
+                                  choice.metric, choice.watched))
 
 
 def _report_verify(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:

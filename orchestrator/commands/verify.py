@@ -142,6 +142,7 @@ def with_metric_defaults(raw: dict[str, Any]) -> dict[str, Any]:
     the campaign's checks, which list the choices."""
     from orchestrator.compare.plan import headline_metric
     from orchestrator.workloads.definition import load_all, resolve
+    from orchestrator.workloads.system import METRICS
 
     for key, flag in (("repository", "--repo PATH"), ("workload", "--workload NAME")):
         if key not in raw:
@@ -158,7 +159,8 @@ def with_metric_defaults(raw: dict[str, Any]) -> dict[str, Any]:
         return raw
     plan = resolve(load_all(), name, [f"{k}={v}" for k, v in params.items()])
     metric.setdefault("name", headline_metric(plan.workload, plan.points[0]))
-    known = plan.workload.metrics.get(metric["name"])
+    name = str(metric["name"])
+    known = plan.workload.metrics.get(name) or METRICS.get(name) or METRICS.get(name.rpartition(".")[0])
     direction = metric.get("direction") or (known.direction if known else "higher")
     metric.setdefault("threshold", f"{-DEFAULT_THRESHOLD if direction != 'lower' else DEFAULT_THRESHOLD:+.0%}")
     return {**raw, "metric": metric}

@@ -66,7 +66,7 @@ def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str, li
     values = metric_values(tool.parse(raw, params), snap0, snap1, host0, host1, disks,
                            int(guest.hello.get("cpus_online") or 1), mhz)
     return RunResult(workload.name, dict(params), label(workload, values), raw, (snap0, snap1), (host0, host1),
-                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else ())
+                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else (), accel=accel)
 
 
 def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, Any], host0: Mapping[str, Any],
@@ -106,4 +106,4 @@ def reparse(workload: WorkloadDef, result: RunResult, accel: str) -> RunResult:
     values = metric_values(tool.parse(result.raw, result.params), result.snapshots[0], result.snapshots[1],
                            result.host[0], result.host[1], list(result.disks), cpus, mhz)
     return RunResult(result.workload, result.params, label(workload, values), result.raw, result.snapshots,
-                     result.host, result.duration_s, result.disks, result.notes, result.lab_host)
+                     result.host, result.duration_s, result.disks, result.notes, result.lab_host, result.accel)
