@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult, read
+from orchestrator.kinds.table import read_result as read
+from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult
 
 OLD_BISECTION = {"notes": [], "inherited": 1, "host": "local", "boots": 42, "culprit": "c" * 40, "parent": "p" * 40,
                  "confirmation": {"verdict": "confirmed", "text": "culprit against parent -40.3%"},
