@@ -1,9 +1,11 @@
-"""What a stored campaign ended with: one result type per campaign kind, as each kind has
-one spec type (orchestrator/kinds/table.py pairs them), each written by `to_dict` into the store's JSON `result` column and
-read back by `from_dict`. No field changes its meaning with the kind: a bisection's answer is its
-`outcome` (found, only skipped, inconclusive); a campaign that stopped before an answer
-has a `Stopped` result: why (`StopKind`: refused, failed, paused), the reason for people and,
-for a refusal, the endpoint check's problem as data.
+"""What a stored campaign ended with: one result type per campaign kind, as each kind has one
+spec type (orchestrator/kinds/table.py pairs them), each written by `to_dict` into the store's
+JSON `result` column and read back by `from_dict`. No field changes its meaning with the kind:
+a bisection's answer is its `outcome` (found, only skipped, inconclusive); a campaign that
+stopped before an answer has a `Stopped` result: why (`StopKind`: refused, failed, paused), the
+reason for people and, for a refusal, the endpoint check's problem as data. Each type says
+itself what the status line and the mail show of it (`line`, `words`, `outcome_word`,
+`named_commit`, `why`): nothing dispatches on a result's type.
 
 Results an older vmbisect stored read into the same types: a bisection's outcome was under
 `kind` (found / only_skipped / inconclusive), a verification and a comparison put their campaign
