@@ -188,7 +188,7 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Revert: {r.revert}", ""]
     if r.hosts:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
-    if r.candidates and r.kind == "inconclusive":
+    if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     elif r.candidates:
