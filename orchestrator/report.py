@@ -20,12 +20,13 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from orchestrator.backends.git_bisect import CommitInfo
+from orchestrator.bisect.engine import HIGH_CONFIDENCE
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Kind, Role
 from orchestrator.render.scale import whole_or_4g as num
-from orchestrator.results import BisectOutcome, BisectResult, Stopped, read
+from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
 from orchestrator.watched import WatchedSection, watched_markdown, watched_section
@@ -107,19 +108,20 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
     steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else boots.get(d.commit, [])),
                        d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""))
                   for i, d in enumerate(shown))
-    typed = read("bisect", row.state, row.result)
-    done = typed if isinstance(typed, BisectResult) else BisectResult(BisectOutcome.INCONCLUSIVE)
+    answered = answer_as(BisectResult, row.state, row.result)
+    stop = stopped(row.state, row.result)
+    done = answered or BisectResult(BisectOutcome.INCONCLUSIVE)
     culprit = info(done.culprit) if done.culprit else None
     parent = done.parent
     confirmation = done.confirmation
     report = BisectReport(
         name=row.name, state=row.state, metric=metric, direction=direction,
-        kind=done.outcome.value if isinstance(typed, BisectResult) else row.state,
+        kind=done.outcome.value if answered else row.state,
         culprit=culprit,
         culprit_figures=figures(culprit.sha, culprit.subject, boots.get(culprit.sha, [])) if culprit else None,
         parent_figures=figures(parent, subject(parent), boots.get(parent, [])) if parent else None,
         candidates=tuple(info(c) for c in done.candidates),
-        steps=steps, notes=done.notes + ((typed.reason,) if isinstance(typed, Stopped) else ()),
+        steps=steps, notes=done.notes + ((stop.reason,) if stop else ()),
         bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
         confidence_text=done.confidence_text,
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
@@ -182,7 +184,7 @@ def render_markdown(r: BisectReport) -> str:
         by = [what for what, measured in (("the culprit against its parent", r.confirmation), ("its revert", r.revert))
               if measured]
         out += [f"Confidence: {r.confidence_text.removeprefix('confidence ').removeprefix('LOW confidence ')} "
-                f"({'high' if not r.confidence_text.startswith('LOW') else 'LOW: the answer may be wrong'}); "
+                f"({'high' if r.confidence >= HIGH_CONFIDENCE else 'LOW: the answer may be wrong'}); "
                 "the chance that the culprit is the commit named, from every boot of the search"
                 + (f", updated by {' and by '.join(by)}" if by else ""), ""]
     if r.confirmation:
@@ -191,7 +193,7 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Revert: {r.revert}", ""]
     if r.hosts:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
-    if r.candidates and r.kind == "inconclusive":
+    if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     elif r.candidates:

@@ -114,7 +114,7 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
                 pace_s: float = 0.0) -> None:
     """A worker (with `once`) whose campaigns are measured by LeasingMeasurer."""
     from orchestrator import wiring
-    from orchestrator.commands.kinds import run_stored
+    from orchestrator.kinds.run import run_stored
     from orchestrator.queue.worker import Config, run_worker
     from tests.fakes import FakeBuilder
 
@@ -230,7 +230,7 @@ def tokens(store: Store, cid: int) -> list[str]:
 def check(store: Store, ids: dict[str, int], culprits: dict[str, str], before: dict[int, set[str]],
           figures: Figures) -> None:
     """After every worker ended: each campaign done with its culprit, no run lost, none twice."""
-    from orchestrator.results import read
+    from orchestrator.kinds.table import read_result as read
 
     for name, cid in ids.items():
         row = store.campaign(cid)

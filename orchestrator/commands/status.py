@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import campaign_id
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 
 if TYPE_CHECKING:
     from orchestrator.store import Store
@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
 
 def counts(store: Store, row: Any) -> tuple[int, int]:
     """Boots and runs of the campaign's metric (every boot and run when it names none)."""
-    from orchestrator.commands.kinds import metric_of
+    from orchestrator.kinds.table import metric_of
 
     metric = metric_of(row)
     if metric is None:
@@ -65,8 +65,8 @@ def run(a: argparse.Namespace) -> int:
 def listing(store: Store) -> Any:
     from rich.table import Table
 
-    from orchestrator.commands.kinds import status_line
     from orchestrator.decisions import Role
+    from orchestrator.kinds.table import status_line
 
     table = Table(title="vmbisect campaigns")
     for col in ("id", "kind", "name", "state", "steps", "boots", "runs", "result", "updated"):
@@ -83,7 +83,7 @@ def ended(store: Store, since: dt.timedelta) -> Any:
     """The morning view: campaigns that ended (done, refused, failed, paused, cancelled) in the window."""
     from rich.table import Table
 
-    from orchestrator.commands.kinds import status_line
+    from orchestrator.kinds.table import status_line
 
     cutoff = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - since
     table = Table(title=f"ended in the last {since.total_seconds() / 3600:g} h")
@@ -97,10 +97,10 @@ def ended(store: Store, since: dt.timedelta) -> Any:
 
 
 def where(row: Any) -> str:
-    """Where an ended campaign's report is: the file written when it ended (commands/kinds.py),
+    """Where an ended campaign's report is: the file written when it ended (kinds/run.py),
     or the command that makes it (a report written on another machine, or by an older
     vmbisect); how to go on with a paused or cancelled one."""
-    from orchestrator.commands.kinds import report_files
+    from orchestrator.kinds.run import report_files
 
     if row.state == "paused":
         return f"vmbisect resume {row.id}"
@@ -118,7 +118,7 @@ def one(store: Store, campaign: int) -> list[Any]:
 
     from rich.table import Table
 
-    from orchestrator.commands.kinds import metric_of, status_line
+    from orchestrator.kinds.table import metric_of, status_line
     from orchestrator.render.scale import whole_or_4g
 
     row = store.campaign(campaign)

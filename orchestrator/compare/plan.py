@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Mapping
 
 from orchestrator.compare.schedule import default_boots
+from orchestrator.compare.spec import CompareSpec
 from orchestrator.compare.table import Point
 from orchestrator.compare.variant import Variant, boot_groups, parse_variants
 from orchestrator.errors import UserError, choices_error
-from orchestrator.specs import CompareSpec
 from orchestrator.vm.spec import ACCELS, VmSpec
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 from orchestrator.workloads.params import ParamValue

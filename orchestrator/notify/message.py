@@ -19,7 +19,7 @@ from email.policy import EmailPolicy
 from email.utils import format_datetime
 from pathlib import Path
 
-from orchestrator.results import BisectOutcome, BisectResult, CompareResult, Result, Stopped, VerifyResult
+from orchestrator.results import Result
 
 MAX_SUBJECT = 120  # characters of the answer in the subject; the body has all of it
 MAX_LINE_OCTETS = 998  # RFC 5322 2.1.1, without CRLF
@@ -77,17 +77,9 @@ def one_line(text: str, limit: int = MAX_SUBJECT) -> str:
 def answer(e: Ended) -> str:
     """The campaign's answer in a few words: the culprit's subject, why it stopped, the outcome."""
     r = e.result
-    if isinstance(r, Stopped):
-        return f"{r.stop.value}: {r.reason}"
-    if isinstance(r, BisectResult):
-        if r.outcome is BisectOutcome.FOUND:
-            return e.culprit_subject or f"culprit {r.culprit[:12]}"
-        n = len(r.candidates)
-        what = "only skipped commits left" if r.outcome is BisectOutcome.ONLY_SKIPPED else "inconclusive"
-        return f"{what}, {n} candidate{'s' if n != 1 else ''}"
-    if isinstance(r, (VerifyResult, CompareResult)):
-        return r.lines[0] if r.lines else e.state
-    return e.state
+    if r is None:
+        return e.state
+    return (e.culprit_subject or r.words(e.state)) if r.named_commit() else r.words(e.state)
 
 
 def subject(e: Ended) -> str:
@@ -95,21 +87,18 @@ def subject(e: Ended) -> str:
 
 
 def _outcome(e: Ended) -> str:
-    r = e.result
-    if isinstance(r, Stopped):
-        return r.stop.value
-    if isinstance(r, BisectResult):
-        return r.outcome.value
-    return e.state
+    return e.result.outcome_word(e.state) if e.result is not None else e.state
 
 
 def body(e: Ended) -> str:
     """A few lines of what ended and where its reports are, then the Markdown report."""
     head = [f"vmbisect campaign {e.campaign_id} ({e.name}, {e.kind}) ended: {_outcome(e)}.", ""]
-    if isinstance(e.result, BisectResult) and e.result.outcome is BisectOutcome.FOUND:
-        head += [f"Culprit: {e.result.culprit[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
-    elif isinstance(e.result, Stopped):
-        head += [f"{e.result.stop.value.capitalize()}: {e.result.reason}", ""]
+    named = e.result.named_commit() if e.result is not None else ""
+    why = e.result.why() if e.result is not None else ""
+    if named:
+        head += [f"Culprit: {named[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
+    elif why:
+        head += [why, ""]
     if e.report_files:
         head += ["Reports (on the controller):", *(f"  {p}" for p in e.report_files), ""]
     report = e.report or f"No report could be made; `vmbisect report {e.campaign_id}` says why."

@@ -1,5 +1,5 @@
 """A queue worker: runners that take queued campaigns and run each through the one run path
-(commands/kinds.py run_stored) on the worker's lab, one campaign per runner at a time.
+(kinds/run.py run_stored) on the worker's lab, one campaign per runner at a time.
 
 Each runner has a row in queue_workers (`<machine>:<pid>/<n>`) whose heartbeat a thread renews
 every timeout/4 while it lives, with the pgqueuer job's heartbeat of the campaign it runs. A
@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Callable
 from sqlalchemy import delete, select, update
 
 from orchestrator.errors import UserError, VmbisectError
+from orchestrator.exits import exit_code
+from orchestrator.hosts.lab import lab_for
 from orchestrator.queue import leases
 from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
 from orchestrator.queue.rows import QUEUED, RUNNING, beat_alive, now
@@ -39,8 +41,8 @@ if TYPE_CHECKING:
     from orchestrator.store import Store
 
 
-# How a runner runs a stored campaign: commands/kinds.py run_stored (store, id, lab=, on_event=,
-# take_over=, uri=) -> exit code; the worker command passes it in (commands/ is above this package).
+# How a runner runs a stored campaign: kinds/run.py run_stored (store, id, lab=, on_event=,
+# take_over=, uri=) -> exit code; the worker command passes it in (kinds/ is above this package).
 RunStored = Callable[..., int]
 
 
@@ -52,9 +54,9 @@ class Config:
     heartbeat_timeout_s: float = 60.0
     once: bool = False  # exit once nothing submitted waits or runs
     poll_s: float = 2.0  # how often an idle runner looks at the queue
-    # Several runners share the lab: each campaign measures on one slot (the lease gives it a
-    # host); one runner gives its campaign every slot of the lab (rounds over all of them).
-    one_slot: bool = False
+    # The most slots each campaign measures on at once: 1 when several runners share the lab
+    # (the lease gives each a host); None: one runner gives its campaign every slot of the lab.
+    campaign_slots: int | None = None
 
 
 AWAY_S = 30.0  # how long a runner waits when the store cannot be reached
@@ -160,8 +162,9 @@ class Runner:
             self.jobs.finish(ticket)
             return
         say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
-        code = self.config.run(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
-                               take_over=self._may_take_over(cid), uri=self.config.uri, one_slot=self.config.one_slot)
+        code = exit_code(lambda: self.config.run(
+            self.store, cid, lab=lab_for(self.config.lab, self.config.campaign_slots), on_event=self._event(cid),
+            take_over=self._may_take_over(cid), uri=self.config.uri))
         self._ended(ticket, code, previous)
 
     def _start(self, cid: int) -> str | None:

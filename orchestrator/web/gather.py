@@ -23,11 +23,9 @@ from orchestrator.web.views import (
     DecisionView,
     Estimate,
     HostBoots,
-    bisect_estimate,
     decision_views,
     duration,
     eta_seconds,
-    fixed_estimate,
     host_boots,
     marks,
     seconds_per_boot,
@@ -44,11 +42,12 @@ LISTED = 100  # campaigns on the overview, newest first (running ones always)
 
 @dataclass(frozen=True)
 class Catalogue:
-    """What the dashboard asks of the kind table (orchestrator/commands/kinds.py) and of
-    `vmbisect status` (its counts), handed in by commands/serve.py so that nothing here imports
-    the commands: a campaign's status line, its metric, where its reports are written, its report
+    """What the dashboard asks of the kind table (orchestrator/kinds/) and of `vmbisect status`
+    (its counts), handed in by commands/serve.py so that nothing here imports the kinds or the
+    commands: a campaign's status line, its metric, where its reports are written, its report
     made now (store, id, format), its boots and runs of its metric, the states whose reports are
-    written at the end."""
+    written at the end, its typed spec (UserError when it no longer reads) and the estimate of
+    the boots a running one has left."""
 
     status_line: Callable[[Any], str]
     metric_of: Callable[[Any], str | None]
@@ -56,6 +55,8 @@ class Catalogue:
     report: Callable[["Store", int, str], str]
     counts: Callable[["Store", Any], tuple[int, int]]
     reported: tuple[str, ...]
+    spec: Callable[[Any], Any]
+    estimate: Callable[["Store", Any, "list[BootRow]"], Estimate]
 
 
 def now() -> dt.datetime:
@@ -107,52 +108,6 @@ def commits_of(store: Store, row: CampaignRow, spec: Any) -> Commits:
     return Commits(Path(repo) if repo is not None and Path(repo).is_dir() else None)
 
 
-# ---- boots left, per kind -------------------------------------------------------------------
-
-def _bisect_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    git = commits_of(store, row, spec)
-    m = marks(row.bisect_log)
-    if m.found:
-        left: int | None = 1
-    elif m.bad and m.goods:
-        left = git.count(m.bad, m.goods)
-    else:
-        bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
-        left = git.count(bad, (good,)) if bad and good else None
-    return bisect_estimate(store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
-
-
-def _verify_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    total = 2 * spec.boots * (2 if spec.revert_on else 1)
-    return fixed_estimate(total, len(boots), "verification")
-
-
-def _compare_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    from orchestrator.compare.plan import plan_from_spec
-    from orchestrator.compare.schedule import schedule
-
-    plan = plan_from_spec(spec)
-    planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)
-    return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
-
-
-LEFT: dict[str, Callable[[Store, CampaignRow, Any, list[BootRow]], Estimate]] = {
-    "bisect": _bisect_left, "verify": _verify_left, "compare": _compare_left,
-}
-
-
-def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
-    from orchestrator.specs import stored
-
-    left = LEFT.get(row.kind)
-    if left is None:
-        return Estimate(None, f"no estimate for a {row.kind} campaign")
-    try:
-        return left(store, row, stored(row), boots)
-    except UserError as exc:  # a stored spec that no longer reads or plans: the page still shows the rest
-        return Estimate(None, f"no estimate: {exc}")
-
-
 # ---- the views --------------------------------------------------------------------------------
 
 def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignView:
@@ -162,17 +117,15 @@ def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignV
     est, eta = Estimate(None, ""), "-"
     if row.state == RUNNING:
         boots = store.boots(row.id)
-        est = estimate(store, row, boots)
+        est = kinds.estimate(store, row, boots)
         seconds = eta_seconds(est, seconds_per_boot([b.created for b in boots]))
         eta = "-" if seconds is None else f"about {duration(seconds)}"
         if boots:
             current = boots[-1].commit
             subject = (marks(row.bisect_log).subjects or {}).get(current, "")
             if not subject:
-                from orchestrator.specs import stored
-
                 try:
-                    subject = commits_of(store, row, stored(row)).subjects([current]).get(current, "")
+                    subject = commits_of(store, row, kinds.spec(row)).subjects([current]).get(current, "")
                 except UserError:
                     subject = ""
     _md, html = kinds.report_files(row)
@@ -228,14 +181,12 @@ class Reader:
         return lab_state(self.store)
 
     def detail(self, campaign_id: int) -> Detail:
-        from orchestrator.specs import stored
-
         row = self.store.campaign(campaign_id)
         metric = self.kinds.metric_of(row)
         decisions = self.store.decisions(campaign_id)
         subjects = dict(marks(row.bisect_log).subjects or {})
         try:
-            git = commits_of(self.store, row, stored(row))
+            git = commits_of(self.store, row, self.kinds.spec(row))
             subjects.update(git.subjects([d.commit for d in decisions if d.commit not in subjects]))
         except UserError:
             pass

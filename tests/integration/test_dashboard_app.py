@@ -14,8 +14,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from orchestrator.cli import main
-from orchestrator.commands.kinds import report_files
 from orchestrator.commands.serve import catalogue
+from orchestrator.kinds.run import report_files
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
 from tests.integration.dashboard import XSS_SUBJECT, controller, history, stored_campaign
@@ -100,7 +100,7 @@ def test_a_campaign_that_has_not_ended_has_a_note_for_a_report_and_its_clone_is_
 def test_a_running_comparison_counts_the_boots_of_its_schedule(done, tmp_path):
     from orchestrator.cli import _parser
     from orchestrator.commands.compare import spec_from_args
-    from orchestrator.specs import record
+    from orchestrator.kinds.table import record
 
     url, _cid = done
     kernel = tmp_path / "bzImage"

@@ -92,7 +92,8 @@ def stored_bisection(tmp_path):  # type: ignore[no-untyped-def]
     skipped step, and samples of another metric that the counts leave out."""
     from orchestrator.campaign import parse_campaign
     from orchestrator.decisions import Decided, Kind, Role
-    from orchestrator.specs import BisectSpec, record
+    from orchestrator.kinds.table import record
+    from orchestrator.specs import BisectSpec
     from orchestrator.store import Store
 
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
