@@ -90,7 +90,7 @@ class VerifyResult:
                    int(d.get("boots_needed", 0)))
 
     def line(self) -> str:
-        return (self.lines or ("",))[0][:80]
+        return (self.lines or ("",))[0]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class CompareResult:
         return cls(tuple(d.get("lines", d.get("verdict", ()))))  # `verdict`: before results were typed
 
     def line(self) -> str:
-        return (self.lines or ("",))[0][:80]
+        return (self.lines or ("",))[0]
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ class SetBisectResult:
         how = "together" if self.found == "together" else "alone"
         unasked = f"; {self.ahead} measured ahead, not needed" if self.ahead else ""
         return (f"{' + '.join(self.units)} ({how}; confirmation {self.confirmation.get('verdict', '-')}, "
-                f"revert {self.revert.get('verdict', '-')}{unasked})")[:100]
+                f"revert {self.revert.get('verdict', '-')}{unasked})")
 
 
 class StopKind(StrEnum):
@@ -175,7 +175,7 @@ class Stopped:
         return cls(StopKind(d.get("stop") or state), d.get("reason", ""), d.get("cause", ""))
 
     def line(self) -> str:
-        return f"{self.stop.value}: {self.reason}"[:100]
+        return f"{self.stop.value}: {self.reason}"
 
 
 Result = Union[BisectResult, VerifyResult, CompareResult, SetBisectResult, Stopped]

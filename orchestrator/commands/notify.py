@@ -110,8 +110,10 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     subject = ""
     if isinstance(result, BisectResult) and result.outcome is BisectOutcome.FOUND:
         subject = _commit_subject(store, row, result.culprit)
+    from orchestrator.queue import takeovers
+
     return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
-                 tuple(f for f in files if f.exists()), store.key)
+                 tuple(f for f in files if f.exists()), store.key, takeovers.summary(takeovers.of(store, row.id)))
 
 
 def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
