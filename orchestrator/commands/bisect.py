@@ -149,4 +149,14 @@ def checked_file(path: Path) -> tuple[str, Any]:
         return spec.campaign.name, spec
     campaign = parse_campaign(raw, base=path.parent, source=path)
     preflight(campaign)
+    check_range(campaign)
     return campaign.name, BisectSpec.of(raw, campaign)
+
+
+def check_range(campaign: Campaign) -> None:
+    """A commit bisection's endpoints: bad descends from good and is another commit (git facts
+    judged by git_bisect.range_problem), or a one-line UserError naming the field."""
+    from orchestrator.backends.git_bisect import range_facts, range_problem
+
+    if (problem := range_problem(range_facts(campaign.repository, campaign.good, campaign.bad))) is not None:
+        raise UserError(problem)
