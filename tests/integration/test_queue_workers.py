@@ -18,7 +18,16 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.queue.state import lab_state
 from orchestrator.store import Store
-from tests.queueharness import Figures, campaigns, check, lab_file, spawn_worker, tokens, wait_for_boots
+from tests.queueharness import (
+    Figures,
+    campaigns,
+    check,
+    lab_file,
+    spawn_controller,
+    spawn_worker,
+    tokens,
+    wait_for_boots,
+)
 
 TIMEOUT_S = 3.0  # the workers' heartbeat timeout; leases expire after VMBISECT_LEASE_TTL_S
 # 3 in make test; 20 in make reliability (which sets VMBISECT_RELIABILITY_LOG), or as asked
@@ -197,3 +206,45 @@ def test_a_takeover_is_recorded_with_the_lost_worker_and_its_boot_in_flight_and_
     assert f"taken over by {took.by_worker} from {dead} on {socket.gethostname()}: heartbeat lost" in out, out
     assert main(["report", str(cid), "--format", "md", "--store", url]) == 0
     assert "Workers: taken over once; 1 boot lost" in capsys.readouterr().out
+
+
+def test_a_foreground_controller_stopped_by_sigterm_while_waiting_for_a_slot_leaves_its_campaign_paused(
+        lab, tmp_path):
+    """`vmbisect bisect` in a process of its own waits for the lab's one slot, which another
+    controller holds; SIGTERM stops it there: exit 130, the campaign paused with the reason,
+    no wait or lease of it left, and `vmbisect resume` would go on."""
+    import datetime as dt
+
+    from orchestrator.hosts.cpulocks import machine_key
+    from orchestrator.hosts.lab import load_lab
+    from orchestrator.queue.rows import now
+    from orchestrator.results import StopKind, read
+    from orchestrator.store import SlotLeaseRow, SlotWaitRow
+
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    path = campaigns(tmp_path, 1, random.Random(9)).files[0]
+    one_slot = lab_file(tmp_path / "one.yaml", slots=1)
+    path.write_text(path.read_text() + f"lab: {one_slot}\n")
+    store = Store(url)
+    with store.session() as s, s.begin():  # another controller's guest on the slot's CPU, for an hour
+        s.add(SlotLeaseRow(machine=machine_key(load_lab(one_slot).hosts[0]), unit="cpu0", host="local", slot=0, cpus="0", owner="other:1:x",
+                           expires=now() + dt.timedelta(hours=1)))
+    proc = spawn_controller(["bisect", str(path), "--store", url], tmp_path / "watch", tmp_path / "data")
+    deadline = time.monotonic() + 60
+    while True:
+        with store.session() as s:
+            if s.query(SlotWaitRow).count():
+                break
+        assert proc.is_alive() and time.monotonic() < deadline, "the controller never waited for the slot"
+        time.sleep(0.1)
+    assert proc.pid is not None
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.join(30)
+    assert proc.exitcode == 130
+    [row] = store.campaigns()
+    result = read(row.kind, row.state, row.result)
+    assert row.state == "paused" and getattr(result, "stop", None) is StopKind.PAUSED, (row.state, row.result)
+    assert "SIGTERM" in result.line()
+    with store.session() as s:
+        assert s.query(SlotWaitRow).count() == 0
+        assert [r.owner for r in s.query(SlotLeaseRow)] == ["other:1:x"]
