@@ -106,3 +106,14 @@ def test_a_takeover_is_not_recorded_while_the_previous_runner_still_beats(tmp_pa
     with store.session() as s, s.begin():
         assert takeovers.record(s, cid, "m:1/0", "m:2/0", now()) is None
     assert takeovers.of(store, cid) == [] and takeovers.summary([]) == ""
+
+
+def test_a_table_off_a_terminal_pads_its_columns_and_cuts_no_value():
+    import io
+
+    from orchestrator.commands.listing import write_table
+
+    out = io.StringIO()  # not a terminal
+    long = "/x" * 150
+    write_table("t", ("a", "b"), [{"a": long, "b": "[red]1[/red]"}, {"a": "2", "b": None}], "table", out)
+    assert out.getvalue().splitlines() == ["t", "a" + " " * 299 + "  b", f"{long}  [red]1[/red]", "2" + " " * 299 + "  -"]
