@@ -206,6 +206,8 @@ def test_a_takeover_is_recorded_with_the_lost_worker_and_its_boot_in_flight_and_
     assert f"taken over by {took.by_worker} from {dead} on {socket.gethostname()}: heartbeat lost" in out, out
     assert main(["report", str(cid), "--format", "md", "--store", url]) == 0
     assert "Workers: taken over once; 1 boot lost" in capsys.readouterr().out
+    assert main(["report", str(cid), "--format", "html", "--store", url]) == 0
+    assert "<strong>Workers:</strong> taken over once; 1 boot lost" in capsys.readouterr().out
 
 
 def test_a_foreground_controller_stopped_by_sigterm_while_waiting_for_a_slot_leaves_its_campaign_paused(
