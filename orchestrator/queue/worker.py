@@ -9,7 +9,8 @@ over from the dead runner (its process on this machine is gone, or its heartbeat
 machine stopped), and the store's runs and samples are where it goes on from, so nothing
 measured is measured again. A runner never takes over the lock of a runner that still beats;
 a runner whose lock was taken over anyway (it was frozen longer than the timeout) stops before
-its next boot (orchestrator/queue/leases.py).
+its next boot (orchestrator/queue/leases.py). Each takeover is recorded as it happens
+(orchestrator/queue/takeovers.py); the dead runner stays listed, lost, until then.
 
 A worker told to stop (SIGTERM, Ctrl-C) lets each campaign reach its next boot boundary, then
 puts it back in the queue (state queued) for the next worker.
