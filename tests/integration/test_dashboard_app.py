@@ -232,14 +232,15 @@ def test_a_lost_worker_is_listed_lost_and_a_takeover_shows_on_the_campaign_page_
     url = f"sqlite:///{tmp_path / 'v.db'}"
     store = Store(url)
     cid = stored_campaign(store, history(tmp_path / "repo")[0])
+    at = now()
     with store.session() as s, s.begin():
         for name in ("m:1/0", "m:<b>2</b>/0"):
             s.add(WorkerRow(name=name, machine="m", pid=1, pid_started="1", campaign_id=cid,
-                            last_beat=now() - dt.timedelta(seconds=90), timeout_s=60.0))
+                            last_beat=at - dt.timedelta(seconds=90), timeout_s=60.0))
     r = client(url).get("/")
     assert r.status_code == 200 and f"lost</span> (campaign {cid} waits to be taken over)" in r.text
     with store.session() as s, s.begin():
-        assert takeovers.record(s, cid, "m:<b>2</b>/0", "m:3/0", now()) is not None
+        assert takeovers.record(s, cid, "m:<b>2</b>/0", "m:3/0", at) is not None
     r = client(url).get(f"/campaigns/{cid}")
     assert r.status_code == 200 and "<h2>Takeovers</h2>" in r.text
     assert "taken over by m:3/0 from m:&lt;b&gt;2&lt;/b&gt;/0 on m: heartbeat lost (silent 90 s, timeout 60 s)" in r.text

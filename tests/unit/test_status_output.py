@@ -35,12 +35,13 @@ def long_store(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     other = store.new_campaign("failing", json.loads(store.campaign(cid).spec))
     store.set_state(other, "failed", Stopped(StopKind.FAILED, REASON).to_dict())
     lost_boot = store.start_boot(cid, CULPRIT)  # in flight when its runner was SIGKILLed
+    at = now()
     with store.session() as s, s.begin():
         s.add(QueueRow(campaign_id=cid, worker="m:1/0"))
-        s.add(WorkerRow(name="m:1/0", machine="m", pid=1, pid_started="1", last_beat=now() - dt.timedelta(seconds=31),
+        s.add(WorkerRow(name="m:1/0", machine="m", pid=1, pid_started="1", last_beat=at - dt.timedelta(seconds=31),
                         timeout_s=20.0))
     with store.session() as s, s.begin():
-        took = takeovers.record(s, cid, "m:1/0", "m:2/0", now())
+        took = takeovers.record(s, cid, "m:1/0", "m:2/0", at)
     assert took is not None and [b.boot_id for b in took.lost] == [lost_boot]
     return store, cid, report
 
