@@ -12,6 +12,7 @@ mail read it back; nothing parses the words `line` and `summary` make.
 from __future__ import annotations
 
 import datetime as dt
+import socket
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from orchestrator.queue.rows import beat_alive
-from orchestrator.store import BootRow, RunRow, TakeoverRow, WorkerRow
+from orchestrator.store import BootRow, RunRow, TakeoverRow, WorkerRow, process_start
 
 if TYPE_CHECKING:
     from orchestrator.store import Store
@@ -30,12 +31,14 @@ IN_FLIGHT = "booting"  # a boot whose end was never stored (Store.start_boot)
 
 class Why(StrEnum):
     """Why a campaign changed runner: its runner's heartbeat stopped for longer than its timeout
-    (killed, frozen, its machine lost)."""
+    (killed, frozen, its machine lost), or its process on this machine is gone although its
+    last heartbeat is younger than that (the queue gave its campaign away first)."""
 
     HEARTBEAT_LOST = "heartbeat_lost"
+    PROCESS_GONE = "process_gone"
 
 
-WORDS = {Why.HEARTBEAT_LOST: "heartbeat lost"}
+WORDS = {Why.HEARTBEAT_LOST: "heartbeat lost", Why.PROCESS_GONE: "its process is gone"}
 
 
 @dataclass(frozen=True)
@@ -77,15 +80,19 @@ def _lost(b: dict[str, Any]) -> LostBoot:
 def record(s: Session, campaign_id: int, previous: str, by: str, at: dt.datetime) -> Takeover | None:
     """The takeover of `campaign_id` by runner `by` from `previous`, written in `s`'s transaction,
     and the lost runner's heartbeat row removed (listed as lost until now). None, and nothing
-    written, when `previous` still beats: then the campaign is not taken (its lock decides)."""
+    written, when `previous` still beats and, on this machine, still runs: then the campaign is
+    not taken (its lock decides)."""
     worker = s.get(WorkerRow, previous)
-    if worker is not None and beat_alive(worker, at):
+    gone = worker is not None and worker.machine == socket.gethostname() and \
+        process_start(worker.pid) != worker.pid_started
+    if worker is not None and beat_alive(worker, at) and not gone:
         return None
     in_flight = list(s.scalars(select(BootRow).where(BootRow.campaign_id == campaign_id, BootRow.status == IN_FLIGHT)
                                .order_by(BootRow.id)))
     runs: dict[int, int] = dict(s.execute(select(RunRow.boot_id, func.count()).where(
         RunRow.boot_id.in_([b.id for b in in_flight])).group_by(RunRow.boot_id)).all())
-    took = Takeover(campaign_id, at, previous, worker.machine if worker else "", by, Why.HEARTBEAT_LOST,
+    why = Why.HEARTBEAT_LOST if worker is None or not beat_alive(worker, at) else Why.PROCESS_GONE
+    took = Takeover(campaign_id, at, previous, worker.machine if worker else "", by, why,
                     round((at - worker.last_beat).total_seconds(), 1) if worker else None,
                     worker.timeout_s if worker else None,
                     tuple(LostBoot(b.id, b.commit, runs.get(b.id, 0)) for b in in_flight))

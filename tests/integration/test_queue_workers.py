@@ -92,11 +92,13 @@ def run_workers(url: str, tmp_path: Path, lab: Path, ids: dict[str, int], culpri
 
 
 def _recorded(store: Store, ids: dict[str, int]) -> list[object]:
-    """Every takeover on record, each from a runner silent at least the heartbeat timeout."""
+    """Every takeover on record, each from a runner silent at least the heartbeat timeout (or
+    whose process was gone)."""
     from orchestrator.queue import takeovers
 
     took = [t for cid in ids.values() for t in takeovers.of(store, cid)]
-    assert all(t.silent_s is None or t.silent_s >= TIMEOUT_S for t in took), took
+    assert all(t.silent_s is None or t.silent_s >= TIMEOUT_S or t.why is takeovers.Why.PROCESS_GONE
+               for t in took), took
     assert all(t.from_worker != t.by_worker for t in took), took
     return list(took)
 

@@ -118,3 +118,18 @@ def test_a_table_off_a_terminal_pads_its_columns_and_cuts_no_value():
     long = "/x" * 150
     write_table("t", ("a", "b"), [{"a": long, "b": "[red]1[/red]"}, {"a": "2", "b": None}], "table", out)
     assert out.getvalue().splitlines() == ["t", "a" + " " * 299 + "  b", f"{long}  [red]1[/red]", "2" + " " * 299 + "  -"]
+
+
+def test_a_runner_of_this_machine_whose_process_is_gone_is_taken_over_before_its_heartbeat_times_out(tmp_path):
+    import socket
+
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    cid = store.new_campaign("x", {})
+    at = now()
+    with store.session() as s, s.begin():  # pid 1's start time is never this
+        s.add(WorkerRow(name="m:1/0", machine=socket.gethostname(), pid=1, pid_started="-1",
+                        last_beat=at - dt.timedelta(seconds=5), timeout_s=20.0))
+    with store.session() as s, s.begin():
+        took = takeovers.record(s, cid, "m:1/0", "m:2/0", at)
+    assert took is not None and (took.why, took.silent_s, took.timeout_s) == (takeovers.Why.PROCESS_GONE, 5.0, 20.0)
+    assert "its process is gone (silent 5 s, timeout 20 s)" in takeovers.line(took)
