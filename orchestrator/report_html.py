@@ -61,7 +61,7 @@ def render_html(r: BisectReport) -> str:
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
         ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
-        ("Measured on", r.hosts)) if text)
+        ("Measured on", r.hosts), ("Workers", r.taken_over)) if text)
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
