@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import kneeds, system
+from orchestrator.workloads import kneeds, procstats, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef, tool_of
 from orchestrator.workloads.guest import Guestlike, Params, budget, data_disks
 from orchestrator.workloads.result import Metric, RunResult, ToolRun
@@ -77,7 +77,8 @@ def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, A
     guest = system.guest_cpu(stat0, stat1, window, cpus)
     host = system.host_cpu(host0, host1)
     io = system.iostat(snap0["files"]["/proc/diskstats"], snap1["files"]["/proc/diskstats"], window, disks)
-    return {**tool.metrics, **system.costs(tool, guest, window, host, mhz), **guest, **host, **io}
+    kernel = procstats.metrics(snap0["files"], snap1["files"], window)
+    return {**tool.metrics, **system.costs(tool, guest, window, host, mhz), **guest, **host, **io, **kernel}
 
 
 def metric_def(workload: WorkloadDef, name: str) -> MetricDef:
