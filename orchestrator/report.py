@@ -24,6 +24,9 @@ from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Kind, Role
+from orchestrator.explain import gather as explain
+from orchestrator.explain import render as explain_render
+from orchestrator.explain.changed import Changed
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.results import BisectOutcome, BisectResult, Stopped, read
 from orchestrator.stats import Boot, median_ci
@@ -77,6 +80,7 @@ class BisectReport:
     revert: str = ""
     change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
     hosts: str = ""  # which lab hosts measured, how many boots each, and the boots a failed host lost
+    changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -122,7 +126,8 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
-        if "change" in confirmation else "not measured", hosts=hosts)
+        if "change" in confirmation else "not measured", hosts=hosts,
+        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
                                                    for c, bs in boots.items()})
 
@@ -203,6 +208,7 @@ def render_markdown(r: BisectReport) -> str:
                 "two-sided Welch t-test on the boot values; the change above is the one the confirmation tested):",
                 "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
+    out += explain_render.markdown(r.changed)
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += ["## Steps", "", "| # | role | commit | subject | verdict | host | boots | runs | median | reason |",
