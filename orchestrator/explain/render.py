@@ -62,10 +62,49 @@ def markdown(c: Changed | None) -> list[str]:
            f"culprit's change in percent. Tested like `vmbisect compare`: {c.test}.", WIDTH), ""]
     if not sig:
         return out + [*textwrap.wrap(f"No change is significant among the {len(c.rows)} metrics recorded; every "
-                                     "row is in the HTML report and the JSON.", WIDTH), ""]
+                                     "row is in the HTML report and the JSON.", WIDTH), "", *_vcpus(c)]
     return out + [*textwrap.wrap(f"The {len(sig)} of {len(c.rows)} metrics whose change is significant, strongest "
                                  "evidence first (every row is in the HTML report and the JSON):", WIDTH),
-                  "", "```", *lkp_lines(c, sig), "```", ""]
+                  "", "```", *lkp_lines(c, sig), "```", "", *_vcpus(c)]
+
+
+def _vcpus(c: Changed) -> list[str]:
+    lines = vcpu_lines(c)
+    if not lines:
+        return []
+    return [*textwrap.wrap("Each vCPU, parent against culprit, and the CPU cost per operation beside the bisected "
+                           "metric (means over boots; * significant):", WIDTH), "", "```", *lines, "```", ""]
+
+
+VCPU_METRICS = ("guest_vcpu_busy_pct", "host_vcpu_used")
+COSTS = ("guest_cpu_us_per_op", "host_cpu_us_per_op", "ctxt_per_op")
+
+
+def vcpu_lines(c: Changed) -> list[str]:
+    """Each vCPU side by side, parent and culprit, significant or not (a load moved from one
+    vCPU to another shows here before any total moves): its busy share seen from inside the
+    guest and the host CPUs its thread used; then the CPU cost per operation beside the
+    bisected metric. [] when no per-vCPU figure was recorded."""
+    by_name = {r.metric: r for r in c.rows}
+    vcpus = sorted({int(n) for r in c.rows for base, _dot, n in [r.metric.rpartition(".")]
+                    if base in VCPU_METRICS and n.isdigit()})
+    if not vcpus:
+        return []
+
+    def mean(row: ChangedRow | None, side: str) -> str:
+        s = None if row is None else getattr(row, side)
+        return "-" if s is None else num(s.mean)
+
+    out = [f"{'':4}  {'busy % in the guest':>21}  {'host CPUs of its thread':>23}",
+           f"{'vCPU':>4}  {'parent':>10} {'culprit':>10}  {'parent':>11} {'culprit':>11}"]
+    for n in vcpus:
+        busy, host = by_name.get(f"{VCPU_METRICS[0]}.{n}"), by_name.get(f"{VCPU_METRICS[1]}.{n}")
+        out.append(f"{n:>4}  {mean(busy, 'parent'):>10} {mean(busy, 'culprit'):>10}  {mean(host, 'parent'):>11} "
+                   f"{mean(host, 'culprit'):>11}")
+    costs = [by_name[m] for m in (*(r.metric for r in c.rows if r.headline), *COSTS) if m in by_name]
+    out += ["", *(f"{r.metric[:30]:>30}  {mean(r, 'parent'):>10} -> {mean(r, 'culprit'):>10} {_pct(r.change_pct):>9}"
+                  f"{' *' if r.significant else ''}" for r in costs)]
+    return out
 
 
 def html(c: Changed | None) -> str:
@@ -86,7 +125,9 @@ def html(c: Changed | None) -> str:
             f"<code>{e(c.culprit[:12])}</code>, strongest evidence first: each side's mean over its boots (a boot's "
             f"value is the mean of its runs), the CoV of those values, and the culprit's change. {e(c.test)}.</p>"
             + table(["metric", "unit", "better", "parent mean", "CoV", "change", "culprit mean", "CoV", "q",
-                     "significant", ""], rows, classes))
+                     "significant", ""], rows, classes)
+            + (f"<p>Each vCPU, parent against culprit, and the CPU cost per operation:</p><pre>{e(chr(10).join(vcpus))}"
+               "</pre>" if (vcpus := vcpu_lines(c)) else ""))
 
 
 def _cells(s: Side | None) -> list[str]:

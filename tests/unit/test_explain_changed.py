@@ -119,6 +119,25 @@ def test_the_html_table_has_every_row_escaped_and_the_significant_ones_marked(ta
     assert "too few boots" in out
 
 
+def test_each_vcpu_is_shown_side_by_side_with_the_cost_per_operation_beside_the_metric():
+    """The sched seed's view: the load moved from vCPU 1 to vCPU 0, the totals barely moved."""
+    def side(commit: str, first: int, busy: tuple[float, float], iops: float, cost: float) -> list[RunRecord]:
+        return runs(commit, first, {"iops": iops, "guest_vcpu_busy_pct.0": busy[0], "guest_vcpu_busy_pct.1": busy[1],
+                                    "host_vcpu_used.0": busy[0] / 100, "host_vcpu_used.1": busy[1] / 100,
+                                    "guest_cpu_us_per_op": cost})
+
+    table = changed(P, C, side(P, 10, (40.0, 60.0), 1000.0, 70.0) + side(C, 20, (90.0, 10.0), 800.0, 90.0), "iops")
+    lines = render.vcpu_lines(table)
+    assert lines[1].split() == ["vCPU", "parent", "culprit", "parent", "culprit"]
+    assert lines[2].split()[:3] == ["0", "40.07", "90.16"] and lines[3].split()[:3] == ["1", "60.1", "10.02"]
+    assert [line.split()[0] for line in lines[5:]] == ["iops", "guest_cpu_us_per_op"]
+    assert lines[6].split()[-2:] == ["+28.6%", "*"]
+    md = render.markdown(table)
+    assert all(len(line) <= 78 for line in md) and lines[2] in md
+    assert "40.07" in render.html(table).split("<pre>")[1]
+    assert render.vcpu_lines(changed(P, C, runs(P, 10, {"iops": 1.0}) + runs(C, 20, {"iops": 2.0}), "iops")) == []
+
+
 def test_no_confirmation_renders_nothing():
     assert render.markdown(None) == [] and render.html(None) == ""
 
