@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.workloads import procstats
 from orchestrator.workloads.definition import MetricDef
 from orchestrator.workloads.result import ToolRun
 
@@ -53,7 +52,6 @@ METRICS: dict[str, MetricDef] = {m.name: m for m in (
     MetricDef("iostat_await", "ms", "lower", "average time per request, queue + service"),
     MetricDef("iostat_util_pct", "%", "none", "share of the window the disk was busy"),
 )}
-METRICS |= procstats.METRICS  # softirqs, vmstat, schedstat, per-vCPU busy (workloads/procstats.py)
 
 
 def proc_stat(text: str) -> dict[str, float]:
