@@ -83,8 +83,9 @@ def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, A
 
 def metric_def(workload: WorkloadDef, name: str) -> MetricDef:
     """The definition of a metric by its name, or by its name without an instance suffix
-    (`read_iops.sda` is read_iops of disk sda, `host_vcpu_used.0` vCPU 0's); the kernel's
-    counters (procstats) are defined there, out of the default tables like the instances."""
+    (`read_iops.sda` is read_iops of disk sda, `host_vcpu_used.0` vCPU 0's). The kernel's
+    counters are defined in procstats.METRICS, apart from system.METRICS: the tables of compare
+    and measure show them only with --all-metrics, as they show the instances."""
     defs = {**workload.metrics, **system.METRICS, **procstats.METRICS}
     base = name if name in defs else name.rpartition(".")[0]
     if base not in defs:
