@@ -64,6 +64,6 @@ def render_html(r: BisectReport) -> str:
         ("Measured on", r.hosts)) if text)
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
-                      f"{explain_render.html(r.changed)}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
+                      f"{explain_render.html(r.changed)}\n"
                       f"<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")
