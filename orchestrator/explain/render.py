@@ -123,7 +123,8 @@ def html(c: Changed | None) -> str:
     return (f"<h2>What changed with the culprit</h2><p>Every metric recorded on the confirmation's boots "
             f"({e(_boots(c))}), parent <code>{e(c.parent[:12])}</code> against culprit "
             f"<code>{e(c.culprit[:12])}</code>, strongest evidence first: each side's mean over its boots (a boot's "
-            f"value is the mean of its runs), the CoV of those values, and the culprit's change. {e(c.test)}.</p>"
+            f"value is the mean of its runs), the CoV of those values, and the culprit's change. "
+            f"Tested as <code>vmbisect compare</code> tests: {e(c.test)}.</p>"
             + table(["metric", "unit", "better", "parent mean", "CoV", "change", "culprit mean", "CoV", "q",
                      "significant", ""], rows, classes)
             + (f"<p>Each vCPU, parent against culprit, and the CPU cost per operation:</p><pre>{e(chr(10).join(vcpus))}"
