@@ -45,7 +45,7 @@ def add_parser(sub: Any) -> None:
                    help="build recipe item for commit: variants (default: guest-base)")
     p.add_argument("--alpha", type=fraction(0, 0.5), default=0.05, help="false discovery rate for significance (default 0.05)")
     p.add_argument("--title", help="report title")
-    p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics in the tables")
+    p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics and the kernel counters in the tables")
     p.add_argument("--report", action="append", default=[], type=output_file, metavar="PATH",
                    help="write a report; .md, .html or .json by the suffix (repeatable)")
     p.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")

@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
     add_lab_options(m)
     m.add_argument("--append", default="", help="extra kernel command line")
     m.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
-    m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU too")
+    m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU and the kernel counters too")
     m.add_argument("--json", action="store_true", help="print every sample with its raw outputs as JSON")
 
 
