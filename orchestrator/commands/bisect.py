@@ -24,9 +24,12 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("bisect", help="bisect a kernel range on a metric, as a campaign file says")
-    p.add_argument("campaign", type=Path, help="campaign file (YAML; see docs/campaign.md; with kind: settings, "
-                   "docs/settings-bisect.md)")
+    from orchestrator.commands.fromcompare import add_options
+
+    p.add_argument("campaign", type=Path, nargs="?", help="campaign file (YAML; see docs/campaign.md; with kind: "
+                   "settings, docs/settings-bisect.md)")
     p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
+    add_options(p)
     add_store_option(p)
 
 
@@ -125,6 +128,11 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.specs import record
     from orchestrator.store import Store
 
+    if a.from_compare is not None:
+        from orchestrator.commands.fromcompare import run as from_compare
+        return from_compare(a)
+    if a.campaign is None or a.write_campaign is not None:
+        raise UserError("campaign: give a campaign file, or --from-compare ID ROW (which --write-campaign needs)")
     name, spec = checked_file(a.campaign)
     store = Store(a.store)
     campaign_id = record(store, name, spec)
