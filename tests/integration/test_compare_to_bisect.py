@@ -122,3 +122,11 @@ def test_a_comparison_of_a_prebuilt_kernel_cannot_be_bisected(tmp_path: Path, ca
     assert main(["bisect", "--from-compare", str(cid), "iops", "--store", url]) == 2
     assert "variant old: kernel /k/bzImage-6.1 is not a commit" in capsys.readouterr().err
     assert [r.id for r in Store(url).campaigns()] == [cid]
+
+
+@pytest.mark.parametrize("args", [["bisect"], ["bisect", "--write-campaign", "-"]])
+def test_bisect_without_a_file_or_a_comparison_says_what_to_give(
+        args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*args, "--store", f"sqlite:///{tmp_path / 'db.sqlite'}"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "campaign: give a campaign file, or --from-compare ID ROW (which --write-campaign needs)")

@@ -169,3 +169,19 @@ def test_the_written_file_parses_back_to_the_comparison_s_campaign_and_round_tri
     assert (campaign.good, campaign.bad, campaign.metric.direction) == ("v6.1", "v6.2", "higher")
     assert f"{campaign.metric.threshold.value * 100:+.1f}%" == raw["metric"]["threshold"]
     assert yaml.safe_load(yaml.safe_dump(raw, sort_keys=False)) == raw
+
+
+def test_the_markdown_and_html_reports_and_the_text_output_carry_the_commands() -> None:
+    from orchestrator.commands.compare import render, summary_text
+    from orchestrator.compare.tobisect import with_commands
+
+    plan = _plan()
+    c = with_commands(_compare(plan, iops=0.8), plan, 9)
+    (line,) = c.bisect
+    assert line.startswith("vmbisect bisect --from-compare 9 iops   # iops: -20.")
+    assert "## Bisect\n\nEach row that regressed" in render(c, "md") and line in render(c, "md")
+    assert "<h2>Bisect</h2><pre>vmbisect bisect --from-compare 9 iops   # iops: -20." in render(c, "html")
+    lines = summary_text(c).splitlines()
+    at = lines.index("Bisect a row that regressed:")
+    assert lines[at + 1] == line and lines[at - 1] == "" and lines[at - 2].startswith("- ")
+    assert with_commands(_compare(plan, iops=1.2), plan, 9).bisect == ()
