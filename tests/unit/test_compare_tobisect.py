@@ -185,3 +185,11 @@ def test_the_markdown_and_html_reports_and_the_text_output_carry_the_commands() 
     at = lines.index("Bisect a row that regressed:")
     assert lines[at + 1] == line and lines[at - 1] == "" and lines[at - 2].startswith("- ")
     assert with_commands(_compare(plan, iops=1.2), plan, 9).bisect == ()
+
+
+def test_a_relative_repo_is_kept_as_the_absolute_path_it_named_when_compared(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    plan = _plan("--repo", "linux")
+    monkeypatch.chdir("/")
+    assert campaign_for(_compare(plan, iops=0.8), plan, 1, "iops")["repository"] == str(tmp_path / "linux")
