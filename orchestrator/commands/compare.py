@@ -65,7 +65,8 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
     return CompareSpec(
         variants=tuple(a.variant), workload=a.workload, params=tuple(a.param), sweeps=tuple(a.sweep),
         metrics=tuple(a.metric), reps=a.reps, boots=a.boots, kernel=a.kernel,
-        initrd_modules_from=a.initrd_modules_from, append=a.append, repo=a.repo, config=tuple(a.config),
+        initrd_modules_from=a.initrd_modules_from, append=a.append,
+        repo=a.repo.absolute() if a.repo is not None else None, config=tuple(a.config),
         alpha=a.alpha, title=a.title, all_metrics=a.all_metrics, reports=tuple(a.report), timeout_s=a.timeout,
         guest=guest_options(a), lab=a.lab.absolute() if a.lab is not None else None, host=a.host)
 
