@@ -74,7 +74,7 @@ class GuestSession(Protocol):
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         """One repetition of the workload (with `params` instead of the measurer's, under
-        `nice -n` when given). Raises WorkloadFailed or InfraError."""
+        its commands at nice value `nice` when given). Raises WorkloadFailed or InfraError."""
 
 
 class Measurer(Protocol):

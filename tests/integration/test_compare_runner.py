@@ -15,7 +15,7 @@ from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.runner import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
 from orchestrator.store import Store
-from tests.fakes import FakeGuest, FakeKernels, FakeMeasurer
+from tests.fakes import FakeKernels, FakeMeasurer
 
 
 def _plan(*args: str) -> ComparePlan:
@@ -69,14 +69,6 @@ def test_nice_runs_each_variant_s_workload_under_its_nice(tmp_path: Path) -> Non
     measurer = FakeMeasurer()
     run_plan(plan, store, cid, FakeKernels(), measurer)
     assert [n for _s, _p, n in measurer.calls] == [0, 10]
-
-
-def test_a_niced_guest_prefixes_every_command_with_nice() -> None:
-    from orchestrator.measure.guests import NicedGuest
-
-    guest = FakeGuest(["sda"])
-    NicedGuest(guest, 10).exec(["fio", "job"])
-    assert guest.commands == [["nice", "-n", "10", "fio", "job"]] and NicedGuest(guest, 10).hello == guest.hello
 
 
 def test_different_kernels_boot_in_turn_one_run_per_boot(tmp_path: Path) -> None:
