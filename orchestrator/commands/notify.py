@@ -88,6 +88,7 @@ def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
 
     spec = stored(row)
     campaign = getattr(spec, "campaign", None)
+    campaign = getattr(campaign, "common", campaign)  # a settings campaign's keys shared with a commit campaign's
     lab_file, _host = KINDS[row.kind].lab(spec)
     lab = load_lab(lab_file).notify if lab_file is not None else None
     return recipients(campaign.notify if campaign is not None else None, lab)
