@@ -14,6 +14,13 @@ setup:
 
 agent: $(AGENT)
 
+# A PostgreSQL store on this machine for trying the lab (docs/lab.md): Debian's cluster
+# started, a role and a database made, the password in ~/.pgpass; prints the store URL.
+# Idempotent.
+.PHONY: lab-db
+lab-db:
+	@bash scripts/lab-db.sh
+
 $(AGENT): $(AGENT_SRC)
 	mkdir -p build
 	cd guest-agent && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o ../$(AGENT) .

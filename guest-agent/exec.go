@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -24,7 +25,14 @@ type execRequest struct {
 	Cwd      string            `json:"cwd"`
 	StdinB64 []byte            `json:"stdin_b64"`
 	TimeoutS float64           `json:"timeout_s"`
+	Nice     *int              `json:"nice"`
 }
+
+// The nice values a command may start at (setpriority(2)).
+const (
+	niceMin = -20
+	niceMax = 19
+)
 
 type execResult struct {
 	ExitCode  int     `json:"exit_code"`
@@ -55,6 +63,9 @@ func runExec(req execRequest) (*execResult, error) {
 	if req.TimeoutS < 0 {
 		return nil, errors.New("timeout_s must not be negative")
 	}
+	if req.Nice != nil && (*req.Nice < niceMin || *req.Nice > niceMax) {
+		return nil, fmt.Errorf("nice must be from %d to %d, got %d", niceMin, niceMax, *req.Nice)
+	}
 	if err := checkDir(req.Cwd); err != nil {
 		return nil, err
 	}
@@ -65,7 +76,7 @@ func runExec(req execRequest) (*execResult, error) {
 	}
 
 	start := time.Now()
-	p, err := startProcess(path, req.Argv, env, req.Cwd)
+	p, err := startProcess(path, req.Argv, env, req.Cwd, req.Nice)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %v", req.Argv[0], err)
 	}
@@ -170,8 +181,9 @@ type process struct {
 	stderr *os.File
 }
 
-// startProcess starts path as the leader of a new process group with piped stdio.
-func startProcess(path string, argv, env []string, dir string) (*process, error) {
+// startProcess starts path as the leader of a new process group with piped stdio, at nice
+// value nice (nil: the agent's own).
+func startProcess(path string, argv, env []string, dir string, nice *int) (*process, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -192,13 +204,53 @@ func startProcess(path string, argv, env []string, dir string) (*process, error)
 		Files: []uintptr{stdinR.Fd(), stdoutW.Fd(), stderrW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
-	pid, exited, err := childReaper().forkExec(path, argv, attr)
+	pid, exited, err := forkExecAt(nice, path, argv, attr)
 	closeFiles(stdinR, stdoutW, stderrW)
 	if err != nil {
 		closeFiles(stdinW, stdoutR, stderrR)
 		return nil, err
 	}
 	return &process{pid: pid, exited: exited, stdin: stdinW, stdout: stdoutR, stderr: stderrR}, nil
+}
+
+// forkExecAt forks and execs at nice value nice (nil: the agent's own). A nice value is a
+// thread's own on Linux and a child starts with its forking thread's, so the fork runs on a
+// thread locked to one goroutine whose value is set first: the command and every process it
+// starts begin at that value, before any of their code runs. The thread's own value is put
+// back before it is unlocked; where that is not allowed (an agent without CAP_SYS_NICE that
+// asked for a higher value), it stays locked and ends with its goroutine. Either way no other
+// work of the agent runs at that value, and the Go runtime never clones a locked thread.
+func forkExecAt(nice *int, path string, argv []string, attr *syscall.ProcAttr) (int, <-chan syscall.WaitStatus, error) {
+	if nice == nil {
+		return childReaper().forkExec(path, argv, attr)
+	}
+	type started struct {
+		pid    int
+		exited <-chan syscall.WaitStatus
+		err    error
+	}
+	done := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0) // the raw call: 20 - nice
+		if err != nil {
+			done <- started{err: fmt.Errorf("nice: %v", err)}
+			return
+		}
+		own := 20 - raw
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, *nice); err != nil {
+			runtime.UnlockOSThread() // unchanged
+			done <- started{err: fmt.Errorf("nice %d: %v", *nice, err)}
+			return
+		}
+		pid, exited, err := childReaper().forkExec(path, argv, attr)
+		if syscall.Setpriority(syscall.PRIO_PROCESS, 0, own) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- started{pid, exited, err}
+	}()
+	s := <-done
+	return s.pid, s.exited, s.err
 }
 
 func closeFiles(files ...*os.File) {

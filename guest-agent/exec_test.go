@@ -256,3 +256,113 @@ func TestSignalNamesAreConventional(t *testing.T) {
 		}
 	}
 }
+
+// niceOf is the nice value of process pid, field 19 of /proc/PID/stat.
+func niceOf(t *testing.T, stat string) int {
+	t.Helper()
+	fields := strings.Fields(stat[strings.LastIndexByte(stat, ')')+2:])
+	nice, err := strconv.Atoi(fields[16])
+	if err != nil {
+		t.Fatalf("stat %q: %v", stat, err)
+	}
+	return nice
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// threadNices is the nice value of every thread of the agent's own process.
+func threadNices(t *testing.T) map[string]int {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, path := range tasks {
+		if data, err := os.ReadFile(path); err == nil {
+			out[path] = niceOf(t, string(data))
+		}
+	}
+	return out
+}
+
+func TestExecStartsTheCommandAndItsChildrenAtTheRequestedNice(t *testing.T) {
+	own := niceOf(t, mustRead(t, "/proc/self/stat"))
+	nice := own + 7
+	if nice > niceMax {
+		if os.Geteuid() != 0 {
+			t.Skipf("the tests run at nice %d: no higher value to ask for", own)
+		}
+		nice = own - 7
+	}
+	script := "sleep 5 & cat /proc/$$/stat; cat /proc/$!/stat; kill $!"
+	res := mustExec(t, execRequest{Argv: []string{"sh", "-c", script}, Nice: &nice})
+	lines := strings.Split(strings.TrimSpace(string(res.StdoutB64)), "\n")
+	if res.ExitCode != 0 || len(lines) != 2 {
+		t.Fatalf("got %+v", res)
+	}
+	if shell, child := niceOf(t, lines[0]), niceOf(t, lines[1]); shell != nice || child != nice {
+		t.Fatalf("shell at nice %d, its child at %d, want %d for both", shell, child, nice)
+	}
+	// the forking thread ends just after the fork: no thread of the agent keeps that value
+	allOwn := func() bool {
+		for _, n := range threadNices(t) {
+			if n != own {
+				return false
+			}
+		}
+		return true
+	}
+	if !waitUntil(3*time.Second, allOwn) {
+		t.Fatalf("agent threads after a niced exec: %v, want all at its own %d", threadNices(t), own)
+	}
+	plain := mustExec(t, execRequest{Argv: []string{"cat", "/proc/self/stat"}})
+	if n := niceOf(t, string(plain.StdoutB64)); n != own {
+		t.Fatalf("an exec without nice started at %d, want the agent's %d", n, own)
+	}
+}
+
+func TestExecAtANegativeNiceNeedsPrivilegeAndGetsIt(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a nice below the agent's own needs CAP_SYS_NICE; the agent runs as root in its guest")
+	}
+	nice := -5
+	res := mustExec(t, execRequest{Argv: []string{"cat", "/proc/self/stat"}, Nice: &nice})
+	if n := niceOf(t, string(res.StdoutB64)); n != nice {
+		t.Fatalf("started at nice %d, want %d", n, nice)
+	}
+}
+
+func TestExecRefusesANiceOutsideItsRangeBeforeStarting(t *testing.T) {
+	for _, nice := range []int{-21, 20} {
+		nice := nice
+		marker := filepath.Join(t.TempDir(), "ran")
+		_, err := runExec(execRequest{Argv: []string{"touch", marker}, Nice: &nice})
+		if err == nil || !strings.Contains(err.Error(), "nice must be from -20 to 19") {
+			t.Fatalf("nice %d: err %v", nice, err)
+		}
+		if _, statErr := os.Stat(marker); statErr == nil {
+			t.Fatalf("nice %d: the command ran", nice)
+		}
+	}
+}
+
+func TestExecRequestCarriesNiceOnlyWhenGiven(t *testing.T) {
+	var with, without execRequest
+	if err := decodeOp([]byte(`{"id":1,"op":"exec","argv":["true"],"nice":5}`), &with); err != nil {
+		t.Fatal(err)
+	}
+	if err := decodeOp([]byte(`{"id":1,"op":"exec","argv":["true"]}`), &without); err != nil {
+		t.Fatal(err)
+	}
+	if with.Nice == nil || *with.Nice != 5 || without.Nice != nil {
+		t.Fatalf("with %+v, without %+v", with.Nice, without.Nice)
+	}
+}

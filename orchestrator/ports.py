@@ -73,8 +73,8 @@ class GuestSession(Protocol):
     guest: Any  # the booted guest (exec, agent, hello) for settings a scheduler applies in it
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
-        """One repetition of the workload (with `params` instead of the measurer's, under
-        `nice -n` when given). Raises WorkloadFailed or InfraError."""
+        """One repetition of the workload (with `params` instead of the measurer's, with
+        its commands at nice value `nice` when given). Raises WorkloadFailed or InfraError."""
 
 
 class Measurer(Protocol):

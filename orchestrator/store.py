@@ -296,6 +296,26 @@ def default_url() -> str:
     return f"sqlite:///{paths.data_dir() / 'vmbisect.db'}"
 
 
+# URL schemes meaning "PostgreSQL, whichever driver" and the driver vmbisect installs
+# (psycopg2; SQLAlchemy 2.1 would take a bare postgresql:// for psycopg 3, which it does not)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+POSTGRES_DRIVER = "postgresql+psycopg2://"
+
+
+def driver_url(url: str) -> str:
+    """The store URL with a plain `postgresql://` (or `postgres://`) given its installed driver.
+    A password never needs to be in the URL: libpq (and asyncpg, the queue's) take it from
+    PGPASSWORD or ~/.pgpass (docs/lab.md)."""
+    for scheme in POSTGRES_SCHEMES:
+        if url.startswith(scheme):
+            return POSTGRES_DRIVER + url.removeprefix(scheme)
+    driver = url.partition("://")[0]
+    if driver.startswith("postgresql+") and f"{driver}://" != POSTGRES_DRIVER:
+        raise UserError(f"store: {driver} is not a driver vmbisect installs; give postgresql://USER@HOST/DB "
+                        f"(it uses {POSTGRES_DRIVER.removesuffix('://')})")
+    return url
+
+
 def _widen(engine: Engine) -> None:
     """Columns a newer vmbisect made wider (or unbounded) are widened in a store an older one
     created; SQLite does not bound VARCHAR, so only PostgreSQL needs it."""
@@ -437,7 +457,7 @@ class Store:
         """The store at `url` (default: SQLite in the data directory). `create` False, for the
         commands that read campaigns run before: a SQLite file that is not there is the user's
         mistake (a mistyped --store), said in one line, never an empty store made in its place."""
-        url = url or default_url()
+        url = driver_url(url or default_url())
         self.key = hashlib.sha256(url.encode()).hexdigest()[:12]
         if url.startswith("sqlite:///"):
             path = Path(url.removeprefix("sqlite:///"))
@@ -461,7 +481,7 @@ class Store:
             _add_decision_fields(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "
-                            "postgresql://USER@HOST/DB") from exc
+                            "postgresql://USER@HOST/DB (a password from PGPASSWORD or ~/.pgpass, docs/lab.md)") from exc
         except ModuleNotFoundError as exc:
             raise UserError(f"store: no database driver for {url.split(':')[0]} ({exc.name} is not installed)") from exc
         except SQLAlchemyError as exc:

@@ -92,6 +92,13 @@ class FakeGuest:
             value, path = argv[4], argv[5]
             if path.endswith("/scheduler") and value not in SCHEDULERS:
                 return ExecResult(1, "", False, b"", b"sh: write error: Invalid argument\n", 0.0)
+            if path not in self.sysfs:
+                return ExecResult(1, "", False, b"", b"sh: can't create: nonexistent directory\n", 0.0)
+            if path.endswith("/scheduler") and value != self.sysfs[path]:  # bfq's tunable comes and goes with it
+                tunable = path.replace("/scheduler", "/iosched/slice_idle")
+                self.sysfs.pop(tunable, None)
+                if value == "bfq":
+                    self.sysfs[tunable] = "8"
             self.sysfs[path] = value
         return ExecResult(0, "", False, b"", b"", 0.0)
 

@@ -121,8 +121,9 @@ class AgentClient:
         cwd: str | None = None,
         stdin: bytes = b"",
         timeout_s: float = 0.0,
+        nice: int | None = None,
     ) -> ExecResult:
-        fields = protocol.exec_fields(argv, env, cwd, stdin, timeout_s)
+        fields = protocol.exec_fields(argv, env, cwd, stdin, timeout_s, nice)
         wait = (timeout_s or 24 * 3600.0) + REPLY_MARGIN_S
         try:
             return protocol.decode_exec(self.call("exec", wait, **fields))

@@ -40,10 +40,15 @@ def exec_fields(
     cwd: str | None = None,
     stdin: bytes = b"",
     timeout_s: float = 0.0,
+    nice: int | None = None,
 ) -> dict[str, Any]:
+    """An exec request's fields; `nice`: the value the command and its children start at
+    (None: the agent's own)."""
     if not argv:
         raise ValueError("exec needs a non-empty argv")
     fields: dict[str, Any] = {"argv": list(argv), "timeout_s": timeout_s}
+    if nice is not None:
+        fields["nice"] = nice
     if env is not None:
         fields["env"] = dict(env)
     if cwd is not None:

@@ -45,7 +45,9 @@ class GuestSettings:
         disks = workload_runner.data_disks(guest)
         self.wants = {v.name: settings.wanted(v, disks) for v in group}
         paths = dict.fromkeys(p for w in self.wants.values() for p in w)
-        self.original = {p: settings.current(self._read(p, group[0].name)) for p in paths}
+        # a scheduler's tunable is read once its scheduler is in (apply), not at boot
+        self.original: dict[str, str | None] = {
+            p: None if settings.is_tunable(p) else settings.current(self._read(p, group[0].name)) for p in paths}
         self.applied: str | None = None
 
     def _read(self, path: str, variant: str) -> str:
@@ -54,10 +56,21 @@ class GuestSettings:
         except WorkloadFailed as exc:  # the agent's error response, e.g. no such file
             raise UserError(f"variant {variant}: cannot read {path} in this guest ({exc})") from None
 
+    def _exists(self, path: str) -> bool:
+        try:
+            self.guest.agent.get(path)
+        except WorkloadFailed:
+            return False
+        return True
+
     def apply(self, variant: Variant) -> None:
         if self.applied == variant.name:
             return
         for path, value in settings.plan_writes(self.original, self.wants[variant.name]).items():
+            if settings.is_tunable(path) and self.original[path] is None:
+                self.original[path] = settings.current(self._read(path, variant.name))
+            elif path not in self.wants[variant.name] and settings.is_tunable(path) and not self._exists(path):
+                continue  # its scheduler was switched out, and the value went with it
             result = self.guest.exec(settings.write_argv(path, value), timeout_s=30.0)
             content = self._read(path, variant.name)
             if not result.succeeded or settings.current(content) != value:

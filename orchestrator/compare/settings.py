@@ -43,7 +43,17 @@ def choices(content: str) -> list[str]:
     return [w.strip("[]") for w in content.split()] if _SELECTED.search(content) else []
 
 
-def plan_writes(group_paths: Mapping[str, str], variant_wants: Mapping[str, str]) -> dict[str, str]:
-    """Values to write before a variant's run in a shared guest: its own settings, and every
-    other path the group touches back at the value it had at boot."""
-    return {path: variant_wants.get(path, original) for path, original in group_paths.items()}
+def is_tunable(path: str) -> bool:
+    """A scheduler's tunable (queue/iosched/): it exists only while its scheduler is the disk's,
+    and a scheduler switched in starts with its tunables at their defaults."""
+    return "/queue/iosched/" in path
+
+
+def plan_writes(group_paths: Mapping[str, str | None], variant_wants: Mapping[str, str]) -> dict[str, str]:
+    """Values to write before a variant's run in a shared guest, schedulers first (a
+    scheduler's tunables exist only under it): its own settings, and every other path the
+    group touches back at the value it had before the group first wrote it (None: not read yet,
+    a tunable no variant has set, left alone)."""
+    order = sorted(group_paths, key=lambda path: not path.endswith("/queue/scheduler"))
+    return {path: variant_wants.get(path, group_paths[path] or "") for path in order
+            if path in variant_wants or group_paths[path] is not None}

@@ -8,7 +8,7 @@ Items (each `key:value`):
     append:WORDS      extra kernel command line; write a comma inside as `\\,`
     sched:NAME        the I/O scheduler of every data disk (none, mq-deadline, bfq, kyber)
     sysfs:PATH=VALUE  write VALUE to /sys/PATH before the runs; `{disk}` in PATH means every data disk
-    nice:N            run the workload under nice -n N (-20..19)
+    nice:N            the workload's commands (and their children) start at nice value N (-20..19)
 """
 
 from __future__ import annotations

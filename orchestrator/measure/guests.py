@@ -19,13 +19,15 @@ from orchestrator.workloads.definition import WorkloadDef
 
 
 class NicedGuest:
-    """A guest whose commands run under `nice -n N`; everything else passes through."""
+    """A guest whose commands start at nice value N, set by the agent before the command's
+    first instruction and inherited by its children (the agent protocol's exec `nice`: no
+    `nice` tool needed in the guest); everything else passes through."""
 
     def __init__(self, guest: Any, nice: int) -> None:
         self._guest, self._nice = guest, nice
 
     def exec(self, argv: list[str], **kwargs: Any) -> Any:
-        return self._guest.exec(["nice", "-n", str(self._nice), *argv], **kwargs)
+        return self._guest.exec(argv, **kwargs, nice=self._nice)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._guest, name)

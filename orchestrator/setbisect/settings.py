@@ -8,7 +8,7 @@ Settings (each side's `settings:` mapping):
     scheduler       the I/O scheduler of every data disk (none, mq-deadline, bfq, kyber)
     read_ahead_kb   /sys/block/<disk>/queue/read_ahead_kb of every data disk
     nomerges        /sys/block/<disk>/queue/nomerges of every data disk (0, 1, 2)
-    nice            the workload under nice -n N (-20..19)
+    nice            the nice value N the workload's commands start at (-20..19)
     sysfs           {PATH: VALUE}: VALUE written to /sys/PATH; `{disk}` means every data disk
 A setting one side leaves out is the guest's default on that side (nothing is written).
 

@@ -8,6 +8,8 @@ import pytest
 
 from orchestrator import paths
 from orchestrator.agent.client import AgentClient, AgentSilent
+from orchestrator.errors import WorkloadFailed
+from orchestrator.measure.guests import NicedGuest
 
 AGENT = paths.agent_binary()
 pytestmark = pytest.mark.skipif(not AGENT.is_file(), reason=f"agent not built at {AGENT} (make agent)")
@@ -36,6 +38,28 @@ def test_exec_round_trips_stdin_env_cwd_and_exit_code(agent):
 def test_exec_of_many_megabytes_arrives_intact(agent):
     result = agent.exec(["head", "-c", str(24 << 20), "/dev/urandom"])
     assert result.exit_code == 0 and len(result.stdout) == 24 << 20
+
+
+def nice_of(stat: str) -> int:
+    """The nice value in a /proc/PID/stat line (field 19)."""
+    return int(stat.rpartition(")")[2].split()[16])
+
+
+def test_a_niced_guest_starts_the_command_and_its_children_at_that_nice_without_a_nice_tool(agent):
+    own = nice_of(Path("/proc/self/stat").read_text())
+    nice = own + 5 if own <= 14 else own - 5
+    script = 'sleep 5 & cat /proc/$$/stat; cat /proc/$!/stat; kill $!'
+    result = NicedGuest(agent, nice).exec(["sh", "-c", script], env={"PATH": "/bin"})
+    shell, child = result.stdout.decode().splitlines()
+    assert result.exit_code == 0 and (nice_of(shell), nice_of(child)) == (nice, nice)
+    assert " (sh) " in shell  # the command itself, not a `nice` in front of it
+    assert nice_of(agent.exec(["cat", "/proc/self/stat"]).stdout.decode()) == own
+
+
+def test_a_nice_outside_its_range_is_refused_before_anything_starts(agent, tmp_path):
+    with pytest.raises(WorkloadFailed, match="nice must be from -20 to 19, got 20"):
+        agent.exec(["touch", str(tmp_path / "ran")], nice=20)
+    assert not (tmp_path / "ran").exists()
 
 
 def live_members(pgid: int) -> list[int]:

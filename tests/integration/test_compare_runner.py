@@ -15,7 +15,7 @@ from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.runner import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
 from orchestrator.store import Store
-from tests.fakes import FakeGuest, FakeKernels, FakeMeasurer
+from tests.fakes import FakeKernels, FakeMeasurer
 
 
 def _plan(*args: str) -> ComparePlan:
@@ -53,6 +53,22 @@ def test_both_disks_get_the_scheduler_and_a_halving_is_reported_significant(tmp_
     assert c.variants[1].description == "kernel /k, sched=bfq"
 
 
+def test_a_scheduler_s_tunable_is_set_under_it_restored_while_it_stays_and_let_go_when_it_leaves(
+        tmp_path: Path) -> None:
+    plan = _plan("--kernel", "/k", "--variant",
+                 "tuned=sched:bfq,sysfs:block/{disk}/queue/iosched/slice_idle=0", "--variant", "bfq=sched:bfq",
+                 "--variant", "none=sched:none", "--reps", "1")
+    store, cid = _store(tmp_path)
+    measurer = FakeMeasurer()
+    run_plan(plan, store, cid, FakeKernels(), measurer)
+    writes = [(c[5].rsplit("/", 1)[1], c[4]) for c in measurer.guests[0].commands
+              if c[:2] == ["sh", "-c"] and "/sda/" in c[5]]
+    assert writes == [("scheduler", "bfq"), ("slice_idle", "0"),  # tuned: the tunable exists once bfq is in
+                      ("scheduler", "bfq"), ("slice_idle", "8"),  # bfq: bfq's default back
+                      ("scheduler", "none")]                      # none: the tunable went with bfq
+    assert [r.raw["variant"] for r in store.runs(cid)] == ["tuned", "bfq", "none"]
+
+
 def test_a_setting_one_variant_lacks_goes_back_to_its_boot_value(tmp_path: Path) -> None:
     plan = _plan("--kernel", "/k", "--variant", "base=nice:0", "--variant", "knob=sysfs:kernel/knob=1",
                  "--reps", "2", "--boots", "1")
@@ -69,14 +85,6 @@ def test_nice_runs_each_variant_s_workload_under_its_nice(tmp_path: Path) -> Non
     measurer = FakeMeasurer()
     run_plan(plan, store, cid, FakeKernels(), measurer)
     assert [n for _s, _p, n in measurer.calls] == [0, 10]
-
-
-def test_a_niced_guest_prefixes_every_command_with_nice() -> None:
-    from orchestrator.measure.guests import NicedGuest
-
-    guest = FakeGuest(["sda"])
-    NicedGuest(guest, 10).exec(["fio", "job"])
-    assert guest.commands == [["nice", "-n", "10", "fio", "job"]] and NicedGuest(guest, 10).hello == guest.hello
 
 
 def test_different_kernels_boot_in_turn_one_run_per_boot(tmp_path: Path) -> None:

@@ -263,3 +263,17 @@ def test_notify_refuses_a_running_campaign_one_naming_no_one_and_again_without_i
     assert main(["notify", "--again", "--store", url]) == 2
     assert capsys.readouterr().err.startswith("vmbisect: --again: name the campaigns to mail again")
     assert lab.store.mail(running) is None and lab.store.mail(silent) is None
+
+
+def test_a_settings_campaign_is_mailed_to_its_labs_list(lab, tmp_path):
+    from orchestrator.commands.notify import recipients_of
+    from orchestrator.setbisect.campaign import parse_settings
+    from orchestrator.specs import SettingsSpec
+
+    (tmp_path / "lab.yaml").write_text(f"hosts: [{{name: local}}]\nnotify: {{mail: [{TEAM}]}}\n")
+    raw = {"kind": "settings", "name": "sched", "kernel": {"file": str(tmp_path / "bzImage")},
+           "good": {"settings": {"scheduler": "none"}}, "bad": {"settings": {"scheduler": "bfq"}},
+           "workload": {"name": "fio"}, "metric": {"name": "iops", "threshold": "-10%"},
+           "lab": str(tmp_path / "lab.yaml")}
+    cid = record(lab.store, "sched", SettingsSpec.of(raw, parse_settings(raw)))
+    assert recipients_of(lab.store, lab.store.campaign(cid)) == (TEAM,)

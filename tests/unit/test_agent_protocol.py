@@ -13,6 +13,10 @@ def test_exec_request_carries_argv_env_cwd_stdin_timeout():
                    "stdin_b64": "/wA=", "timeout_s": 5}
 
 
+def test_exec_request_carries_nice_only_when_given():
+    assert protocol.exec_fields(["fio"], nice=-5)["nice"] == -5 and "nice" not in protocol.exec_fields(["fio"])
+
+
 def test_exec_requires_argv():
     with pytest.raises(ValueError):
         protocol.exec_fields([])

@@ -108,3 +108,13 @@ def test_a_variant_without_a_setting_gets_the_boot_value_back() -> None:
     original = {"/sys/block/sda/queue/scheduler": "none", "/sys/kernel/x": "0"}
     assert settings.plan_writes(original, {"/sys/kernel/x": "1"}) == {
         "/sys/block/sda/queue/scheduler": "none", "/sys/kernel/x": "1"}
+
+
+def test_a_scheduler_goes_in_before_its_tunable_and_an_unread_tunable_is_left_alone() -> None:
+    sched, tunable = "/sys/block/sda/queue/scheduler", "/sys/block/sda/queue/iosched/slice_idle"
+    original: dict[str, str | None] = {tunable: None, sched: "none"}
+    assert list(settings.plan_writes(original, {tunable: "0", sched: "bfq"}).items()) == [(sched, "bfq"),
+                                                                                       (tunable, "0")]
+    assert settings.plan_writes(original, {}) == {sched: "none"}
+    assert settings.plan_writes({**original, tunable: "8"}, {sched: "bfq"}) == {sched: "bfq", tunable: "8"}
+    assert settings.is_tunable(tunable) and not settings.is_tunable(sched)

@@ -5,7 +5,7 @@ from sqlalchemy.exc import StatementError
 
 from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import InfraError, UserError
-from orchestrator.store import Store
+from orchestrator.store import Store, driver_url
 
 
 @pytest.fixture
@@ -180,3 +180,12 @@ def test_a_store_from_before_typed_decisions_gets_kind_source_and_since_derived_
     assert got == [(Kind.ENDPOINTS, "", -1), (Kind.MEASURED, "", -1), (Kind.INHERITED, measured, -1),
                    (Kind.AMBIGUOUS, "", -1), (Kind.BUILD_FAILED, "", -1), (Kind.MEASURING, "", 17),
                    (Kind.MOVED, "", -1)]
+
+
+def test_a_plain_postgresql_url_gets_the_installed_driver_and_others_are_refused():
+    assert driver_url("postgresql://vmbisect@db/lab") == "postgresql+psycopg2://vmbisect@db/lab"
+    assert driver_url("postgres://vmbisect@db:5433/lab") == "postgresql+psycopg2://vmbisect@db:5433/lab"
+    assert driver_url("postgresql+psycopg2://vmbisect@db/lab") == "postgresql+psycopg2://vmbisect@db/lab"
+    assert driver_url("sqlite:////tmp/x.db") == "sqlite:////tmp/x.db"
+    with pytest.raises(UserError, match="postgresql\\+asyncpg is not a driver vmbisect installs; give postgresql://"):
+        driver_url("postgresql+asyncpg://vmbisect@db/lab")
