@@ -103,6 +103,16 @@ def missing_paths(page: Path, text: str, root: Path = ROOT) -> list[str]:
     return out
 
 
+# Words about the machines the docs were written on rather than the product: a lock file of
+# theirs, the people or sessions that shared them.
+_WORKPLACE = re.compile(r"cpu\.lock|CPU lock|\bthe lead\b|\bthis session\b|\bsessions' work|"
+                        r"\banother helper|\bother helpers|\bhelper's|\bengineers?'", re.IGNORECASE)
+
+
+def workplace_words(page: Path, text: str) -> list[str]:
+    return [f"{page.name}:{n}: {m.group(0)!r}" for n, line in _lines(text) for m in _WORKPLACE.finditer(line)]
+
+
 # --- commands and --help ------------------------------------------------------------------------
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -31,6 +31,11 @@ def test_every_relative_link_and_named_path_of_the_docs_exists(page):
     assert docscheck.broken_links(page, text) + docscheck.missing_paths(page, text) == []
 
 
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_the_docs_speak_of_the_product_not_of_the_machines_they_were_written_on(page):
+    assert docscheck.workplace_words(page, page.read_text()) == []
+
+
 def test_every_vmbisect_command_is_named_in_the_docs():
     assert docscheck.undocumented_commands(cli._parser(), ALL_DOCS) == []
 
@@ -115,6 +120,11 @@ def test_a_missing_link_path_and_top_level_page_are_reported(tmp_path):
     assert docscheck.broken_links(page, text) == ["x.md:1: link ../orchestrator/gone.py does not resolve"]
     assert docscheck.missing_paths(page, text, tmp_path) == ["x.md:2: orchestrator/nothing.py does not exist",
                                                              "x.md:3: DESIGN.md does not exist"]
+
+
+def test_words_about_the_workplace_are_reported():
+    text = "Run it under flock /work/cpu.lock.\nAnother helper's demo ran; virt-ssh-helper is fine.\n"
+    assert docscheck.workplace_words(Path("x.md"), text) == ["x.md:1: 'cpu.lock'", "x.md:2: 'Another helper'"]
 
 
 def test_an_undocumented_command_and_a_percent_escape_are_reported():
