@@ -25,6 +25,10 @@ from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Kind, Role
+from orchestrator.explain import gather as explain
+from orchestrator.explain import render as explain_render
+from orchestrator.explain.changed import Changed
+from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
@@ -81,6 +85,8 @@ class BisectReport:
     change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
     hosts: str = ""  # which lab hosts measured, how many boots each, and the boots a failed host lost
     watched: WatchedSection | None = None  # the campaign's metric.watch, culprit against parent (watched.py)
+    taken_over: str = ""  # orchestrator/queue/takeovers.py summary: "taken over once; 1 boot lost"
+    changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -127,7 +133,9 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
-        if "change" in confirmation else "not measured", hosts=hosts)
+        if "change" in confirmation else "not measured", hosts=hosts,
+        taken_over=takeovers.summary(takeovers.of(store, campaign_id)),
+        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
@@ -193,6 +201,8 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Revert: {r.revert}", ""]
     if r.hosts:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
+    if r.taken_over:
+        out += [f"Workers: {r.taken_over} (`vmbisect status ID` says from which worker, when and why)", ""]
     if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
@@ -210,6 +220,7 @@ def render_markdown(r: BisectReport) -> str:
                 "two-sided Welch t-test on the boot values; the change above is the one the confirmation tested):",
                 "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
+    out += explain_render.markdown(r.changed)
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += watched_markdown(r.watched)

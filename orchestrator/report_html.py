@@ -7,6 +7,7 @@ import html
 import math
 
 from orchestrator.compare.text import metric_block
+from orchestrator.explain import render as explain_render
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
@@ -61,8 +62,9 @@ def render_html(r: BisectReport) -> str:
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
         ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
-        ("Measured on", r.hosts)) if text)
+        ("Measured on", r.hosts), ("Workers", r.taken_over)) if text)
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
+                      f"{explain_render.html(r.changed)}\n"
                       f"<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")

@@ -112,7 +112,7 @@ class VerifyResult:
                    int(d.get("boots_needed", 0)))
 
     def line(self) -> str:
-        return (self.lines or ("",))[0][:80]
+        return (self.lines or ("",))[0]
 
     def outcome_word(self, state: str) -> str:
         return state
@@ -139,7 +139,7 @@ class CompareResult:
         return cls(tuple(d.get("lines", d.get("verdict", ()))))  # `verdict`: before results were typed
 
     def line(self) -> str:
-        return (self.lines or ("",))[0][:80]
+        return (self.lines or ("",))[0]
 
     def outcome_word(self, state: str) -> str:
         return state
@@ -198,7 +198,7 @@ class SetBisectResult:
         how = self.how
         unasked = f"; {self.ahead} measured ahead, not needed" if self.ahead else ""
         return (f"{' + '.join(self.units)} ({how}; confirmation {self.confirmation.get('verdict', '-')}, "
-                f"revert {self.revert.get('verdict', '-')}{unasked})")[:100]
+                f"revert {self.revert.get('verdict', '-')}{unasked})")
 
     def outcome_word(self, state: str) -> str:
         return state
@@ -247,7 +247,7 @@ class Stopped:
         return cls(StopKind(d.get("stop") or state), d.get("reason", ""), d.get("cause", ""))
 
     def line(self) -> str:
-        return f"{self.stop.value}: {self.reason}"[:100]
+        return f"{self.stop.value}: {self.reason}"
 
     def outcome_word(self, state: str) -> str:
         return self.stop.value

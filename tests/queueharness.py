@@ -144,6 +144,33 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
                runners)
 
 
+def controller_main(argv: list[str], watch: str, data: str) -> None:
+    """`vmbisect ARGV` in the foreground (cli.main, its exit code the process's), its guests
+    measured by LeasingMeasurer on the pool of the campaign's lab file."""
+    from orchestrator import wiring
+    from orchestrator.cli import main
+    from tests.fakes import FakeBuilder
+
+    os.environ["VMBISECT_DATA_DIR"] = data
+    log = Path(watch) / f"controller-{os.getpid()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr = sys.stdout = open(log, "a", buffering=1)  # noqa: SIM115 - this process's whole life
+
+    def bisection(campaign: Any, choice: Any, clone: Path, pool: GuestPool, host: str | None = None) -> Any:
+        return FakeBuilder(), LeasingMeasurer(pool, Path(watch), campaign.name, lambda _c: 100.0, noise=0.01,
+                                              metric=campaign.metric.name, seed=1)
+
+    wiring.bisection = bisection  # type: ignore[assignment]  # the fake ports, in this child process only
+    wiring.lab_slots = lambda *_args: []  # type: ignore[assignment]
+    sys.exit(main(argv))
+
+
+def spawn_controller(argv: list[str], watch: Path, data: Path) -> BaseProcess:
+    proc = get_context("fork").Process(target=controller_main, args=(argv, str(watch), str(data)))
+    proc.start()
+    return proc
+
+
 def wait_for_boots(watch: Path, proc: BaseProcess, boots: int, timeout_s: float = 60.0) -> None:
     """Until the workers under `watch` have started `boots` boots (the worker still alive)."""
     deadline = time.monotonic() + timeout_s

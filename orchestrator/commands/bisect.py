@@ -7,13 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.storeopts import add_store_option
+from orchestrator.errors import UserError
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("bisect", help="bisect a kernel range on a metric, as a campaign file says")
-    p.add_argument("campaign", type=Path, help="campaign file (YAML; see docs/campaign.md; with kind: settings, "
-                   "docs/settings-bisect.md)")
+    from orchestrator.commands.fromcompare import add_options
+
+    p.add_argument("campaign", type=Path, nargs="?", help="campaign file (YAML; see docs/campaign.md; with kind: "
+                   "settings, docs/settings-bisect.md)")
     p.add_argument("--json", action="store_true", help="progress as JSON lines instead of a live view")
+    add_options(p)
     add_store_option(p)
 
 
@@ -22,6 +26,11 @@ def run(a: argparse.Namespace) -> int:
     from orchestrator.kinds.table import record
     from orchestrator.store import Store
 
+    if a.from_compare is not None:
+        from orchestrator.commands.fromcompare import run as from_compare
+        return from_compare(a)
+    if a.campaign is None or a.write_campaign is not None:
+        raise UserError("campaign: give a campaign file, or --from-compare ID ROW (which --write-campaign needs)")
     name, spec = checked_file(a.campaign)
     store = Store(a.store)
     campaign_id = record(store, name, spec)

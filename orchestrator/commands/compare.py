@@ -45,7 +45,7 @@ def add_parser(sub: Any) -> None:
                    help="build recipe item for commit: variants (default: guest-base)")
     p.add_argument("--alpha", type=fraction(0, 0.5), default=0.05, help="false discovery rate for significance (default 0.05)")
     p.add_argument("--title", help="report title")
-    p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics in the tables")
+    p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics and the kernel counters in the tables")
     p.add_argument("--report", action="append", default=[], type=output_file, metavar="PATH",
                    help="write a report; .md, .html or .json by the suffix (repeatable)")
     p.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
@@ -65,7 +65,8 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
     return CompareSpec(
         variants=tuple(a.variant), workload=a.workload, params=tuple(a.param), sweeps=tuple(a.sweep),
         metrics=tuple(a.metric), reps=a.reps, boots=a.boots, kernel=a.kernel,
-        initrd_modules_from=a.initrd_modules_from, append=a.append, repo=a.repo, config=tuple(a.config),
+        initrd_modules_from=a.initrd_modules_from, append=a.append,
+        repo=a.repo.absolute() if a.repo is not None else None, config=tuple(a.config),
         alpha=a.alpha, title=a.title, all_metrics=a.all_metrics, reports=tuple(a.report), timeout_s=a.timeout,
         guest=guest_options(a), lab=a.lab.absolute() if a.lab is not None else None, host=a.host)
 

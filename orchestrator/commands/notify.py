@@ -98,6 +98,7 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     from orchestrator.kinds.run import report_files
     from orchestrator.kinds.table import report, result_of
     from orchestrator.notify.message import Ended
+    from orchestrator.queue import takeovers
 
     result = result_of(row)
     files = report_files(row)
@@ -109,7 +110,7 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     named = result.named_commit() if result is not None else ""
     subject = _commit_subject(store, row, named) if named else ""
     return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
-                 tuple(f for f in files if f.exists()), store.key)
+                 tuple(f for f in files if f.exists()), store.key, takeovers.summary(takeovers.of(store, row.id)))
 
 
 def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:

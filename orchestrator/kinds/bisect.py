@@ -168,7 +168,18 @@ def from_file(raw: Any, path: Path) -> BisectSpec:
 
     campaign = parse_campaign(raw, base=path.parent, source=path)
     preflight(campaign)
+    check_range(campaign)
     return BisectSpec.of(raw, campaign)
+
+
+def check_range(campaign: Campaign) -> None:
+    """A commit bisection's endpoints: bad descends from good and is another commit (git facts
+    judged by git_bisect.range_problem), or a one-line UserError naming the field. Config
+    bisections share `preflight` but not this: they may name one commit as both."""
+    from orchestrator.backends.git_bisect import range_facts, range_problem
+
+    if (problem := range_problem(range_facts(campaign.repository, campaign.good, campaign.bad))) is not None:
+        raise UserError(problem)
 
 
 KIND = Kind("bisect", BisectSpec, BisectResult, check, lab, notify, _view, _run, _report, metric, _left)

@@ -75,12 +75,13 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
     from orchestrator import wiring
     from orchestrator.compare.collect import comparison, run_host, stored_runs
     from orchestrator.compare.runner import run_plan
+    from orchestrator.compare.tobisect import with_commands
 
     last = store.last_run(campaign_id)
     host = run_host(last.raw) if last else plan.host
     kernels, measurer = wiring.comparison(plan, pool, host)
     run_plan(plan, store, campaign_id, kernels, measurer, on_event=on_event)
-    result = comparison(plan, stored_runs(store, campaign_id))
+    result = with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id)
     store.set_state(campaign_id, "done", CompareResult(tuple(result.verdict)).to_dict())
     return result
 
@@ -89,6 +90,7 @@ def summary_text(c: Comparison) -> str:
     from orchestrator.compare.text import metric_block
 
     out = [f"{c.title}", "", *(f"- {line}" for line in c.verdict)]
+    out += ["", "Bisect a row that regressed:", *c.bisect] if c.bisect else []
     for metric in c.primary:
         out += ["", *metric_block(c, metric)]
     return "\n".join(out)
@@ -123,8 +125,10 @@ def _run(r: Run) -> str:
 def _report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
     from orchestrator.compare.collect import comparison, stored_runs
     from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.compare.tobisect import with_commands
 
-    return render(comparison(plan_from_spec(spec), stored_runs(store, campaign_id)), fmt)
+    plan = plan_from_spec(spec)
+    return render(with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id), fmt)
 
 
 def _metric(spec: CompareSpec) -> str | None:

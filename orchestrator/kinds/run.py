@@ -10,10 +10,13 @@ cli.main's exit codes.
 from __future__ import annotations
 
 import re
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable
 
 from orchestrator.kinds.kind import OnEvent, Run
@@ -33,29 +36,63 @@ END_HOOKS: list[EndHook] = []
 REPORTED = ("done", "refused", "failed")  # states whose reports are written (a paused one goes on)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C while a campaign runs there."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM stops the block as Ctrl-C does (cleanups run, guests are destroyed) when it runs
+    in the main thread (a foreground controller); a worker's runner threads are stopped by the
+    worker (orchestrator/queue/worker.py)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _pause(store: Store, campaign_id: int, reason: str) -> None:
+    try:
+        store.set_state(campaign_id, "paused", Stopped(StopKind.PAUSED, reason).to_dict())
+    except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
+        pass
+
+
 @contextmanager
 def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
     """The host's fault (libvirt gone, disk full) pauses the campaign instead of failing it:
-    state "paused" with the reason, and `vmbisect resume ID` continues where it stopped."""
+    state "paused" with the reason, and `vmbisect resume ID` continues where it stopped. So does
+    a controller stopped by SIGTERM or Ctrl-C, whatever it was doing or waiting for (a slot, a
+    build, a boot)."""
     from orchestrator.errors import InfraError, host_fault
 
     if store.campaign(campaign_id).state == "paused":
         store.set_state(campaign_id, "running", {})  # the pause's reason is no longer why
     try:
         try:
-            yield
+            with _sigterm_interrupts():
+                yield
         except OSError as exc:  # a full disk under the builder, the image cache or a log file
             fault = host_fault(exc)
             if fault is None:
                 raise
             raise fault from exc
     except InfraError as exc:
-        try:
-            store.set_state(campaign_id, "paused", Stopped(StopKind.PAUSED, str(exc)).to_dict())
-        except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
-            pass
+        _pause(store, campaign_id, str(exc))
         raise InfraError(f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") \
             from exc
+    except KeyboardInterrupt as exc:
+        how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+        _pause(store, campaign_id, f"its controller was stopped by {how}; continue with: vmbisect resume {campaign_id}")
+        raise
 
 
 def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab: Lab | None = None,

@@ -66,6 +66,7 @@ class Ended:
     report: str = ""
     report_files: tuple[Path, ...] = ()
     store_key: str = "local"
+    taken_over: str = ""  # orchestrator/queue/takeovers.py summary ("" never taken over)
 
 
 def one_line(text: str, limit: int = MAX_SUBJECT) -> str:
@@ -99,6 +100,8 @@ def body(e: Ended) -> str:
         head += [f"Culprit: {named[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
     elif why:
         head += [why, ""]
+    if e.taken_over:
+        head += [f"Workers: {e.taken_over} (`vmbisect status {e.campaign_id}` says from which, when, why).", ""]
     if e.report_files:
         head += ["Reports (on the controller):", *(f"  {p}" for p in e.report_files), ""]
     report = e.report or f"No report could be made; `vmbisect report {e.campaign_id}` says why."

@@ -23,6 +23,13 @@ def repo(tmp_path: Path) -> Path:
     r.git("tag", "good")
     r.commit("two")
     r.git("tag", "bad")
+    r.branch("side", "good")  # a branch off good that bad does not descend from
+    r.commit("side-one")
+    r.git("tag", "side")
+    r.git("checkout", "-q", "--orphan", "lone")  # a history of its own
+    r.commit("lone")
+    r.git("tag", "lone")
+    r.checkout("main")
     return r.path
 
 
@@ -90,6 +97,13 @@ CASES = {
     "aio_error_names_the_disks_path": (lambda r: campaign(r, guest="{disks: {count: 1, aio: native, cache: unsafe}}"),
                                        "guest.disks.aio: 'native' needs cache"),
     "empty_file": (lambda r: b"", "is empty; expected a mapping with name, repository"),
+    # Known wrong from the repository before anything runs (issue #31).
+    "good_and_bad_the_same_commit": (lambda r: campaign(r, bad="main~1"), "bad: names the same commit as good ("),
+    "good_and_bad_reversed": (lambda r: campaign(r, good="bad", bad="good"),
+                              "the range is reversed (good is the older commit)"),
+    "bad_on_a_branch_good_is_not_on": (lambda r: campaign(r, good="side", bad="bad"),
+                                       "does not descend from good"),
+    "bad_of_another_history": (lambda r: campaign(r, bad="lone"), "shares no history with good"),
 }
 
 
