@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
         "verify", help="measure a suspect commit against its parent (and its revert on a tip)",
         description="What to build and measure comes from a campaign file, from flags, or both (flags override "
         "the file). Without a file, --repo and --workload are needed; the metric defaults to the workload's "
-        "headline metric and the threshold to 10%% in its bad direction.")
+        "headline metric and the threshold to 10% in its bad direction.")
     p.add_argument("target", nargs="+", metavar="[CAMPAIGN.yaml] COMMIT",
                    help="a campaign file (optional) and the suspect commit")
     p.add_argument("--repo", type=Path, help="kernel git repository (campaign key: repository)")
