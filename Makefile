@@ -44,7 +44,7 @@ test-long: setup
 	$(PY) -m pytest -q -m long
 
 # The fuzz, property and fault-injection harness with large budgets; rewrites the figures in
-# docs/reliability.md (takes about 15 minutes; run it on a quiet host: flock /work/cpu.lock).
+# docs/reliability.md (takes about 15 minutes; run it on a quiet host, with no guest or build beside it).
 .PHONY: reliability
 reliability: setup
 	GO=$(GO) $(PY) scripts/reliability.py

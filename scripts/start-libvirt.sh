@@ -19,9 +19,9 @@ getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
 getent passwd libvirt-qemu >/dev/null ||
   useradd -r -g libvirt-qemu -G kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 mkdir -p /var/run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu
-# The daemons outlive this script and must not keep its descriptors: started under
-# `flock /work/cpu.lock make setup` (docs/setup.md) they held the CPU lock for as long as they
-# ran, and every later `flock` waited for ever.
+# The daemons outlive this script and must not keep its descriptors: started by a `make setup`
+# run under `flock` (a lock file that keeps heavy jobs apart), they held that lock for as long as
+# they ran, and every later `flock` on it waited for ever.
 daemon() { ( for fd in $(seq 3 255); do eval "exec $fd>&-"; done 2>/dev/null; exec "$@" ); }
 # -r: a daemon just killed may linger as a zombie until init reaps it; it does not count
 pgrep -x -r D,R,S,T virtlogd >/dev/null || daemon virtlogd -d

@@ -35,7 +35,8 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # The campaign file's keys a config bisection uses; the others (revisions to bisect, confirm,
 # skip_policy, first_parent, kernel.config) belong to commit bisection.
 KEYS = ("kind", "name", "repository", "commit", "good", "bad", "workload", "metric", "kernel", "guest", "accel",
-        "append", "boots_per_commit", "max_boots_per_commit", "runs_per_boot", "timeouts", "alpha", "lab", "host")
+        "append", "boots_per_commit", "max_boots_per_commit", "runs_per_boot", "timeouts", "alpha", "lab", "host",
+        "notify")
 _SIDE_KEYS = ["config", "recipe"]
 
 

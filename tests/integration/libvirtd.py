@@ -4,7 +4,7 @@ init system runs (scripts/start-libvirt.sh), for the tests marked `libvirtd_rest
 Restarting libvirtd drops every client's connection (QEMU processes survive it), so those tests
 run in a pytest process of their own, after every other guest test (tests/integration/conftest.py
 orders them last; `make test` gives them their own process), and refuse to run while a guest
-that is not theirs is active: on a shared machine, hold the CPU lock (`flock /work/cpu.lock`)."""
+that is not theirs is active: on a shared machine, run them when no other guest runs."""
 
 from __future__ import annotations
 

@@ -151,3 +151,13 @@ def test_sides_that_do_not_differ_after_olddefconfig_are_refused_and_say_so(worl
     row = Store(world["store"]).campaigns()[0]
     assert row.state == "refused" and "do not differ" in capsys.readouterr().err
     assert "not candidates (1)" in kinds.report(Store(world["store"]), row.id, "md")
+
+
+def test_a_config_campaign_file_names_its_own_mail_recipients(world):
+    """`notify:` is a key of a config campaign as of a commit campaign: the kind's mail reads it."""
+    from orchestrator.kinds.table import kind_of
+
+    path = _write(world, notify={"mail": ["perf@example.org"]})
+    spec = parse_config_campaign(yaml.safe_load(path.read_text()), path.parent, path)
+    assert kind_of("config").notify(spec) is not None
+    assert "perf@example.org" in str(kind_of("config").notify(spec))
