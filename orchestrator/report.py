@@ -25,6 +25,8 @@ from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Kind, Role
 from orchestrator.render.scale import whole_or_4g as num
+from orchestrator.reproduce import Reproduce, of_campaign
+from orchestrator.reproduce import lines as reproduce_lines
 from orchestrator.results import BisectOutcome, BisectResult, Stopped, read
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
@@ -77,6 +79,12 @@ class BisectReport:
     revert: str = ""
     change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
     hosts: str = ""  # which lab hosts measured, how many boots each, and the boots a failed host lost
+    reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
+
+
+# where the report says the .config files are: the mail attaches them, the reports directory
+# holds them beside the report (commands/kinds.write_reports)
+WHERE = "attached to the mail and kept beside the report file"
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -123,8 +131,11 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts)
+    named = {role: sha for role, sha in (("culprit", report.culprit.sha if report.culprit else ""),
+                                         ("parent", parent)) if sha}
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
-                                                   for c, bs in boots.items()})
+                                                   for c, bs in boots.items()},
+                               reproduce=of_campaign(store, campaign_id, named))
 
 
 def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
@@ -205,6 +216,8 @@ def render_markdown(r: BisectReport) -> str:
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     for note in r.notes:
         out += [f"Note: {note}", ""]
+    if r.reproduce is not None:
+        out += reproduce_lines(r.reproduce, r.culprit.sha if r.culprit else "", WHERE)
     out += ["## Steps", "", "| # | role | commit | subject | verdict | host | boots | runs | median | reason |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in r.steps:

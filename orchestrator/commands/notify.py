@@ -95,9 +95,10 @@ def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
 
 def ended_of(store: Store, row: CampaignRow) -> Ended:
     """What the mail says of the campaign: its result, the culprit's subject line (from git),
-    the Markdown report `execute` wrote (or made now) and where the reports are."""
+    the Markdown report `execute` wrote (or made now) and the files of its Reproduce section."""
     from orchestrator.commands.kinds import report, report_files, result_of
     from orchestrator.notify.message import Ended
+    from orchestrator.reproduce import files_of
     from orchestrator.results import BisectOutcome, BisectResult
 
     result = result_of(row)
@@ -111,7 +112,7 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     if isinstance(result, BisectResult) and result.outcome is BisectOutcome.FOUND:
         subject = _commit_subject(store, row, result.culprit)
     return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
-                 tuple(f for f in files if f.exists()), store.key)
+                 tuple(sorted(files_of(store, row.id).items())) if text else (), store.key)
 
 
 def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
