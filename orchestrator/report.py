@@ -17,13 +17,13 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
-from orchestrator.decisions import Kind, Role
+from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.reproduce import Reproduce, of_campaign
 from orchestrator.reproduce import lines as reproduce_lines
@@ -55,6 +55,7 @@ class Step:
     reason: str
     confidence: float
     host: str = ""  # the lab host whose boots the figures are
+    backed_by: str = ""  # the decision's Kind: measured, inherited, build_failed...
 
 
 @dataclass(frozen=True)
@@ -106,12 +107,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
     def subject(sha: str) -> str:
         return info(sha).subject
 
-    shown = [d for d in store.decisions(campaign_id) if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
-    # an inherited verdict was taken without a boot: the commit's boots, if a confirmation took
-    # some later, are not what decided it
-    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else boots.get(d.commit, [])),
-                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""))
-                  for i, d in enumerate(shown))
+    steps = steps_of(store.decisions(campaign_id), boots, host_of, subject)
     typed = read("bisect", row.state, row.result)
     done = typed if isinstance(typed, BisectResult) else BisectResult(BisectOutcome.INCONCLUSIVE)
     culprit = info(done.culprit) if done.culprit else None
@@ -136,6 +132,18 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
                                                    for c, bs in boots.items()},
                                reproduce=of_campaign(store, campaign_id, named))
+
+
+def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host_of: Mapping[str, str],
+             subject: Callable[[str], str]) -> tuple[Step, ...]:
+    """The rows a campaign shows, in the report and on the dashboard alike: every decision but
+    the host's and those that only said a measurement began, each with its commit's boots
+    (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
+    (the commit's boots, if a confirmation took some later, are not what decided it)."""
+    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
+    return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
+                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
+                 for i, d in enumerate(shown))
 
 
 def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
