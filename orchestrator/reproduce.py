@@ -30,6 +30,7 @@ WIDTH = 78  # a mail's text: RFC 5322's recommended line length
 # fields of a campaign file that name a file on the controller: what a reader puts there instead
 CONTROLLER_PATHS = {"repository": "linux", "lab": None, "source": None}
 CONTROLLER_ONLY = ("notify",)  # who was mailed: nothing a rerun needs
+GUEST_SCRIPT = "guest.sh"  # the workload's commands for one run, as a file a reader copies into a guest
 
 
 @dataclass(frozen=True)
@@ -157,10 +158,10 @@ def shell_lines(line: str, width: int = WIDTH - 4) -> list[str]:
     return out + [line]
 
 
-def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
+def _wrap(text: str, width: int = WIDTH, indent: str = "", hang: str = "") -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + hang,
                          break_on_hyphens=False, break_long_words=False) or [""]
 
 
@@ -182,11 +183,12 @@ def lines(r: Reproduce, culprit: str, where: str) -> list[str]:
     out += _wrap("To rebuild one: copy its .config into a clone of the tree at the commit, then "
                  "`make olddefconfig && make -j$(nproc) bzImage modules`.") + [""]
     out += _wrap(f"Workload: {r.workload}, {r.runs_per_boot} run(s) per boot of a fresh guest, with:") + [""]
-    out += [code + line for line in _wrap(", ".join(f"{k}={_value(v)}" for k, v in r.params.items()), WIDTH - 4)]
+    out += [code + line for line in _wrap(", ".join(f"{k}={_value(v)}" for k, v in r.params.items()), WIDTH - 4,
+                                          hang="  ")]
     out += [""]
     if r.commands:
-        out += _wrap("In the guest, one run as the agent ran it:") + [""]
-        out += [code + piece for line in r.commands for piece in shell_lines(line)] + [""]
+        out += _wrap(f"In the guest, one run as the agent ran it (attached as {GUEST_SCRIPT}, unindented):") + [""]
+        out += [(code + piece).rstrip() for line in r.commands for piece in shell_lines(line)] + [""]
     out += _wrap("The campaign as it ran (`repository:` is a clone of the tree holding good and bad):") + [""]
     out += [code + piece for line in r.campaign_file.split("\n") for piece in _yaml_line(line)] + [""]
     out += _wrap("Again with vmbisect, the whole bisection:") + [""]
@@ -242,8 +244,10 @@ def _read(path: Path) -> str:
 
 
 def files(r: Reproduce) -> dict[str, str]:
-    """The files that go with the section: each .config by its name, and the campaign file."""
-    return {**{k.name: k.text for k in r.configs}, "campaign.yaml": r.campaign_file + "\n"}
+    """The files that go with the section: each .config by its name, the campaign file, and the
+    workload's guest commands as a script."""
+    script = {GUEST_SCRIPT: "#!/bin/sh\nset -e\n" + "\n".join(r.commands) + "\n"} if r.commands else {}
+    return {**{k.name: k.text for k in r.configs}, "campaign.yaml": r.campaign_file + "\n", **script}
 
 
 

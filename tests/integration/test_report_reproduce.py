@@ -3,7 +3,8 @@
 as the real one, fake guests): the mail's text part keeps to 78 columns and carries what a
 reader needs to run the parent and the culprit again (the campaign file, the workload's
 commands, the guest, the kernels' .config attached with their sha256, the accelerator, the
-host's CPU, vmbisect's version) and no path of the controller; the report directory holds the
+host's CPU, vmbisect's version; the guest's commands attached as a script) and no path of the
+controller; the report directory holds the
 same files with their sums; the HTML report shows the section."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import email
 import email.policy
 import hashlib
 import json
+import subprocess
 import textwrap
 from typing import Any
 
@@ -95,7 +97,10 @@ def test_the_mail_keeps_to_78_columns_and_says_how_to_rerun_the_parent_and_the_c
     assert "    vmbisect bisect campaign.yaml\n" in text
     assert "cat > /tmp/vmbisect/fio.job <<'EOF'\n    [global]\n" in text and "rw=randread\n" in text
     assert "    fio --output-format=json+ /tmp/vmbisect/fio.job\n" in text
-    assert "Guest: 2 vCPUs, 1024 MiB memory, machine pc, 1 data disk of 1024 MiB on\n  virtio-scsi" in text
+    assert "Guest: 2 vCPUs, 1024 MiB memory, machine pc, 1 data disk of 1024 MiB on\nvirtio-scsi" in text
+    script = files["guest.sh"]  # the same commands unindented: a heredoc's end is at a line's start
+    assert "\nEOF\nfio --output-format=json+ /tmp/vmbisect/fio.job\n" in script and "\n[global]\n" in script
+    assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0
     assert f"vmbisect {__version__}; accelerator tcg; host CPU Fake CPU @ 2.00GHz." in text
     assert str(tmp) not in text and not any(str(tmp) in f for f in files.values()), "a path only the controller has"
 
