@@ -170,6 +170,11 @@ class CampaignView:
         return self.state == RUNNING
 
     @property
+    def active(self) -> dt.datetime:
+        """The campaign's latest sign of work: its row's update, its last boot, the build under way."""
+        return max(t for t in (self.updated, self.last_boot, self.building_since) if t is not None)
+
+    @property
     def percent(self) -> int | None:
         return None if self.fraction is None else int(round(100 * self.fraction))
 

@@ -2,8 +2,8 @@
 store the real engine filled (real git and store, fake builds and guests; commits that share an
 image so that a verdict is inherited without a boot, a confirmation whose "measuring" rows come
 before its verdict), every row of the page's decisions has the report's boots, runs and median.
-A running campaign's page shows the commit whose kernel is being built, the time of its last
-boot, and the plot of the boots so far."""
+A running campaign's page (and its overview row) shows the commit whose kernel is being built,
+the time of its last boot, and the plot of the boots so far."""
 
 from __future__ import annotations
 
@@ -104,6 +104,8 @@ def test_a_running_campaign_page_shows_the_build_under_way_its_last_boot_and_the
     assert f'Building <code>{repo.names["c5"][:12]}</code> <span class="subject">c5</span>, since ' in html
     assert "Now measuring" not in html and re.search(r'id="last-boot">\d+ s ago<', html)
     assert '<section class="plot">' in html and "(the boots so far)" in html
+    row = client(url).get("/fragment/overview").text.split(f'id="campaign-{cid}"', 1)[1].split("</tr>", 1)[0]
+    assert f'building <code>{repo.names["c5"][:12]}</code> c5' in row and re.search(r'class="when">\d+ s ago<', row)
 
     store.add_build(cid, repo.names["c5"], "ok", sha256="x" * 64)
     boot = store.start_boot(cid, repo.names["c5"])
