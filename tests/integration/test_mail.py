@@ -132,6 +132,7 @@ def test_a_bisection_that_finds_its_culprit_is_mailed_once_with_its_report(lab, 
     files = {a.get_filename(): a.get_content().replace("\r\n", "\n") for a in msg.iter_attachments()}
     assert files["report.md"] == md.read_text(), "the Markdown report, whole, beside the text part that left its table"
     assert str(md.parent) not in body, "no path that exists only on the controller"
+    assert max(len(line) for line in body.split("\n")) <= 78 and "\n## Reproduce\n" in body
     assert f"mailed to {TEAM}, me@example.org" in capsys.readouterr().err
 
     kinds.ended(lab.store, cid)  # the campaign's end seen again (run once more by a worker)
