@@ -43,6 +43,7 @@ MAX_CONFIG_ITEMS = 64
 MAX_PARAMS = 64
 MAX_BOOTS = 1000
 MAX_RUNS_PER_BOOT = 100
+MAX_WATCH = 16
 # A revision is a name git resolves (tag, branch, hash, HEAD~3, v6.1^): never an option, a
 # range or anything with blanks; `git check-ref-format` allows more, we need no more.
 _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]{0,254}")
@@ -80,6 +81,7 @@ class Metric:
     name: str
     threshold: Threshold
     direction: str = ""
+    watch: tuple[str, ...] = ()  # other metrics the report shows for the culprit and its parent
 
 
 @dataclass(frozen=True)
@@ -286,7 +288,7 @@ def parse_threshold(value: Any, path: str) -> Threshold:
 
 def _metric(value: Any) -> Metric:
     data = yamlcheck.mapping(value, "metric")
-    yamlcheck.known(data, "metric", ["name", "direction", "threshold"])
+    yamlcheck.known(data, "metric", ["name", "direction", "threshold", "watch"])
     for required in ("name", "threshold"):
         if required not in data:
             raise UserError(f"metric.{required}: missing (required)")
@@ -294,7 +296,9 @@ def _metric(value: Any) -> Metric:
     threshold = parse_threshold(data["threshold"], "metric.threshold")
     if direction:
         check_threshold_sign(threshold, direction)
-    return Metric(yamlcheck.text(data["name"], "metric.name", 128), threshold, direction)
+    watch = yamlcheck.items(data.get("watch", []), "metric.watch", "metric names", MAX_WATCH)
+    return Metric(yamlcheck.text(data["name"], "metric.name", 128), threshold, direction,
+                  tuple(dict.fromkeys(yamlcheck.text(w, "metric.watch", 128) for w in watch)))
 
 
 def check_threshold_sign(threshold: Threshold, direction: str) -> None:

@@ -66,13 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _wire_end_hooks() -> None:
-    """What a campaign's end does beyond its reports (commands/kinds.py END_HOOKS): the mail
+    """What a campaign's end does beyond its reports (kinds/run.py END_HOOKS): the mail
     (commands/notify.py; docs/mail.md). Registered here, where a user's command starts, so a
-    test running `kinds.execute` itself chooses its own hooks."""
-    from orchestrator.commands import kinds
+    test running `run.execute` itself chooses its own hooks."""
+    from orchestrator.kinds import run
 
-    if notify.on_end not in kinds.END_HOOKS:
-        kinds.END_HOOKS.append(notify.on_end)
+    if notify.on_end not in run.END_HOOKS:
+        run.END_HOOKS.append(notify.on_end)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What an error becomes for the user: one printable line on stderr (a kernel fault's log
 after it) and the exit code (orchestrator/errors.py). cli.main and a queue worker's run of a
-stored campaign (commands/kinds.py run_stored) both end here."""
+stored campaign (kinds/run.py run_stored) both end here."""
 
 from __future__ import annotations
 

@@ -20,16 +20,23 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
+from orchestrator.bisect.engine import HIGH_CONFIDENCE
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.explain import gather as explain
+from orchestrator.explain import render as explain_render
+from orchestrator.explain.changed import Changed
+from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.reproduce import Reproduce, of_campaign
 from orchestrator.reproduce import lines as reproduce_lines
-from orchestrator.results import BisectOutcome, BisectResult, Stopped, read
+from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
+from orchestrator.watched import WatchedSection, watched_markdown, watched_section
+from orchestrator.workloads.definition import MetricDef
 
 
 @dataclass(frozen=True)
@@ -80,11 +87,14 @@ class BisectReport:
     revert: str = ""
     change: str = ""  # the culprit against its parent on boots, as the confirmation tested it
     hosts: str = ""  # which lab hosts measured, how many boots each, and the boots a failed host lost
+    watched: WatchedSection | None = None  # the campaign's metric.watch, culprit against parent (watched.py)
+    taken_over: str = ""  # orchestrator/queue/takeovers.py summary: "taken over once; 1 boot lost"
+    changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
     reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
-# holds them beside the report (commands/kinds.write_reports)
+# holds them beside the report (kinds/run.write_reports)
 WHERE = "attached to the mail and kept beside the report file"
 
 
@@ -97,8 +107,8 @@ def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
                          statistics.fmean(means), len(boots))
 
 
-def collect(store: Store, campaign_id: int, metric: str, direction: str,
-            info: Callable[[str], CommitInfo]) -> BisectReport:
+def collect(store: Store, campaign_id: int, metric: str, direction: str, info: Callable[[str], CommitInfo],
+            bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = ()) -> BisectReport:
     row = store.campaign(campaign_id)
     boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
     samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
@@ -108,29 +118,33 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str,
         return info(sha).subject
 
     steps = steps_of(store.decisions(campaign_id), boots, host_of, subject)
-    typed = read("bisect", row.state, row.result)
-    done = typed if isinstance(typed, BisectResult) else BisectResult(BisectOutcome.INCONCLUSIVE)
+    answered = answer_as(BisectResult, row.state, row.result)
+    stop = stopped(row.state, row.result)
+    done = answered or BisectResult(BisectOutcome.INCONCLUSIVE)
     culprit = info(done.culprit) if done.culprit else None
     parent = done.parent
     confirmation = done.confirmation
     report = BisectReport(
         name=row.name, state=row.state, metric=metric, direction=direction,
-        kind=done.outcome.value if isinstance(typed, BisectResult) else row.state,
+        kind=done.outcome.value if answered else row.state,
         culprit=culprit,
         culprit_figures=figures(culprit.sha, culprit.subject, boots.get(culprit.sha, [])) if culprit else None,
         parent_figures=figures(parent, subject(parent), boots.get(parent, [])) if parent else None,
         candidates=tuple(info(c) for c in done.candidates),
-        steps=steps, notes=done.notes + ((typed.reason,) if isinstance(typed, Stopped) else ()),
+        steps=steps, notes=done.notes + ((stop.reason,) if stop else ()),
         bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
         confidence_text=done.confidence_text,
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
-        if "change" in confirmation else "not measured", hosts=hosts)
-    named = {role: sha for role, sha in (("culprit", report.culprit.sha if report.culprit else ""),
-                                         ("parent", parent)) if sha}
+        if "change" in confirmation else "not measured", hosts=hosts,
+        taken_over=takeovers.summary(takeovers.of(store, campaign_id)),
+        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
+    watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
+                              host_of.get(culprit.sha) if culprit else None, bisected, watch)
+    named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
-                                                   for c, bs in boots.items()},
+                                                   for c, bs in boots.items()}, watched=watched,
                                reproduce=of_campaign(store, campaign_id, named))
 
 
@@ -196,7 +210,7 @@ def render_markdown(r: BisectReport) -> str:
         by = [what for what, measured in (("the culprit against its parent", r.confirmation), ("its revert", r.revert))
               if measured]
         out += [f"Confidence: {r.confidence_text.removeprefix('confidence ').removeprefix('LOW confidence ')} "
-                f"({'high' if not r.confidence_text.startswith('LOW') else 'LOW: the answer may be wrong'}); "
+                f"({'high' if r.confidence >= HIGH_CONFIDENCE else 'LOW: the answer may be wrong'}); "
                 "the chance that the culprit is the commit named, from every boot of the search"
                 + (f", updated by {' and by '.join(by)}" if by else ""), ""]
     if r.confirmation:
@@ -205,7 +219,9 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Revert: {r.revert}", ""]
     if r.hosts:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
-    if r.candidates and r.kind == "inconclusive":
+    if r.taken_over:
+        out += [f"Workers: {r.taken_over} (`vmbisect status ID` says from which worker, when and why)", ""]
+    if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     elif r.candidates:
@@ -222,8 +238,10 @@ def render_markdown(r: BisectReport) -> str:
                 "two-sided Welch t-test on the boot values; the change above is the one the confirmation tested):",
                 "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
+    out += explain_render.markdown(r.changed)
     for note in r.notes:
         out += [f"Note: {note}", ""]
+    out += watched_markdown(r.watched)
     if r.reproduce is not None:
         out += reproduce_lines(r.reproduce, r.culprit.sha if r.culprit else "", WHERE)
     out += ["## Steps", "", "| # | role | commit | subject | verdict | host | boots | runs | median | reason |",

@@ -215,7 +215,7 @@ def _yaml_line(line: str, width: int = WIDTH - 4) -> list[str]:
 
 def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
     """The store's account of campaign `campaign_id` for a rerun of `commits` (role -> sha)."""
-    from orchestrator.specs import stored
+    from orchestrator.kinds.table import stored
 
     spec: Any = stored(store.campaign(campaign_id))
     wanted = set(commits.values())
@@ -268,11 +268,11 @@ def of_campaign(store: Store, campaign_id: int, commits: Mapping[str, str]) -> R
 
 def named(store: Store, campaign_id: int) -> dict[str, str]:
     """The commits a bisection's answer names (role -> sha): its culprit and the culprit's parent."""
-    from orchestrator.results import BisectResult, read
+    from orchestrator.results import BisectResult, answer_as
 
     row = store.campaign(campaign_id)
-    done = read("bisect", row.state, row.result) if row.kind == "bisect" else None
-    if not isinstance(done, BisectResult):
+    done = answer_as(BisectResult, row.state, row.result) if row.kind == "bisect" else None
+    if done is None:
         return {}
     return {role: sha for role, sha in (("culprit", done.culprit), ("parent", done.parent)) if sha}
 

@@ -1,9 +1,11 @@
-"""What a stored campaign ended with: one result type per campaign kind, as orchestrator/specs.py
-has one spec type per kind, each written by `to_dict` into the store's JSON `result` column and
-read back by `from_dict`. No field changes its meaning with the kind: a bisection's answer is its
-`outcome` (found, only skipped, inconclusive); a campaign that stopped before an answer
-has a `Stopped` result: why (`StopKind`: refused, failed, paused), the reason for people and,
-for a refusal, the endpoint check's problem as data.
+"""What a stored campaign ended with: one result type per campaign kind, as each kind has one
+spec type (orchestrator/kinds/table.py pairs them), each written by `to_dict` into the store's
+JSON `result` column and read back by `from_dict`. No field changes its meaning with the kind:
+a bisection's answer is its `outcome` (found, only skipped, inconclusive); a campaign that
+stopped before an answer has a `Stopped` result: why (`StopKind`: refused, failed, paused), the
+reason for people and, for a refusal, the endpoint check's problem as data. Each type says
+itself what the status line and the mail show of it (`line`, `words`, `outcome_word`,
+`named_commit`, `why`): nothing dispatches on a result's type.
 
 Results an older vmbisect stored read into the same types: a bisection's outcome was under
 `kind` (found / only_skipped / inconclusive), a verification and a comparison put their campaign
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, TypeVar, Union
+
+from orchestrator.setbisect.search import Found
 
 
 class BisectOutcome(StrEnum):
@@ -70,6 +74,24 @@ class BisectResult:
         shown = " ".join(c[:12] for c in self.candidates)
         return f"inconclusive: {shown}" if self.outcome is BisectOutcome.INCONCLUSIVE else shown
 
+    def outcome_word(self, state: str) -> str:
+        return self.outcome.value
+
+    def named_commit(self) -> str:
+        """The commit the answer names ("" when none is found)."""
+        return self.culprit if self.outcome is BisectOutcome.FOUND else ""
+
+    def words(self, state: str) -> str:
+        """The answer in a few words (a mail's subject)."""
+        if self.outcome is BisectOutcome.FOUND:
+            return f"culprit {self.culprit[:12]}"
+        n = len(self.candidates)
+        what = "only skipped commits left" if self.outcome is BisectOutcome.ONLY_SKIPPED else "inconclusive"
+        return f"{what}, {n} candidate{'s' if n != 1 else ''}"
+
+    def why(self) -> str:
+        return ""
+
 
 @dataclass(frozen=True)
 class VerifyResult:
@@ -90,7 +112,19 @@ class VerifyResult:
                    int(d.get("boots_needed", 0)))
 
     def line(self) -> str:
-        return (self.lines or ("",))[0][:80]
+        return (self.lines or ("",))[0]
+
+    def outcome_word(self, state: str) -> str:
+        return state
+
+    def named_commit(self) -> str:
+        return ""
+
+    def words(self, state: str) -> str:
+        return self.lines[0] if self.lines else state
+
+    def why(self) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -105,7 +139,19 @@ class CompareResult:
         return cls(tuple(d.get("lines", d.get("verdict", ()))))  # `verdict`: before results were typed
 
     def line(self) -> str:
-        return (self.lines or ("",))[0][:80]
+        return (self.lines or ("",))[0]
+
+    def outcome_word(self, state: str) -> str:
+        return state
+
+    def named_commit(self) -> str:
+        return ""
+
+    def words(self, state: str) -> str:
+        return self.lines[0] if self.lines else state
+
+    def why(self) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -117,7 +163,7 @@ class SetBisectResult:
     boots taken, the candidates judged and the host that measured; `ahead`: candidates measured
     ahead on other slots that the search did not need (their verdicts kept as evidence)."""
 
-    found: str
+    found: Found
     units: tuple[str, ...]
     changes: tuple[str, ...] = ()
     confirmation: Mapping[str, Any] = field(default_factory=dict)
@@ -128,24 +174,50 @@ class SetBisectResult:
     host: str | None = None
     ahead: int = 0
 
+    @property
+    def how(self) -> str:
+        """How the set moves the metric, for people."""
+        return "together" if self.found is Found.TOGETHER else "alone"
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["found"] = self.found.value
         d["units"], d["changes"], d["notes"] = list(self.units), list(self.changes), list(self.notes)
         d["confirmation"], d["revert"] = dict(self.confirmation), dict(self.revert)
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SetBisectResult":
-        return cls(str(d.get("found", "")), tuple(d.get("units", ())), tuple(d.get("changes", ())),
-                   dict(d.get("confirmation") or {}), dict(d.get("revert") or {}), tuple(d.get("notes", ())),
+        return cls(Found(d.get("found") or Found.ONE), tuple(d.get("units", ())), tuple(d.get("changes", ())),
+                   dict(d.get("confirmation") or {}), _revert_of_older_store(d.get("revert") or {}),
+                   tuple(d.get("notes", ())),
                    int(d.get("boots", 0)), int(d.get("candidates", 0)), d.get("host"), int(d.get("ahead", 0)))
 
     def line(self) -> str:
         """One line for `status`: the set, how it moves the metric, the confirmation's verdicts."""
-        how = "together" if self.found == "together" else "alone"
+        how = self.how
         unasked = f"; {self.ahead} measured ahead, not needed" if self.ahead else ""
         return (f"{' + '.join(self.units)} ({how}; confirmation {self.confirmation.get('verdict', '-')}, "
-                f"revert {self.revert.get('verdict', '-')}{unasked})")[:100]
+                f"revert {self.revert.get('verdict', '-')}{unasked})")
+
+    def outcome_word(self, state: str) -> str:
+        return state
+
+    def named_commit(self) -> str:
+        return ""
+
+    def words(self, state: str) -> str:
+        return self.line()
+
+    def why(self) -> str:
+        return ""
+
+
+def _revert_of_older_store(revert: Mapping[str, Any]) -> dict[str, Any]:
+    """The revert's `units` (what it took out, when more than the set named: a list) as a list;
+    a store written before kept them joined into one string ("a, b")."""
+    units = revert.get("units")
+    return {**revert, "units": units.split(", ")} if isinstance(units, str) else dict(revert)
 
 
 class StopKind(StrEnum):
@@ -175,25 +247,40 @@ class Stopped:
         return cls(StopKind(d.get("stop") or state), d.get("reason", ""), d.get("cause", ""))
 
     def line(self) -> str:
-        return f"{self.stop.value}: {self.reason}"[:100]
+        return f"{self.stop.value}: {self.reason}"
+
+    def outcome_word(self, state: str) -> str:
+        return self.stop.value
+
+    def named_commit(self) -> str:
+        return ""
+
+    def words(self, state: str) -> str:
+        return f"{self.stop.value}: {self.reason}"
+
+    def why(self) -> str:
+        """Why it stopped, for people ("Refused: ...")."""
+        return f"{self.stop.value.capitalize()}: {self.reason}"
 
 
+Answer = Union[BisectResult, VerifyResult, CompareResult, SetBisectResult]
 Result = Union[BisectResult, VerifyResult, CompareResult, SetBisectResult, Stopped]
-ANSWERS: dict[str, type[BisectResult] | type[VerifyResult] | type[CompareResult] | type[SetBisectResult]] = {
-    "bisect": BisectResult, "verify": VerifyResult, "compare": CompareResult}
-ANSWERS["settings"] = SetBisectResult  # orchestrator/setbisect/: a settings bisection's answer
-
-
 STOPS = tuple(s.value for s in StopKind)
+A = TypeVar("A", BisectResult, VerifyResult, CompareResult, SetBisectResult)
 
 
-def read(kind: str, state: str, data: Mapping[str, Any] | None) -> Result | None:
-    """The typed result of a campaign of `kind` in `state` (None while it runs without one)."""
-    if not data:
-        return None
-    if state == "done":
-        return ANSWERS[kind].from_dict(data)
-    if state in STOPS:
-        return Stopped.from_dict(data, state)
-    return None  # running: what a pause left is no longer why
-ANSWERS["config"] = SetBisectResult  # orchestrator/configbisect/: a config bisection's answer
+def answer_as(answer: type[A], state: str, data: Mapping[str, Any] | None) -> A | None:
+    """The answer of type `answer` a campaign in `state` stored (None unless it is done)."""
+    return answer.from_dict(data) if data and state == "done" else None
+
+
+def stopped(state: str, data: Mapping[str, Any] | None) -> Stopped | None:
+    """Why a campaign in `state` stopped (None unless it was refused, failed or paused)."""
+    return Stopped.from_dict(data, state) if data and state in STOPS else None
+
+
+def read(answer: type[Answer], state: str, data: Mapping[str, Any] | None) -> Result | None:
+    """The typed result of a campaign whose answers are of type `answer` (the kind table's,
+    orchestrator/kinds/table.py) in `state`; None while it runs without one (what a pause left
+    is no longer why once it runs again)."""
+    return answer.from_dict(data) if data and state == "done" else stopped(state, data)

@@ -193,6 +193,25 @@ class WorkerRow(Base):
     timeout_s: Mapped[float] = mapped_column(Float, default=60.0)  # silent this long: dead
 
 
+class TakeoverRow(Base):
+    """A queued campaign taken over from a runner whose heartbeat stopped, as it happened
+    (orchestrator/queue/takeovers.py reads and writes it): from which runner on which machine,
+    by which, why, how long the heartbeat had been silent against its timeout (None: no row was
+    left to tell), and the boots in flight it cut ([{boot_id, commit, runs}])."""
+
+    __tablename__ = "campaign_takeovers"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    at: Mapped[dt.datetime] = mapped_column(default=_now)
+    from_worker: Mapped[str] = mapped_column(Short(255))
+    from_machine: Mapped[str] = mapped_column(Short(255), default="")
+    by_worker: Mapped[str] = mapped_column(Short(255))
+    why: Mapped[str] = mapped_column(Short(32))
+    silent_s: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
+    timeout_s: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
+    lost: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+
+
 class LabSlotRow(Base):
     """A slot of a lab host as a worker's lab file describes it (for the dashboard)."""
 

@@ -38,26 +38,31 @@ def say(message: str) -> None:
     print(f"vmbisect: {message}", file=sys.stderr, flush=True)
 
 
-def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None,
-              one_slot: bool = False) -> "GuestPool":
+def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None) -> "GuestPool":
     """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot. The
     slots of a lab file are leased against other controllers of this machine too (their host
     CPUs, orchestrator/hosts/cpulocks.py) and, with the `store` of campaign `campaign_id`,
     against every controller and worker sharing that store, in turn among campaigns
-    (orchestrator/queue/leases.py); the implicit local host is not. `one_slot`: the campaign is
-    one of several a worker runs at once, and measures on one slot (lab_slots)."""
+    (orchestrator/queue/leases.py); the implicit local host is not."""
     from orchestrator.hosts.cpulocks import CpuLocks
     from orchestrator.hosts.launchers import host_launcher
     from orchestrator.hosts.pool import GuestPool
 
     if lab.source is None:
-        return GuestPool(lab, host_launcher, None, one_slot)
+        return GuestPool(lab, host_launcher, None)
     flock = CpuLocks(paths.data_dir() / "cpus")
     if store is None:
-        return GuestPool(lab, host_launcher, flock, one_slot)
+        return GuestPool(lab, host_launcher, flock)
     from orchestrator.queue.leases import DbLeases
 
-    return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock), one_slot)
+    return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock))
+
+
+def last_host(store: Store, campaign_id: int, pinned: str | None) -> str | None:
+    """The host a campaign measures on: the one of its last run (a resumed campaign goes on
+    there), else the one it is pinned to (None: the first free one)."""
+    last = store.last_run(campaign_id)
+    return (last.raw.get("lab_host") if last else None) or pinned
 
 
 def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path | None, pool: "GuestPool",
@@ -82,18 +87,20 @@ def _guests(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool", host:
 
 
 def lab_slots(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool") -> list["PoolMeasurer"]:
-    """The one place a bisection's slots come from: every slot of every host of the lab (one
-    measurer per host, pinned to it, once per slot of that host), when the campaign is not
-    pinned to a host, the lab has more than one slot and the campaign is not one of several a
-    queue worker runs at once (`pool.one_slot`: each of those takes one slot, whichever host
-    the leases give it first); else none (one slot, as before)."""
-    if campaign.host is not None or pool.one_slot or sum(len(h.slots) for h in pool.lab.hosts) <= 1:
+    """The one place a search's slots come from: every slot of every host of the lab (one
+    measurer per host, pinned to it, once per slot of that host), at most the lab's
+    `campaign_slots` (a queue worker running several campaigns gives each one: whichever host
+    the leases give it first), when the campaign is not pinned to a host and may measure on
+    more than one slot of a lab that has more than one; else none (one slot)."""
+    limit = pool.lab.campaign_slots
+    if campaign.host is not None or (limit is not None and limit <= 1) or \
+            sum(len(h.slots) for h in pool.lab.hosts) <= 1:
         return []
     slots = []
     for h in pool.lab.hosts:
         measurer = _guests(campaign, choice, pool, h.name, True)
         slots += [measurer] * len(h.slots)
-    return slots
+    return slots[:limit]
 
 
 def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) -> tuple[VariantKernels,
@@ -117,26 +124,28 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
 
 
 def engine_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
-               on_event: Callable[[Event], None], one_slot: bool = False) -> Engine:
+               on_event: Callable[[Event], None]) -> Engine:
     """The engine over the real parts: git in vmbisect's clone, the kernel builder (which also
     builds the reverts made in that clone), guests running the campaign's workload on the slots
-    of `pool` (`lab_slots`; whoever opened the pool closes it: commands/kinds.py), kernels built
+    of `pool` (`lab_slots`; whoever opened the pool closes it: kinds/run.py), kernels built
     ahead on the lab's build CPUs; a resumed one-slot campaign goes on on the host of its runs."""
     choice = choose_workload(campaign)
+    return _engine(campaign, choice, store, campaign_id, pool, on_event, lab_slots(campaign, choice, pool))
+
+
+def _engine(campaign: Campaign, choice: WorkloadChoice, store: Store, campaign_id: int, pool: "GuestPool",
+            on_event: Callable[[Event], None], slots: list["PoolMeasurer"]) -> Engine:
     vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
-    last = store.last_run(campaign_id)
-    host = (last.raw.get("lab_host") if last else None) or campaign.host
-    kernels, measurer = bisection(campaign, choice, vcs.repo, pool, host)
-    slots = [] if one_slot else lab_slots(campaign, choice, pool)
+    kernels, measurer = bisection(campaign, choice, vcs.repo, pool, last_host(store, campaign_id, campaign.host))
     return Engine(campaign, choice.direction, vcs, kernels, slots[0] if slots else measurer, store, on_event,
                   slots=slots, build_cpus=pool.lab.build_cpus)
 
 
 def verification_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
                      on_event: Callable[[Event], None]) -> tuple[Judge, Vcs, str]:
-    """A verification's judge over the same parts as a bisection's (engine_for), its
-    repository and the metric's direction."""
-    engine = engine_for(campaign, store, campaign_id, pool, on_event, one_slot=True)
+    """A verification's judge over the same parts as a bisection's (engine_for) on one slot,
+    its repository and the metric's direction."""
+    engine = _engine(campaign, choose_workload(campaign), store, campaign_id, pool, on_event, [])
     return engine.judge_for(campaign_id), engine.vcs, engine.direction
 
 
@@ -160,9 +169,7 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
 
     campaign = spec.campaign
     choice = choose_workload(campaign)
-    last = store.last_run(campaign_id)
-    host = (last.raw.get("lab_host") if last else None) or campaign.host
-    kernels, measurer = bisection(campaign, choice, None, pool, host)
+    kernels, measurer = bisection(campaign, choice, None, pool, last_host(store, campaign_id, campaign.host))
     commit = gitrepo.resolve(campaign.repository, spec.commit).commit
     sides = sides_for(spec, commit, kernels, campaign_workdir(store, campaign_id), on_event)
     maker = ConfigMaker(kernels, commit, sides, SLOT)
@@ -197,11 +204,10 @@ def settings_bisection(c: "SettingsCampaign", store: Store, campaign_id: int, po
 
     common = c.common
     choice = choose_workload(common)
-    last = store.last_run(campaign_id)
-    host = (last.raw.get("lab_host") if last else None) or common.host
     measurer = PoolMeasurer(pool, common.guest, choice.workload, choice.params,
                             choice.workload.kernel_needs(choice.params), common.accel, "", common.timeouts.boot_s,
-                            common.timeouts.run_s, host, one_host=True, pinned=common.host is not None)
+                            common.timeouts.run_s, last_host(store, campaign_id, common.host), one_host=True,
+                            pinned=common.host is not None)
     units = c.units()
     rules = Rules(common.metric.name, choice.direction, common.metric.threshold, common.runs_per_boot,
                   common.boots_per_commit, common.max_boots_per_commit, common.alpha)

@@ -110,9 +110,9 @@ class FakeSession:
     first disk's I/O scheduler and, when the run names it, by numjobs (+10% a job beyond one)."""
 
     def __init__(self, measurer: "FakeMeasurer", guest: FakeGuest, value: float, fails: str = "",
-                 other_metric: bool = False) -> None:
+                 other_metric: bool = False, also: Mapping[str, float] | None = None) -> None:
         self.measurer, self.guest, self.value, self.fails = measurer, guest, value, fails
-        self.other_metric = other_metric
+        self.other_metric, self.also = other_metric, dict(also or {})
         self.boot_seconds = 0.01
         self.host = measurer.host or "local"
         self.accel, self.host_cpu = "tcg", "Fake CPU @ 2.00GHz"  # what a PoolSession tells of its host
@@ -134,8 +134,10 @@ class FakeSession:
         value = m.rng.gauss(self.value, self.value * m.noise) * SCHEDULER_SPEED[sched]
         value *= 1 + 0.1 * (int(params.get("numjobs", 1)) - 1)
         name = "other" if self.other_metric else m.metric
-        return RunResult("fake", params, {name: Metric(name, value, "IO/s", "higher")}, {"fake": "true"},
-                         ({}, {}), ({}, {}), 5.0, lab_host=self.host)
+        metrics = {name: Metric(name, value, "IO/s", "higher")}
+        metrics |= {n: Metric(n, m.rng.gauss(v, v * m.noise), "", "none") for n, v in self.also.items()}
+        return RunResult("fake", params, metrics, {"fake": "true"}, ({}, {}), ({}, {}), 5.0, lab_host=self.host,
+                         accel=m.accel)
 
 
 class FakeMeasurer:
@@ -153,6 +155,8 @@ class FakeMeasurer:
     none left there is no host up.
     `run_s`: each run takes that long (a sleep, as a guest's run leaves the controller idle), so
     slots measuring at once overlap in time as real guests do.
+    `also[name](commit)`: another metric every run reports beside `metric` (a watched one), with
+    the same nested noise; `accel`: the accelerator the runs say they ran under.
     `booted` lists each boot's commit (or image path), `kernels` its artifact, `guests` its
     guest, `calls` each run's (scheduler of sda, params, nice)."""
 
@@ -163,8 +167,10 @@ class FakeMeasurer:
                  workload_fails: Mapping[str, str] | None = None, metric_missing: AbstractSet[str] = frozenset(),
                  crash_after: int | None = None, disks: int = 2, host: str | None = "local",
                  host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
-                 asked: bool = False, speed: Mapping[str, float] | None = None, run_s: float = 0.0) -> None:
+                 asked: bool = False, speed: Mapping[str, float] | None = None, run_s: float = 0.0,
+                 also: Mapping[str, Callable[[str], float]] | None = None, accel: str = "") -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
+        self.also, self.accel = dict(also or {}), accel
         self.run_s = run_s
         self.boot_broken, self.infra_after, self.metric = boot_broken, infra_after, metric
         self.between, self.drift, self.misread = between, drift, dict(misread or {})
@@ -213,7 +219,8 @@ class FakeMeasurer:
             value *= factor
         guest = FakeGuest(self.disks)
         self.guests.append(guest)
-        yield FakeSession(self, guest, value, self.workload_fails.get(commit, ""), commit in self.metric_missing)
+        also = {n: f(commit) * (1 + self.rng.gauss(0.0, self.between)) for n, f in self.also.items()}
+        yield FakeSession(self, guest, value, self.workload_fails.get(commit, ""), commit in self.metric_missing, also)
 
 
 class FakeLinearVcs:

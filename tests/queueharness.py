@@ -114,7 +114,7 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
                 pace_s: float = 0.0) -> None:
     """A worker (with `once`) whose campaigns are measured by LeasingMeasurer."""
     from orchestrator import wiring
-    from orchestrator.commands.kinds import run_stored
+    from orchestrator.kinds.run import run_stored
     from orchestrator.queue.worker import Config, run_worker
     from tests.fakes import FakeBuilder
 
@@ -142,6 +142,33 @@ def worker_main(url: str, lab: str, watch: str, data: str, timeout_s: float, run
     wiring.lab_slots = lambda *_args: []  # type: ignore[assignment]
     run_worker(Store(url), Config(run_stored, Path(lab), heartbeat_timeout_s=timeout_s, once=True, poll_s=0.2),
                runners)
+
+
+def controller_main(argv: list[str], watch: str, data: str) -> None:
+    """`vmbisect ARGV` in the foreground (cli.main, its exit code the process's), its guests
+    measured by LeasingMeasurer on the pool of the campaign's lab file."""
+    from orchestrator import wiring
+    from orchestrator.cli import main
+    from tests.fakes import FakeBuilder
+
+    os.environ["VMBISECT_DATA_DIR"] = data
+    log = Path(watch) / f"controller-{os.getpid()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr = sys.stdout = open(log, "a", buffering=1)  # noqa: SIM115 - this process's whole life
+
+    def bisection(campaign: Any, choice: Any, clone: Path, pool: GuestPool, host: str | None = None) -> Any:
+        return FakeBuilder(), LeasingMeasurer(pool, Path(watch), campaign.name, lambda _c: 100.0, noise=0.01,
+                                              metric=campaign.metric.name, seed=1)
+
+    wiring.bisection = bisection  # type: ignore[assignment]  # the fake ports, in this child process only
+    wiring.lab_slots = lambda *_args: []  # type: ignore[assignment]
+    sys.exit(main(argv))
+
+
+def spawn_controller(argv: list[str], watch: Path, data: Path) -> BaseProcess:
+    proc = get_context("fork").Process(target=controller_main, args=(argv, str(watch), str(data)))
+    proc.start()
+    return proc
 
 
 def wait_for_boots(watch: Path, proc: BaseProcess, boots: int, timeout_s: float = 60.0) -> None:
@@ -230,7 +257,7 @@ def tokens(store: Store, cid: int) -> list[str]:
 def check(store: Store, ids: dict[str, int], culprits: dict[str, str], before: dict[int, set[str]],
           figures: Figures) -> None:
     """After every worker ended: each campaign done with its culprit, no run lost, none twice."""
-    from orchestrator.results import read
+    from orchestrator.kinds.table import read_result as read
 
     for name, cid in ids.items():
         row = store.campaign(cid)

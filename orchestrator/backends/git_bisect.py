@@ -48,6 +48,48 @@ def git(repo: Path, *args: str, check: bool = True,
     return done
 
 
+@dataclass(frozen=True)
+class RangeFacts:
+    """What git says of a campaign's two endpoints, read before anything is recorded: their
+    commits, whether good is an ancestor of bad (or bad of good), and their merge base ("" when
+    they share no history)."""
+
+    good: str
+    bad: str
+    good_before_bad: bool
+    bad_before_good: bool
+    merge_base: str
+
+
+def range_facts(repo: Path, good: str, bad: str) -> RangeFacts:
+    """RangeFacts of two revisions that name commits of `repo` (checked before)."""
+    def sha(rev: str) -> str:
+        return git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}").stdout.strip()
+
+    def before(a: str, b: str) -> bool:
+        return git(repo, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+    g, b = sha(good), sha(bad)
+    base = git(repo, "merge-base", g, b, check=False)
+    return RangeFacts(g, b, before(g, b), before(b, g), base.stdout.strip() if base.returncode == 0 else "")
+
+
+def range_problem(f: RangeFacts) -> str | None:
+    """Why the endpoints cannot be bisected, in one line naming the field, or None: a bisection
+    needs bad to descend from good and be another commit."""
+    g, b = f.good[:12], f.bad[:12]
+    if f.good == f.bad:
+        return f"bad: names the same commit as good ({b}); a bisection needs a good commit and a later bad one"
+    if f.good_before_bad:
+        return None
+    if f.bad_before_good:
+        return f"bad: {b} is an ancestor of good {g}: the range is reversed (good is the older commit)"
+    if not f.merge_base:
+        return f"bad: {b} shares no history with good {g}; both must be commits of one history"
+    return (f"bad: {b} does not descend from good {g} (they diverge at {f.merge_base[:12]}); give a good commit "
+            "that bad descends from")
+
+
 class GitBisect:
     def __init__(self, user_repo: Path, workdir: Path, note: Callable[[str], None] = lambda _msg: None) -> None:
         self.user_repo = user_repo

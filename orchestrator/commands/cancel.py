@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from orchestrator.commands.argtypes import campaign_id
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 
 
 def add_parser(sub: Any) -> None:

@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from orchestrator.commands.bisect import add_store_option, preflight
+from orchestrator.commands.storeopts import add_store_option
 
 
 def add_parser(sub: Any) -> None:
@@ -16,15 +16,17 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    """The demo's campaign run as any campaign (commands/kinds.py writes its reports to
+    """The demo's campaign run as any campaign (kinds/run.py writes its reports to
     reports/demo-<id>.md and .html); the answer checked against the shipped culprit."""
     import yaml
 
-    from orchestrator.bisect.workdir import stored_spec
     from orchestrator.campaign import load_campaign
-    from orchestrator.commands.kinds import execute, report_files
     from orchestrator.demo import CAMPAIGN, ensure_demo_repo
+    from orchestrator.kinds.bisect import preflight
+    from orchestrator.kinds.run import execute, report_files
+    from orchestrator.kinds.table import record
     from orchestrator.results import BisectResult
+    from orchestrator.specs import BisectSpec
     from orchestrator.store import Store
 
     started = time.monotonic()
@@ -32,7 +34,7 @@ def run(a: argparse.Namespace) -> int:
     campaign = load_campaign(CAMPAIGN)
     preflight(campaign)
     store = Store(a.store)
-    campaign_id = store.new_campaign(campaign.name, stored_spec(yaml.safe_load(CAMPAIGN.read_text()), campaign))
+    campaign_id = record(store, campaign.name, BisectSpec.of(yaml.safe_load(CAMPAIGN.read_text()), campaign))
     execute(store, campaign_id, uri=a.uri, as_json=a.json)
     row = store.campaign(campaign_id)
     named = BisectResult.from_dict(row.result).culprit

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.commands.listing import add_format_option, write_table
 from orchestrator.errors import VmbisectError
 
 
@@ -13,12 +14,10 @@ def add_parser(sub: Any) -> None:
     doc = sub.add_parser("doctor", help="probe every part of the host (or of each lab host) and print what works")
     doc.add_argument("--reprobe", action="store_true", help="probe KVM again instead of using the cached verdict")
     doc.add_argument("--lab", type=Path, metavar="FILE", help="probe every host of this lab file (docs/hosts.md)")
+    add_format_option(doc, ("table", "json"))
 
 
 def run(a: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
     from orchestrator.doctor import Check, boot_check, remote_checks, run_checks
     from orchestrator.hosts.lab import Host, load_lab, local_lab
     from orchestrator.hosts.launchers import host_launcher
@@ -42,16 +41,13 @@ def run(a: argparse.Namespace) -> int:
 
     results = [(h.name, c) for h in lab.hosts
                for c in (remote_checks(h, host_launcher, a.reprobe) if h.remote else local_checks(h))]
-    table = Table(title="vmbisect doctor" + (f" --lab {a.lab}" if a.lab else ""))
-    for col in (["host"] if a.lab else []) + ["part", "status", "detail"]:
-        table.add_column(col)
-    for host, c in results:
-        status = "ok" if c.ok else ("MISSING" if c.essential else "warning")
-        table.add_row(*([host] if a.lab else []), c.name, status, c.detail)
-    console = Console()
-    console.print(table)
+    records = [{"host": host, "part": c.name, "status": "ok" if c.ok else ("MISSING" if c.essential else "warning"),
+                "detail": c.detail, "fix": "" if c.ok else c.fix} for host, c in results]
+    columns = (["host"] if a.lab else []) + ["part", "status", "detail"]
+    write_table("vmbisect doctor" + (f" --lab {a.lab}" if a.lab else ""), columns, records, a.format)
     broken = [c for _h, c in results if not c.ok and c.essential]
-    for host, c in results:
-        if not c.ok:
-            console.print(f"{host + ': ' if a.lab else ''}{c.name}: fix with: {c.fix}", markup=False)
+    if a.format == "table":
+        for host, c in results:
+            if not c.ok:
+                print(f"{host + ': ' if a.lab else ''}{c.name}: fix with: {c.fix}")
     return 1 if broken else 0

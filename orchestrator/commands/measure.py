@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
     add_lab_options(m)
     m.add_argument("--append", default="", help="extra kernel command line")
     m.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
-    m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU too")
+    m.add_argument("--all-metrics", action="store_true", help="table every metric, per disk and vCPU and the kernel counters too")
     m.add_argument("--json", action="store_true", help="print every sample with its raw outputs as JSON")
 
 
@@ -116,21 +116,29 @@ def print_table(plan: RunPlan, samples: list[tuple[str, RunResult]], all_metrics
     from rich.console import Console
     from rich.table import Table
 
+    from orchestrator.commands.listing import plain
+
     swept = plan.swept is not None
-    table = Table(title=f"vmbisect measure {plan.label}" + (f" on host {host}" if host else ""))
+    title = f"vmbisect measure {plan.label}" + (f" on host {host}" if host else "")
     columns = (["point"] if swept else []) + ["metric", "unit", "better", "n", "mean", "stddev", "coeffvar%",
                                               "min", "max"]
+    rows = [([point] if swept else []) + [name, unit, direction, str(s.n), _num(s.mean), _num(s.stddev),
+                                         f"{100 * s.cov:.2f}", _num(s.min), _num(s.max)]
+            for point, name, unit, direction, s in table_rows(plan.workload, samples, all_metrics)]
+    notes = [f"note: {note}" for note in sorted({n for _p, r in samples for n in r.notes})]
+    if not sys.stdout.isatty():  # every value whole (--json for scripts)
+        print("\n".join([title, *plain(columns, rows), *notes]))
+        return
+    table = Table(title=title)
     for col in columns:
         table.add_column(col, justify="left" if col in ("point", "metric", "unit", "better") else "right",
                          no_wrap=True)
-    for point, name, unit, direction, s in table_rows(plan.workload, samples, all_metrics):
-        cells = [name, unit, direction, str(s.n), _num(s.mean), _num(s.stddev), f"{100 * s.cov:.2f}", _num(s.min),
-                 _num(s.max)]
-        table.add_row(*([point] if swept else []), *cells)
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    for row in rows:
+        table.add_row(*row)
+    console = Console()
     console.print(table)
-    for note in sorted({n for _p, r in samples for n in r.notes}):
-        console.print(f"note: {note}", markup=False)
+    for note in notes:
+        console.print(note, markup=False)
 
 
 def _num(x: float) -> str:

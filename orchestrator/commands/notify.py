@@ -1,5 +1,5 @@
 """`vmbisect notify [ID ...] [--again]`: mail the campaigns that ended (docs/mail.md), and
-`on_end`, the end hook (commands/kinds.py END_HOOKS; cli.main registers it) that mails a
+`on_end`, the end hook (kinds/run.py END_HOOKS; cli.main registers it) that mails a
 campaign once it ends as done, refused or failed (not paused: it goes on).
 
 Exactly once: the store keeps each campaign's mail (Store.claim_mail); a campaign run again
@@ -15,8 +15,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import campaign_id
-from orchestrator.commands.bisect import add_store_option
-from orchestrator.errors import InfraError, UserError
+from orchestrator.commands.storeopts import add_store_option
+from orchestrator.errors import InfraError, UserError, VmbisectError
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.commands.kinds import REPORTED
+    from orchestrator.kinds.run import REPORTED
     from orchestrator.store import Store
 
     store = Store(a.store)
@@ -71,7 +71,7 @@ def run(a: argparse.Namespace) -> int:
 def on_end(store: Store, campaign_id: int) -> None:
     """The end hook: mail the campaign that ended (done, refused or failed), and every mail that
     failed before (the server is likely back), up to RETRIES_AT_ENDS attempts each."""
-    from orchestrator.commands.kinds import REPORTED
+    from orchestrator.kinds.run import REPORTED
 
     if store.campaign(campaign_id).state not in REPORTED:
         return
@@ -81,25 +81,26 @@ def on_end(store: Store, campaign_id: int) -> None:
 def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
     """The campaign file's `notify:` list, or else its lab file's (a comparison has no campaign
     file: its lab's). A lab given on the command line instead of in the campaign is not seen."""
-    from orchestrator.commands.kinds import KINDS
     from orchestrator.hosts.lab import load_lab
+    from orchestrator.kinds.table import kind_of, stored
     from orchestrator.notify.recipients import recipients
-    from orchestrator.specs import stored
 
     spec = stored(row)
-    campaign = getattr(spec, "campaign", None)
-    lab_file, _host = KINDS[row.kind].lab(spec)
+    kind = kind_of(row.kind)
+    lab_file, _host = kind.lab(spec)
     lab = load_lab(lab_file).notify if lab_file is not None else None
-    return recipients(campaign.notify if campaign is not None else None, lab)
+    return recipients(kind.notify(spec), lab)
 
 
 def ended_of(store: Store, row: CampaignRow) -> Ended:
     """What the mail says of the campaign: its result, the culprit's subject line (from git),
-    the Markdown report `execute` wrote (or made now) and the files of its Reproduce section."""
-    from orchestrator.commands.kinds import report, report_files, result_of
+    the Markdown report `execute` wrote (or made now), the files of its Reproduce section and
+    its takeovers."""
+    from orchestrator.kinds.run import report_files
+    from orchestrator.kinds.table import report, result_of
     from orchestrator.notify.message import Ended
+    from orchestrator.queue import takeovers
     from orchestrator.reproduce import files_of
-    from orchestrator.results import BisectOutcome, BisectResult
 
     result = result_of(row)
     files = report_files(row)
@@ -108,21 +109,21 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     except Exception as exc:  # noqa: BLE001 - the mail goes without its report; the body says so
         print(f"vmbisect: campaign {row.id}: the mail goes without its report: {exc}", file=sys.stderr)
         text = ""
-    subject = ""
-    if isinstance(result, BisectResult) and result.outcome is BisectOutcome.FOUND:
-        subject = _commit_subject(store, row, result.culprit)
+    named = result.named_commit() if result is not None else ""
+    subject = _commit_subject(store, row, named) if named else ""
     return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
-                 tuple(sorted(files_of(store, row.id).items())) if text else (), store.key)
+                 tuple(sorted(files_of(store, row.id).items())) if text else (), store.key,
+                 takeovers.summary(takeovers.of(store, row.id)))
 
 
 def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
     """The commit's subject line, read from the campaign's clone ("" when git cannot say)."""
     from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.bisect.workdir import campaign_workdir
-    from orchestrator.specs import stored
+    from orchestrator.kinds.table import stored
 
     try:
-        gb = GitBisect(stored(row).campaign.repository, campaign_workdir(store, row.id))  # type: ignore[union-attr]
+        gb = GitBisect(stored(row).campaign.repository, campaign_workdir(store, row.id))
         gb.prepare()
         return gb.info(commit).subject
     except Exception as exc:  # noqa: BLE001 - the subject then names the commit's hash instead
@@ -145,7 +146,7 @@ def mail(store: Store, ids: list[int], again: bool = False) -> list[int]:
             row = store.campaign(cid)
             to = recipients_of(store, row)
             attempt = store.claim_mail(cid, ", ".join(to), again) if to else None
-        except Exception as exc:  # noqa: BLE001 - one campaign's stored spec or lab file does not stop the others
+        except VmbisectError as exc:  # one campaign's stored spec, lab file or store row does not stop the others
             _say(cid, f"mail not sent: {exc}")
             failed.append(cid)
             continue

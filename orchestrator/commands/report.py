@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.argtypes import campaign_id, output_file
-from orchestrator.commands.bisect import add_store_option
 from orchestrator.commands.compare import FORMATS
+from orchestrator.commands.storeopts import add_store_option
 from orchestrator.errors import UserError, choices_error
 
 
@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
 def run(a: argparse.Namespace) -> int:
     if a.format not in FORMATS:
         raise choices_error("format", a.format, FORMATS)
-    from orchestrator.commands.kinds import report
+    from orchestrator.kinds.table import report
     from orchestrator.store import Store
 
     _emit(report(Store(a.store, create=False), a.id, a.format), a.output)

@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from orchestrator.commands.argtypes import campaign_id
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 from orchestrator.errors import UserError
 
-# "paused": stopped by an infrastructure error (commands/bisect.py paused_on_infra_error).
+# "paused": stopped by an infrastructure error (kinds/run.py paused_on_infra_error).
 RESUMABLE = ("running", "paused")
 
 
@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.commands.kinds import execute
+    from orchestrator.kinds.run import execute
     from orchestrator.store import Store
 
     store = Store(a.store, create=False)

@@ -13,7 +13,7 @@ import secrets
 import socket
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 from orchestrator.errors import UserError
 
 if TYPE_CHECKING:
@@ -59,11 +59,12 @@ def bind(host: str, port: int) -> socket.socket:
 
 def catalogue() -> Catalogue:
     """What the dashboard reads of the kind table and of `vmbisect status`."""
-    from orchestrator.commands import kinds, status
+    from orchestrator.commands import status
+    from orchestrator.kinds import run, table
     from orchestrator.web.gather import Catalogue
 
-    return Catalogue(kinds.status_line, kinds.metric_of, kinds.report_files, kinds.report, status.counts,
-                     kinds.REPORTED)
+    return Catalogue(table.status_line, table.metric_of, run.report_files, table.report, status.counts,
+                     run.REPORTED, table.stored, table.estimate)
 
 
 def run(a: argparse.Namespace) -> int:

@@ -1,5 +1,7 @@
-"""`vmbisect status [ID] [--since AGE]`: campaigns and where they stand; one campaign's steps
-and boots; the morning view (what ended in the last AGE, how, and where its report is)."""
+"""`vmbisect status [ID] [--since AGE] [--format table|json|tsv]`: campaigns and where they
+stand; one campaign's steps, boots and takeovers; the morning view (what ended in the last AGE,
+how, and where its report is). Each view is built as records first (pure of any output), then
+written by orchestrator/commands/listing.py: every value whole off a terminal, JSON for scripts."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import campaign_id
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.listing import add_format_option, cell, plain, to_json, write_table
+from orchestrator.commands.storeopts import add_store_option
+from orchestrator.errors import UserError
 
 if TYPE_CHECKING:
     from orchestrator.store import Store
@@ -28,15 +32,16 @@ def age(text: str) -> dt.timedelta:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("status", help="list campaigns, show one, or what ended recently (--since)")
-    p.add_argument("id", type=campaign_id, nargs="?", help="campaign id: its steps and boots")
+    p.add_argument("id", type=campaign_id, nargs="?", help="campaign id: its steps, boots and takeovers")
     p.add_argument("--since", type=age, metavar="AGE", help="what ended in the last AGE (30m, 12h, 2d), how, "
                                                               "and where its report is")
+    add_format_option(p)
     add_store_option(p)
 
 
 def counts(store: Store, row: Any) -> tuple[int, int]:
     """Boots and runs of the campaign's metric (every boot and run when it names none)."""
-    from orchestrator.commands.kinds import metric_of
+    from orchestrator.kinds.table import metric_of
 
     metric = metric_of(row)
     if metric is None:
@@ -46,61 +51,63 @@ def counts(store: Store, row: Any) -> tuple[int, int]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from orchestrator.store import Store
 
     store = Store(a.store, create=a.store is None)  # the default store may not be made yet: no campaigns
-    console = Console()
     if a.id is not None:
-        for table in one(store, a.id):
-            console.print(table)
+        if a.format == "tsv":
+            raise UserError("--format: status ID shows several tables; give table or json (tsv lists campaigns: "
+                            "status, status --since)")
+        shown = one(store, a.id)
+        print(to_json(shown) if a.format == "json" else "\n".join(one_text(shown)))
     elif a.since is not None:
-        console.print(ended(store, a.since))
+        write_table(f"ended in the last {a.since.total_seconds() / 3600:g} h", ENDED_COLUMNS, ended(store, a.since),
+                    a.format)
     else:
-        console.print(listing(store))
+        write_table("vmbisect campaigns", LIST_COLUMNS, listing(store), a.format)
     return 0
 
 
-def listing(store: Store) -> Any:
-    from rich.table import Table
+def when(t: dt.datetime) -> str:
+    return f"{t:%Y-%m-%d %H:%M}"
 
-    from orchestrator.commands.kinds import status_line
+
+LIST_COLUMNS = ("id", "kind", "name", "state", "steps", "boots", "runs", "result", "updated")
+ENDED_COLUMNS = ("id", "kind", "name", "state", "how", "takeovers", "report", "ended")
+
+
+def listing(store: Store) -> list[dict[str, Any]]:
+    """Every campaign: id, kind, name, state, steps, boots and runs of its metric, result, updated."""
     from orchestrator.decisions import Role
+    from orchestrator.kinds.table import status_line
 
-    table = Table(title="vmbisect campaigns")
-    for col in ("id", "kind", "name", "state", "steps", "boots", "runs", "result", "updated"):
-        table.add_column(col)
+    out = []
     for row in store.campaigns():
         boots, runs = counts(store, row)
         steps = sum(d.role in (Role.STEP, Role.CANDIDATE) for d in store.decisions(row.id))
-        table.add_row(str(row.id), row.kind, row.name, row.state, str(steps), str(boots), str(runs),
-                      status_line(row), f"{row.updated:%Y-%m-%d %H:%M}")
-    return table
+        out.append({"id": row.id, "kind": row.kind, "name": row.name, "state": row.state, "steps": steps,
+                    "boots": boots, "runs": runs, "result": status_line(row), "updated": when(row.updated)})
+    return out
 
 
-def ended(store: Store, since: dt.timedelta) -> Any:
-    """The morning view: campaigns that ended (done, refused, failed, paused, cancelled) in the window."""
-    from rich.table import Table
-
-    from orchestrator.commands.kinds import status_line
+def ended(store: Store, since: dt.timedelta) -> list[dict[str, Any]]:
+    """The morning view: campaigns that ended (done, refused, failed, paused, cancelled) in the
+    window, how, whether they were taken over, and where the report is."""
+    from orchestrator.kinds.table import status_line
+    from orchestrator.queue import takeovers
 
     cutoff = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - since
-    table = Table(title=f"ended in the last {since.total_seconds() / 3600:g} h")
-    for col in ("id", "kind", "name", "state", "how", "report", "ended"):
-        table.add_column(col)
-    for row in store.campaigns():
-        if row.state in ENDED and row.updated >= cutoff:
-            table.add_row(str(row.id), row.kind, row.name, row.state, status_line(row), where(row),
-                          f"{row.updated:%Y-%m-%d %H:%M}")
-    return table
+    return [{"id": row.id, "kind": row.kind, "name": row.name, "state": row.state, "how": status_line(row),
+             "takeovers": takeovers.summary(takeovers.of(store, row.id)), "report": where(row),
+             "ended": when(row.updated)}
+            for row in store.campaigns() if row.state in ENDED and row.updated >= cutoff]
 
 
 def where(row: Any) -> str:
-    """Where an ended campaign's report is: the file written when it ended (commands/kinds.py),
+    """Where an ended campaign's report is: the file written when it ended (kinds/run.py),
     or the command that makes it (a report written on another machine, or by an older
     vmbisect); how to go on with a paused or cancelled one."""
-    from orchestrator.commands.kinds import report_files
+    from orchestrator.kinds.run import report_files
 
     if row.state == "paused":
         return f"vmbisect resume {row.id}"
@@ -110,39 +117,60 @@ def where(row: Any) -> str:
     return str(md) if md.is_file() else f"vmbisect report {row.id} --format md"
 
 
-def one(store: Store, campaign: int) -> list[Any]:
+def one(store: Store, campaign: int) -> dict[str, Any]:
     """A campaign's row, its decisions (commit, verdict, boots and runs of its metric, median,
-    reason) and its boots by host and status."""
+    reason), its boots by host and status, and its takeovers."""
     import statistics
     from collections import Counter
 
-    from rich.table import Table
-
-    from orchestrator.commands.kinds import metric_of, status_line
+    from orchestrator.kinds.table import metric_of, status_line
+    from orchestrator.queue import takeovers
     from orchestrator.render.scale import whole_or_4g
 
     row = store.campaign(campaign)
     metric = metric_of(row)
     boots = store.boot_samples(campaign, metric) if metric else {}
-    head = Table(title=f"campaign {row.id}: {row.name} ({row.kind})")
-    for col in ("state", "metric", "boots", "runs", "result", "updated"):
-        head.add_column(col)
     total_boots, total_runs = counts(store, row)
-    head.add_row(row.state, metric or "-", str(total_boots), str(total_runs), status_line(row),
-                 f"{row.updated:%Y-%m-%d %H:%M}")
-    steps = Table(title="decisions")
-    for col in ("#", "role", "commit", "verdict", "boots", "runs", "median", "reason"):
-        steps.add_column(col)
+    decisions = []
     for i, d in enumerate(store.decisions(campaign), 1):
         mine = boots.get(d.commit, [])
         runs = [v for b in mine for v in b.runs]
-        median = whole_or_4g(statistics.median(runs)) if runs else "-"
-        steps.add_row(str(i), d.role.value, d.commit[:12] or "-", d.verdict, str(len(mine)), str(len(runs)), median,
-                      d.reason[:100])
-    by = Counter((b.host or "-", b.status) for b in store.boots(campaign))
-    hosts = Table(title="boots")
-    for col in ("host", "status", "boots"):
-        hosts.add_column(col)
-    for (host, status), n in sorted(by.items()):
-        hosts.add_row(host, status, str(n))
-    return [head, steps, hosts]
+        decisions.append({"n": i, "role": d.role.value, "commit": d.commit, "verdict": d.verdict, "kind": d.kind.value,
+                          "boots": len(mine), "runs": len(runs),
+                          "median": whole_or_4g(statistics.median(runs)) if runs else None, "reason": d.reason})
+    by = Counter((b.host, b.status) for b in store.boots(campaign))
+    took = takeovers.of(store, campaign)
+    return {"id": row.id, "name": row.name, "kind": row.kind, "state": row.state, "metric": metric,
+            "boots": total_boots, "runs": total_runs, "result": status_line(row), "updated": when(row.updated),
+            "decisions": decisions,
+            "boots_by_host": [{"host": h, "status": st, "boots": n} for (h, st), n in sorted(by.items())],
+            "takeovers": [t.to_dict() for t in took], "taken_over": takeovers.summary(took)}
+
+
+def one_text(c: dict[str, Any]) -> list[str]:
+    """`one` as text: the campaign's figures a line each, its decisions as columns with each
+    reason whole on a `reason:` line under its row, boots by host, each takeover a line."""
+    from orchestrator.queue import takeovers
+
+    out = [f"campaign {c['id']}: {c['name']} ({c['kind']})"]
+    for key in ("state", "metric", "boots", "runs", "result", "updated", "taken_over"):
+        if c[key] not in (None, ""):
+            out.append(f"{key.replace('_', ' ')}: {c[key]}")
+    out += ["", "decisions"]
+    if c["decisions"]:
+        cols = ("n", "role", "commit", "verdict", "kind", "boots", "runs", "median")
+        lines = plain(["#", *cols[1:]], [[cell(d[k]) for k in cols] for d in c["decisions"]])
+        out.append(lines[0])
+        for d, line in zip(c["decisions"], lines[1:]):
+            out.append(line)
+            if d["reason"]:
+                out.append(f"    reason: {d['reason']}")
+    else:
+        out.append("(none yet)")
+    out += ["", "boots"]
+    out += plain(["host", "status", "boots"], [[cell(b["host"]), b["status"], str(b["boots"])]
+                                               for b in c["boots_by_host"]]) if c["boots_by_host"] else ["(none yet)"]
+    if c["takeovers"]:
+        out += ["", "takeovers"]
+        out += [takeovers.line(takeovers.Takeover.from_dict(t)) for t in c["takeovers"]]
+    return out

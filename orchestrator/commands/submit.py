@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.argtypes import count
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 from orchestrator.errors import UserError
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from orchestrator.commands.argtypes import count
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 from orchestrator.commands.vmopts import add_vm_options
 from orchestrator.errors import UserError
 from orchestrator.vm.options import parse_pinning, parse_topology
@@ -59,20 +59,6 @@ def add_parser(sub: Any) -> None:
     # campaign's own defaults are the options' defaults)
     p.set_defaults(**{flag: None for flag in (*GUEST_FLAGS, "accel")})
     add_store_option(p)
-
-
-def table(result: Any, metric: str, direction: str) -> list[str]:
-    """Parent against commit in the mmtests layout, one value per boot."""
-    from orchestrator.compare.model import VariantInfo
-    from orchestrator.compare.table import MetricMeta, Point, build
-    from orchestrator.compare.text import metric_block
-
-    p, c = result.parent, result.commit
-    variants = [VariantInfo(p[:12], f"parent {p}"), VariantInfo(c[:12], f"commit {c}")]
-    samples = {p[:12]: {"": {metric: result.boot_means[p]}}, c[:12]: {"": {metric: result.boot_means[c]}}}
-    comparison = build(f"{c[:12]} against its parent", metric, None, variants, [Point("", None)],
-                       {metric: MetricMeta("", direction)}, samples, [metric])
-    return metric_block(comparison, metric)
 
 
 def split_target(target: list[str]) -> tuple[Path | None, str]:
@@ -142,6 +128,7 @@ def with_metric_defaults(raw: dict[str, Any]) -> dict[str, Any]:
     the campaign's checks, which list the choices."""
     from orchestrator.compare.plan import headline_metric
     from orchestrator.workloads.definition import load_all, resolve
+    from orchestrator.workloads.system import METRICS
 
     for key, flag in (("repository", "--repo PATH"), ("workload", "--workload NAME")):
         if key not in raw:
@@ -158,7 +145,8 @@ def with_metric_defaults(raw: dict[str, Any]) -> dict[str, Any]:
         return raw
     plan = resolve(load_all(), name, [f"{k}={v}" for k, v in params.items()])
     metric.setdefault("name", headline_metric(plan.workload, plan.points[0]))
-    known = plan.workload.metrics.get(metric["name"])
+    name = str(metric["name"])
+    known = plan.workload.metrics.get(name) or METRICS.get(name) or METRICS.get(name.rpartition(".")[0])
     direction = metric.get("direction") or (known.direction if known else "higher")
     metric.setdefault("threshold", f"{-DEFAULT_THRESHOLD if direction != 'lower' else DEFAULT_THRESHOLD:+.0%}")
     return {**raw, "metric": metric}
@@ -188,7 +176,7 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     its campaign and the mapping stored for it (with the commit, the tip and the boots under
     `verify`). Nothing is recorded here."""
     from orchestrator.campaign import parse_campaign, read_campaign_file, revision
-    from orchestrator.commands.bisect import preflight
+    from orchestrator.kinds.bisect import preflight
     from orchestrator.specs import BisectSpec, VerifySpec
 
     path, commit = split_target(a.target)
@@ -204,8 +192,8 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.commands.kinds import execute
-    from orchestrator.specs import record
+    from orchestrator.kinds.run import execute
+    from orchestrator.kinds.table import record
     from orchestrator.store import Store
 
     campaign, spec = checked(a)

@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any
 
 from orchestrator.commands.argtypes import count, seconds
-from orchestrator.commands.bisect import add_store_option
+from orchestrator.commands.storeopts import add_store_option
 
 
 def add_parser(sub: Any) -> None:
@@ -36,8 +36,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.commands.kinds import run_stored
     from orchestrator.hosts.lab import load_lab
+    from orchestrator.kinds.run import run_stored
     from orchestrator.queue.worker import Config, run_worker
     from orchestrator.store import Store
 
@@ -46,4 +46,4 @@ def run(a: argparse.Namespace) -> int:
     runners = a.runners or sum(len(h.slots) for h in lab.hosts)
     signal.signal(signal.SIGTERM, _interrupt)
     return run_worker(store, Config(run_stored, a.lab.resolve(), a.uri, a.heartbeat_timeout, a.once,
-                                    one_slot=runners > 1), runners)
+                                    campaign_slots=1 if runners > 1 else None), runners)

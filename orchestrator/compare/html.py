@@ -43,7 +43,8 @@ def _summary(c: Comparison) -> str:
                      [[v.name + (" (baseline)" if i == 0 else ""), v.description] for i, v in enumerate(c.variants)])
     verdict = "".join(f"<li>{escape(s)}</li>" for s in c.verdict)
     notes = "".join(f"<p><strong>Note:</strong> {escape(n)}</p>" for n in c.notes)
-    return (f"<p>Workload {escape(c.workload)}.</p>{variants}<h2>Verdict</h2><ul>{verdict}</ul>{notes}"
+    bisect = ("<h2>Bisect</h2><pre>" + "\n".join(escape(b) for b in c.bisect) + "</pre>") if c.bisect else ""
+    return (f"<p>Workload {escape(c.workload)}.</p>{variants}<h2>Verdict</h2><ul>{verdict}</ul>{bisect}{notes}"
             f"<p>Test: {escape(c.test)} (alpha {c.alpha:g}).</p>")
 
 

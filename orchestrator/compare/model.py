@@ -54,6 +54,7 @@ class Comparison:
     # every sample: samples[variant][point][metric] -> values in the order taken
     samples: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict)
     primary: tuple[str, ...] = ()  # the metrics the user asked for, shown first and plotted
+    bisect: tuple[str, ...] = ()  # the command that bisects each row that regressed (compare/tobisect.py)
 
 
 def to_json(c: Comparison) -> str:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Mapping
 
 from orchestrator.compare.schedule import default_boots
+from orchestrator.compare.spec import CompareSpec
 from orchestrator.compare.table import Point
 from orchestrator.compare.variant import Variant, boot_groups, parse_variants
 from orchestrator.errors import UserError, choices_error
-from orchestrator.specs import CompareSpec
 from orchestrator.vm.spec import ACCELS, VmSpec
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 from orchestrator.workloads.params import ParamValue
@@ -45,6 +45,7 @@ class ComparePlan:
     accel: str
     lab: Path | None = None  # the lab file; None: this machine
     host: str | None = None  # the lab host asked for
+    params: tuple[str, ...] = ()  # the workload parameters as given (KEY=VALUE), swept ones too
 
 
 def _sweep_dims(workloads: Mapping[str, WorkloadDef], name: str, params: list[str],
@@ -128,4 +129,5 @@ def plan_from_spec(a: CompareSpec) -> ComparePlan:
         raise UserError(f"boots: at most --reps ({reps}) boots per variant, got {boots}")
     title = a.title or f"{a.workload}: " + " vs ".join(v.name for v in variants)
     return ComparePlan(title, variants, groups, workload, a.workload, points, swept, spec, reps, boots, primary,
-                       a.alpha, a.repo, tuple(a.config), a.timeout_s, a.all_metrics, a.guest.accel, a.lab, a.host)
+                       a.alpha, a.repo, tuple(a.config), a.timeout_s, a.all_metrics, a.guest.accel, a.lab, a.host,
+                       tuple(a.params))

@@ -106,6 +106,9 @@ def render_markdown(c: Comparison) -> str:
            f"({c.test}).", "", "Variants:", ""]
     out += [f"- **{v.name}**: {v.description}" for v in c.variants] + [""]
     out += [f"- {s}" for s in c.verdict] + [""]
+    if c.bisect:
+        out += ["## Bisect", "", "Each row that regressed, and the command that bisects it (docs/compare.md):", "",
+                "```", *c.bisect, "```", ""]
     for note in c.notes:
         out += [f"Note: {note}", ""]
     key_rows = [r for r in c.rows if r.metric in c.primary or any(x.significant for x in r.cells)]

@@ -11,7 +11,7 @@ The kernel drops the locks when a controller dies: a killed controller leaves no
 
 Limits: controllers on different machines driving one lab host do not see each other's locks:
 these leases are for a controller without a shared database. With a store (a campaign's run:
-commands/kinds.py), slots are leased in the store instead (orchestrator/queue/leases.py; these
+kinds/run.py), slots are leased in the store instead (orchestrator/queue/leases.py; these
 locks are still taken beside those rows, so two stores on one machine still exclude each
 other). The implicit local host of a run without a lab file takes no lease (what vmbisect did
 before labs); a queue worker always has a lab file.

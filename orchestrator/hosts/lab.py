@@ -8,6 +8,7 @@ one unpinned slot: what vmbisect did before labs existed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -85,6 +86,9 @@ class Lab:
     source: Path | None = None
     notify: Notify | None = None  # who is mailed when a campaign on the lab ends (docs/mail.md)
     build_cpus: tuple[int, ...] = ()
+    # The most slots one campaign measures on at once (None: every slot of the lab); a queue
+    # worker running several campaigns on the lab gives each one (lab_for).
+    campaign_slots: int | None = None
 
     def host(self, name: str) -> Host:
         for h in self.hosts:
@@ -109,6 +113,12 @@ def lab_from(path: Path | None, host: str | None, uri: str = LOCAL_URI) -> Lab:
     if host is not None:
         lab.host(host)
     return lab
+
+
+def lab_for(path: Path, slots: int | None = None) -> Lab:
+    """The hosts of lab file `path` for a campaign that measures on at most `slots` of its
+    slots at once (None: on every one)."""
+    return dataclasses.replace(load_lab(path), campaign_slots=slots)
 
 
 def load_lab(path: Path) -> Lab:

@@ -86,12 +86,8 @@ class SlotLeases(Protocol):
 
 
 class GuestPool:
-    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher], locks: SlotLeases | None = None,
-                 one_slot: bool = False) -> None:
+    def __init__(self, lab: Lab, launcher_for: Callable[[Host], GuestLauncher], locks: SlotLeases | None = None) -> None:
         self.lab = lab
-        # One campaign of several sharing the lab (a queue worker's runners): it measures on one
-        # slot at a time, not on every slot of the lab (orchestrator/wiring.py lab_slots).
-        self.one_slot = one_slot
         self._launcher_for = launcher_for
         self._locks = locks
         self._held: dict[tuple[str, int], Any] = {}

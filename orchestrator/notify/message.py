@@ -21,7 +21,7 @@ from email.message import EmailMessage
 from email.policy import EmailPolicy
 from email.utils import format_datetime
 
-from orchestrator.results import BisectOutcome, BisectResult, CompareResult, Result, Stopped, VerifyResult
+from orchestrator.results import Result
 
 WIDTH = 78  # columns of the text part (RFC 5322 2.1.1's recommendation)
 REPORT_FILE = "report.md"
@@ -70,6 +70,7 @@ class Ended:
     report: str = ""
     attachments: tuple[tuple[str, str], ...] = ()  # (file name, text): the files of the report's Reproduce section
     store_key: str = "local"
+    taken_over: str = ""  # orchestrator/queue/takeovers.py summary ("" never taken over)
 
 
 def one_line(text: str, limit: int = MAX_SUBJECT) -> str:
@@ -81,17 +82,9 @@ def one_line(text: str, limit: int = MAX_SUBJECT) -> str:
 def answer(e: Ended) -> str:
     """The campaign's answer in a few words: the culprit's subject, why it stopped, the outcome."""
     r = e.result
-    if isinstance(r, Stopped):
-        return f"{r.stop.value}: {r.reason}"
-    if isinstance(r, BisectResult):
-        if r.outcome is BisectOutcome.FOUND:
-            return e.culprit_subject or f"culprit {r.culprit[:12]}"
-        n = len(r.candidates)
-        what = "only skipped commits left" if r.outcome is BisectOutcome.ONLY_SKIPPED else "inconclusive"
-        return f"{what}, {n} candidate{'s' if n != 1 else ''}"
-    if isinstance(r, (VerifyResult, CompareResult)):
-        return r.lines[0] if r.lines else e.state
-    return e.state
+    if r is None:
+        return e.state
+    return (e.culprit_subject or r.words(e.state)) if r.named_commit() else r.words(e.state)
 
 
 def subject(e: Ended) -> str:
@@ -99,21 +92,20 @@ def subject(e: Ended) -> str:
 
 
 def _outcome(e: Ended) -> str:
-    r = e.result
-    if isinstance(r, Stopped):
-        return r.stop.value
-    if isinstance(r, BisectResult):
-        return r.outcome.value
-    return e.state
+    return e.result.outcome_word(e.state) if e.result is not None else e.state
 
 
 def body(e: Ended) -> str:
     """A few lines of what ended and what is attached, then the Markdown report, reflowed to WIDTH."""
     head = [f"vmbisect campaign {e.campaign_id} ({e.name}, {e.kind}) ended: {_outcome(e)}.", ""]
-    if isinstance(e.result, BisectResult) and e.result.outcome is BisectOutcome.FOUND:
-        head += [f"Culprit: {e.result.culprit[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
-    elif isinstance(e.result, Stopped):
-        head += [f"{e.result.stop.value.capitalize()}: {e.result.reason}", ""]
+    named = e.result.named_commit() if e.result is not None else ""
+    why = e.result.why() if e.result is not None else ""
+    if named:
+        head += [f"Culprit: {named[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
+    elif why:
+        head += [why, ""]
+    if e.taken_over:
+        head += [f"Workers: {e.taken_over} (`vmbisect status {e.campaign_id}` says from which, when, why).", ""]
     attached = [name for name, _ in attachments(e)]
     if attached:
         head += ["Attached: " + ", ".join(attached) + ".", ""]

@@ -45,6 +45,8 @@ class Ticket:
 
     campaign_id: int
     job: Any = None
+    # the runner that was running it when it was taken (SQLite: the swap replaces it in the row)
+    previous: str | None = None
 
 
 class Jobs(Protocol):
@@ -209,7 +211,7 @@ class TableJobs:
             queued, state = next((q, st) for q, st in open_ if q.campaign_id == chosen.campaign_id)
             open_ = [(q, st) for q, st in open_ if q.campaign_id != chosen.campaign_id]
             if self._swap(queued, state, runner):
-                return Ticket(queued.campaign_id)
+                return Ticket(queued.campaign_id, previous=queued.worker if state == RUNNING else None)
         return None
 
     def _swap(self, queued: QueueRow, state: str, runner: str) -> bool:

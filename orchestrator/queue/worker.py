@@ -1,5 +1,5 @@
 """A queue worker: runners that take queued campaigns and run each through the one run path
-(commands/kinds.py run_stored) on the worker's lab, one campaign per runner at a time.
+(kinds/run.py run_stored) on the worker's lab, one campaign per runner at a time.
 
 Each runner has a row in queue_workers (`<machine>:<pid>/<n>`) whose heartbeat a thread renews
 every timeout/4 while it lives, with the pgqueuer job's heartbeat of the campaign it runs. A
@@ -9,7 +9,8 @@ over from the dead runner (its process on this machine is gone, or its heartbeat
 machine stopped), and the store's runs and samples are where it goes on from, so nothing
 measured is measured again. A runner never takes over the lock of a runner that still beats;
 a runner whose lock was taken over anyway (it was frozen longer than the timeout) stops before
-its next boot (orchestrator/queue/leases.py).
+its next boot (orchestrator/queue/leases.py). Each takeover is recorded as it happens
+(orchestrator/queue/takeovers.py); the dead runner stays listed, lost, until then.
 
 A worker told to stop (SIGTERM, Ctrl-C) lets each campaign reach its next boot boundary, then
 puts it back in the queue (state queued) for the next worker.
@@ -28,7 +29,9 @@ from typing import TYPE_CHECKING, Callable
 from sqlalchemy import delete, select, update
 
 from orchestrator.errors import UserError, VmbisectError
-from orchestrator.queue import leases
+from orchestrator.exits import exit_code
+from orchestrator.hosts.lab import lab_for
+from orchestrator.queue import leases, takeovers
 from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
 from orchestrator.queue.rows import QUEUED, RUNNING, beat_alive, now
 from orchestrator.results import StopKind, Stopped
@@ -39,8 +42,8 @@ if TYPE_CHECKING:
     from orchestrator.store import Store
 
 
-# How a runner runs a stored campaign: commands/kinds.py run_stored (store, id, lab=, on_event=,
-# take_over=, uri=) -> exit code; the worker command passes it in (commands/ is above this package).
+# How a runner runs a stored campaign: kinds/run.py run_stored (store, id, lab=, on_event=,
+# take_over=, uri=) -> exit code; the worker command passes it in (kinds/ is above this package).
 RunStored = Callable[..., int]
 
 
@@ -52,9 +55,9 @@ class Config:
     heartbeat_timeout_s: float = 60.0
     once: bool = False  # exit once nothing submitted waits or runs
     poll_s: float = 2.0  # how often an idle runner looks at the queue
-    # Several runners share the lab: each campaign measures on one slot (the lease gives it a
-    # host); one runner gives its campaign every slot of the lab (rounds over all of them).
-    one_slot: bool = False
+    # The most slots each campaign measures on at once: 1 when several runners share the lab
+    # (the lease gives each a host); None: one runner gives its campaign every slot of the lab.
+    campaign_slots: int | None = None
 
 
 AWAY_S = 30.0  # how long a runner waits when the store cannot be reached
@@ -155,26 +158,32 @@ class Runner:
 
     def _run(self, ticket: Ticket) -> None:
         cid = ticket.campaign_id
-        previous = self._start(cid)
+        previous = self._start(ticket)
         if previous is None:  # cancelled or ended meanwhile
             self.jobs.finish(ticket)
             return
         say(f"{self.name}: campaign {cid} started" + (f" (taken over from {previous})" if previous else ""))
-        code = self.config.run(self.store, cid, lab=self.config.lab, on_event=self._event(cid),
-                               take_over=self._may_take_over(cid), uri=self.config.uri, one_slot=self.config.one_slot)
+        code = exit_code(lambda: self.config.run(
+            self.store, cid, lab=lab_for(self.config.lab, self.config.campaign_slots), on_event=self._event(cid),
+            take_over=self._may_take_over(cid), uri=self.config.uri))
         self._ended(ticket, code, previous)
 
-    def _start(self, cid: int) -> str | None:
+    def _start(self, ticket: Ticket) -> str | None:
         """The campaign marked running by this runner; the runner it had before ("" for none),
-        or None when it is no longer queued or running (cancelled, ended)."""
+        or None when it is no longer queued or running (cancelled, ended). Taken from a runner
+        whose heartbeat stopped: the takeover is recorded in the same transaction."""
+        cid = ticket.campaign_id
         with self.store.session() as s, s.begin():
             row = s.get(CampaignRow, cid)
             queued = s.get(QueueRow, cid)
             if row is None or queued is None or row.state not in (QUEUED, RUNNING):
                 return None
-            previous = queued.worker if queued.worker != self.name else ""
+            before = ticket.previous if ticket.previous is not None else queued.worker
+            previous = before if before and before != self.name and row.state == RUNNING else ""
+            if previous:  # recorded unless it still beats (then the store's lock keeps it with that runner)
+                takeovers.record(s, cid, previous, self.name, now())
             row.state, queued.worker, queued.runs = RUNNING, self.name, queued.runs + 1
-        return previous or ""
+        return previous
 
     def _may_take_over(self, cid: int) -> bool:
         """Take the campaign's lock from another machine only when its holder is a runner whose
@@ -222,11 +231,14 @@ class Runner:
 
 
 def forget_dead(store: Store, machine: str) -> None:
-    """Rows of this machine's runners whose process is gone (SIGKILLed, rebooted away): their
-    campaigns were taken over once their heartbeat stopped; the dashboard need not list them."""
+    """Rows of this machine's runners whose process is gone (SIGKILLed, rebooted away) and that
+    hold no campaign. One whose campaign still waits to be taken over stays listed, lost, until
+    a runner takes it (orchestrator/queue/takeovers.py removes it then)."""
     with store.session() as s, s.begin():
+        held = {q.worker for q, state in s.execute(select(QueueRow, CampaignRow.state).join(
+            CampaignRow, CampaignRow.id == QueueRow.campaign_id)) if state == RUNNING}
         for row in s.scalars(select(WorkerRow).where(WorkerRow.machine == machine)):
-            if process_start(row.pid) != row.pid_started:
+            if process_start(row.pid) != row.pid_started and row.name not in held:
                 s.delete(row)
 
 

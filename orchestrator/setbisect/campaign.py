@@ -1,6 +1,6 @@
 """A `settings` campaign file (YAML) -> a typed SettingsCampaign. Reference:
 docs/settings-bisect.md. Commit campaigns stay in orchestrator/campaign.py; the parts both
-share (name, workload, metric, guest, accel, boots, runs, timeouts, alpha, lab, host) are
+share (name, workload, metric, guest, accel, boots, runs, timeouts, alpha, lab, host, notify) are
 parsed by it, with the same field paths and limits.
 
     kind: settings                  (or cmdline: the same kind)
@@ -34,7 +34,7 @@ from orchestrator.setbisect.settings import QUEUE_KNOBS, SETTINGS, SYSFS_PREFIX,
 FILE_KINDS = ("settings", "cmdline")
 # keys a settings campaign shares with a commit campaign (parsed by orchestrator/campaign.py)
 COMMON = ("name", "workload", "metric", "guest", "accel", "boots_per_commit", "max_boots_per_commit",
-          "runs_per_boot", "timeouts", "alpha", "lab", "host")
+          "runs_per_boot", "timeouts", "alpha", "lab", "host", "notify")
 OWN = ("kind", "kernel", "good", "bad", "together")
 KERNEL_KEYS = ("file", "stored", "commit", "repository", "config", "modules")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,:/+-]*(=[A-Za-z0-9_.,:/+@%=-]*)?")

@@ -16,9 +16,10 @@ from orchestrator.bisect.endpoints import level
 from orchestrator.decisions import Kind, Role
 from orchestrator.render.page import page, table
 from orchestrator.report import boots_by_host
-from orchestrator.results import SetBisectResult, Stopped, read
+from orchestrator.results import SetBisectResult, answer_as, stopped
 from orchestrator.setbisect.model import BAD, GOOD, Unit, key_of, label, ordered
 from orchestrator.setbisect.runner import replay
+from orchestrator.setbisect.search import Found
 from orchestrator.stats import relative_change
 from orchestrator.store import Store
 
@@ -63,14 +64,15 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     keys: list[tuple[str, str]] = [(GOOD, "good"), (BAD, "bad")]
     keys += [(k, label(a, names)) for k, a in asked]
     pair = [d for d in decisions if d.role in (Role.CONFIRM, Role.REVERT)]
-    result = read(kind, row.state, row.result)
-    if isinstance(result, SetBisectResult):
+    result = answer_as(SetBisectResult, row.state, row.result)
+    stop = stopped(row.state, row.result)
+    if result is not None:
         named = frozenset(result.units)
-        out = frozenset(str(result.revert.get("units", "")).split(", ")) - {""} or named  # runner._taken_out
+        out = frozenset(result.revert.get("units") or ()) or named  # runner._taken_out
         if named | out <= set(names):  # else the units are not known here (a config campaign's sides not found)
             keys += [(key_of(named, names), label(named, names)),
                      (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
-    keys += _ahead(keys, decisions, boots, isinstance(result, SetBisectResult), bool(names))
+    keys += _ahead(keys, decisions, boots, result is not None, bool(names))
     rows = []
     for key, what in dict.fromkeys(keys):
         bs = boots.get(key, [])
@@ -79,17 +81,17 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
         d = latest.get(key)
         rows.append(Row(key, what, len(bs), value, change, d.verdict if d else "", d.reason if d else ""))
     answer: list[str] = []
-    if isinstance(result, SetBisectResult):
+    if result is not None:
         answer.append(f"named: {' + '.join(result.units)} "
-                      f"({'together: no single change moves the metric' if result.found == 'together' else 'alone'})")
+                      f"({'together: no single change moves the metric' if result.found is Found.TOGETHER else 'alone'})")
         answer += [f"- {c}" for c in result.changes]
         answer += [f"confirmation: {result.confirmation.get('text', '')}", f"revert: {result.revert.get('text', '')}"]
         answer += [f"note: {n}" for n in result.notes]
-    elif isinstance(result, Stopped):
-        answer.append(result.line())
+    elif stop is not None:
+        answer.append(stop.line())
     else:
         answer.append(f"{row.state}: {len(asked)} candidate(s) asked so far")
-    if not isinstance(result, SetBisectResult):  # under way
+    if result is None:  # under way
         answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.kind is Kind.MEASURING]
     changes = tuple((c.name, c.good or "(default)", c.bad or "(default)", u.name if len(u.changes) > 1 else "")
                     for u in units for c in u.changes)

@@ -436,7 +436,7 @@ class SetBisection:
                          "their verdicts are kept as evidence: " + "; ".join(
                              f"{self._what(d.commit)} {d.verdict}" for d in unasked))
         boots = sum(len(bs) for j in self._judges for bs in j.boots().values())
-        return SetBisectResult(found.found.value, found.units, tuple(by_name[u].describe() for u in found.units),
+        return SetBisectResult(found.found, found.units, tuple(by_name[u].describe() for u in found.units),
                                confirmation, revert, tuple(notes), boots, len(found.asked), self.judge.on,
                                len(unasked))
 

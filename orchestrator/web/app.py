@@ -109,9 +109,13 @@ class Pages:
                          data=self.source.reader().overview())
 
     def campaign(self, request: Request) -> Response:
+        from orchestrator.queue import takeovers
+
         live = request.url.path.startswith("/fragment/")
-        return self.page(request, "campaign_live.html" if live else "campaign.html",
-                         data=self.source.reader().detail(request.path_params["id"]))
+        reader = self.source.reader()
+        data = reader.detail(request.path_params["id"])
+        return self.page(request, "campaign_live.html" if live else "campaign.html", data=data,
+                         takeovers=[takeovers.line(t) for t in takeovers.of(reader.store, request.path_params["id"])])
 
     def report(self, request: Request) -> Response:
         """The report under its own policy; while there is none, a note under the same policy

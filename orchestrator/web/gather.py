@@ -23,12 +23,10 @@ from orchestrator.web.views import (
     DecisionView,
     Estimate,
     HostBoots,
-    bisect_estimate,
     building,
     decision_views,
     duration,
     eta_seconds,
-    fixed_estimate,
     host_boots,
     marks,
     seconds_per_boot,
@@ -45,11 +43,12 @@ LISTED = 100  # campaigns on the overview, newest first (running ones always)
 
 @dataclass(frozen=True)
 class Catalogue:
-    """What the dashboard asks of the kind table (orchestrator/commands/kinds.py) and of
-    `vmbisect status` (its counts), handed in by commands/serve.py so that nothing here imports
-    the commands: a campaign's status line, its metric, where its reports are written, its report
+    """What the dashboard asks of the kind table (orchestrator/kinds/) and of `vmbisect status`
+    (its counts), handed in by commands/serve.py so that nothing here imports the kinds or the
+    commands: a campaign's status line, its metric, where its reports are written, its report
     made now (store, id, format), its boots and runs of its metric, the states whose reports are
-    written at the end."""
+    written at the end, its typed spec (UserError when it no longer reads) and the estimate of
+    the boots a running one has left."""
 
     status_line: Callable[[Any], str]
     metric_of: Callable[[Any], str | None]
@@ -57,6 +56,8 @@ class Catalogue:
     report: Callable[["Store", int, str], str]
     counts: Callable[["Store", Any], tuple[int, int]]
     reported: tuple[str, ...]
+    spec: Callable[[Any], Any]
+    estimate: Callable[["Store", Any, "list[BootRow]"], Estimate]
 
 
 def now() -> dt.datetime:
@@ -108,52 +109,6 @@ def commits_of(store: Store, row: CampaignRow, spec: Any) -> Commits:
     return Commits(Path(repo) if repo is not None and Path(repo).is_dir() else None)
 
 
-# ---- boots left, per kind -------------------------------------------------------------------
-
-def _bisect_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    git = commits_of(store, row, spec)
-    m = marks(row.bisect_log)
-    if m.found:
-        left: int | None = 1
-    elif m.bad and m.goods:
-        left = git.count(m.bad, m.goods)
-    else:
-        bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
-        left = git.count(bad, (good,)) if bad and good else None
-    return bisect_estimate(store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
-
-
-def _verify_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    total = 2 * spec.boots * (2 if spec.revert_on else 1)
-    return fixed_estimate(total, len(boots), "verification")
-
-
-def _compare_left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    from orchestrator.compare.plan import plan_from_spec
-    from orchestrator.compare.schedule import schedule
-
-    plan = plan_from_spec(spec)
-    planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)
-    return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
-
-
-LEFT: dict[str, Callable[[Store, CampaignRow, Any, list[BootRow]], Estimate]] = {
-    "bisect": _bisect_left, "verify": _verify_left, "compare": _compare_left,
-}
-
-
-def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
-    from orchestrator.specs import stored
-
-    left = LEFT.get(row.kind)
-    if left is None:
-        return Estimate(None, f"no estimate for a {row.kind} campaign")
-    try:
-        return left(store, row, stored(row), boots)
-    except UserError as exc:  # a stored spec that no longer reads or plans: the page still shows the rest
-        return Estimate(None, f"no estimate: {exc}")
-
-
 # ---- the views --------------------------------------------------------------------------------
 
 def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignView:
@@ -165,13 +120,13 @@ def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignV
     last_boot = boots[-1].created if boots else None
     now_building = None
     if row.state == RUNNING:
-        est = estimate(store, row, boots)
+        est = kinds.estimate(store, row, boots)
         seconds = eta_seconds(est, seconds_per_boot([b.created for b in boots]))
         eta = "-" if seconds is None else f"about {duration(seconds)}"
         now_building = building([(b.commit, b.status, b.created) for b in store.builds(row.id)], last_boot)
         current = boots[-1].commit if boots else ""
     shown = [c for c in (current, now_building.commit if now_building else "") if c]
-    names = _subjects(store, row, shown) if shown else {}
+    names = _subjects(store, kinds, row, shown) if shown else {}
     subject = names.get(current, "")
     _md, html = kinds.report_files(row)
     return CampaignView(row.id, row.name, row.kind, row.state, kinds.status_line(row), kinds.metric_of(row) or "-",
@@ -183,15 +138,13 @@ def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignV
                         now_building.since if now_building else None, actions(store, row))
 
 
-def _subjects(store: Store, row: CampaignRow, shas: list[str]) -> dict[str, str]:
+def _subjects(store: Store, kinds: Catalogue, row: CampaignRow, shas: list[str]) -> dict[str, str]:
     """Commit subjects from the stored bisect log, else from git ("" where neither says)."""
-    from orchestrator.specs import stored
-
     found = {sha: s for sha, s in (marks(row.bisect_log).subjects or {}).items() if sha in shas}
     missing = [sha for sha in shas if sha not in found]
     if missing:
         try:
-            found.update(commits_of(store, row, stored(row)).subjects(missing))
+            found.update(commits_of(store, row, kinds.spec(row)).subjects(missing))
         except UserError:
             pass
     return found
@@ -264,7 +217,7 @@ class Reader:
         row = self.store.campaign(campaign_id)
         metric = self.kinds.metric_of(row)
         decisions = self.store.decisions(campaign_id)
-        subjects = _subjects(self.store, row, sorted({d.commit for d in decisions if d.commit}))
+        subjects = _subjects(self.store, self.kinds, row, sorted({d.commit for d in decisions if d.commit}))
         boots, host_of, _hosts = boots_by_host(self.store, campaign_id, metric) if metric else ({}, {}, "")
         steps = steps_of(decisions, boots, host_of, lambda sha: subjects.get(sha, ""))
         samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}

@@ -29,12 +29,19 @@ DEFINITIONS_DIR = Path(__file__).resolve().parents[2] / "workloads"
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A metric a workload produces. direction: which way is better (`none`: descriptive)."""
+    """A metric a run records. direction: which way is better (`none`: descriptive, never judged).
+    `per`: "disk" or "vcpu" when it is recorded only per instance, as `name.sda` or `name.0`;
+    `min_vcpus`: the vCPUs a guest needs for it; `accel`: the only accelerator it is recorded
+    under ("" any); `tcg`: what it measures under TCG, where that differs (said in reports)."""
 
     name: str
     unit: str
     direction: str
     help: str = ""
+    per: str = ""
+    min_vcpus: int = 1
+    accel: str = ""
+    tcg: str = ""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class RunResult:
     disks: tuple[str, ...] = field(default=())  # the guest disks iostat figures were taken for
     notes: tuple[str, ...] = field(default=())
     lab_host: str = ""  # the lab host whose guest ran it ("" when not known)
+    accel: str = ""  # the accelerator the guest ran under (kvm, tcg; "" when not known)
 
     def values(self) -> dict[str, float]:
         return {k: m.value for k, m in self.metrics.items()}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import kneeds, system
+from orchestrator.workloads import kneeds, procstats, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef, tool_of
 from orchestrator.workloads.guest import Guestlike, Params, budget, data_disks
 from orchestrator.workloads.result import Metric, RunResult, ToolRun
@@ -66,7 +66,7 @@ def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str, li
     values = metric_values(tool.parse(raw, params), snap0, snap1, host0, host1, disks,
                            int(guest.hello.get("cpus_online") or 1), mhz)
     return RunResult(workload.name, dict(params), label(workload, values), raw, (snap0, snap1), (host0, host1),
-                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else ())
+                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else (), accel=accel)
 
 
 def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, Any], host0: Mapping[str, Any],
@@ -77,13 +77,16 @@ def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, A
     guest = system.guest_cpu(stat0, stat1, window, cpus)
     host = system.host_cpu(host0, host1)
     io = system.iostat(snap0["files"]["/proc/diskstats"], snap1["files"]["/proc/diskstats"], window, disks)
-    return {**tool.metrics, **system.costs(tool, guest, window, host, mhz), **guest, **host, **io}
+    kernel = procstats.metrics(snap0["files"], snap1["files"], window)
+    return {**tool.metrics, **system.costs(tool, guest, window, host, mhz), **guest, **host, **io, **kernel}
 
 
 def metric_def(workload: WorkloadDef, name: str) -> MetricDef:
     """The definition of a metric by its name, or by its name without an instance suffix
-    (`read_iops.sda` is read_iops of disk sda, `host_vcpu_used.0` vCPU 0's)."""
-    defs = {**workload.metrics, **system.METRICS}
+    (`read_iops.sda` is read_iops of disk sda, `host_vcpu_used.0` vCPU 0's). The kernel's
+    counters are defined in procstats.METRICS, apart from system.METRICS: the tables of compare
+    and measure show them only with --all-metrics, as they show the instances."""
+    defs = {**workload.metrics, **system.METRICS, **procstats.METRICS}
     base = name if name in defs else name.rpartition(".")[0]
     if base not in defs:
         raise WorkloadFailed(f"{workload.name}: metric {name!r} has no definition")
@@ -106,4 +109,4 @@ def reparse(workload: WorkloadDef, result: RunResult, accel: str) -> RunResult:
     values = metric_values(tool.parse(result.raw, result.params), result.snapshots[0], result.snapshots[1],
                            result.host[0], result.host[1], list(result.disks), cpus, mhz)
     return RunResult(result.workload, result.params, label(workload, values), result.raw, result.snapshots,
-                     result.host, result.duration_s, result.disks, result.notes, result.lab_host)
+                     result.host, result.duration_s, result.disks, result.notes, result.lab_host, result.accel)

@@ -22,36 +22,58 @@ CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "stea
 BUSY_MODES = ("user", "nice", "system", "irq", "softirq", "steal")
 SECTOR = 512
 
+# what a figure measures under TCG (MetricDef.tcg), said in a report whose runs ran there
+HOST_TCG = ("the host's CPU time includes the emulation of every guest instruction, so a change can be the "
+            "emulator's cost; guest_cpu_us_per_op tracks the guest's own cost best")
+GUEST_TCG = ("guest CPU time is the emulated clock's; of the CPU figures it tracks the guest's own cost best")
+
 METRICS: dict[str, MetricDef] = {m.name: m for m in (
     *(MetricDef(f"guest_cpu_{mode}", "s", "lower", f"guest CPU time in {mode} mode, all vCPUs")
       for mode in CPU_MODES if mode != "idle"),
     MetricDef("guest_cpu_busy", "s", "lower", "guest CPU time not idle or iowait, all vCPUs"),
     MetricDef("guest_cpu_busy_pct", "%", "lower", "guest busy time / (window x vCPUs)"),
-    MetricDef("guest_cpu_us_per_op", "CPU-us/op", "lower", "guest busy CPU per workload operation"),
-    MetricDef("guest_cpu_ns_per_byte", "CPU-ns/B", "lower", "guest busy CPU per byte moved"),
+    MetricDef("guest_vcpu_busy", "s", "lower", "guest busy time of one vCPU (/proc/stat cpuN)", per="vcpu"),
+    MetricDef("guest_cpu_busiest_share", "%", "lower",
+              "share of the guest's busy time spent on its busiest vCPU: 100 with all work on one vCPU, "
+              "100/vCPUs when spread evenly; lower is a more even spread (docs/metrics.md)", min_vcpus=2),
+    MetricDef("guest_cpu_us_per_op", "CPU-us/op", "lower", "guest busy CPU per workload operation", tcg=GUEST_TCG),
+    MetricDef("guest_cpu_ns_per_byte", "CPU-ns/B", "lower", "guest busy CPU per byte moved", tcg=GUEST_TCG),
     MetricDef("ctxt_per_s", "1/s", "lower", "context switches per second (/proc/stat ctxt)"),
     MetricDef("intr_per_s", "1/s", "lower", "interrupts per second (/proc/stat intr)"),
     MetricDef("ctxt_per_op", "1/op", "lower", "context switches per workload operation"),
     MetricDef("intr_per_op", "1/op", "lower", "interrupts per workload operation"),
-    MetricDef("host_cpu", "s", "lower", "host CPU time of the whole QEMU process (libvirt cpu_time)"),
-    MetricDef("host_cpu_user", "s", "lower", "host user-mode CPU time of the QEMU process"),
-    MetricDef("host_cpu_system", "s", "lower", "host kernel-mode CPU time of the QEMU process"),
-    MetricDef("host_cpus_used", "CPUs", "lower", "host CPU time / window: host CPUs kept busy"),
-    MetricDef("host_vcpu_used", "CPUs", "none", "host CPU time of one vCPU thread / window"),
-    MetricDef("host_cpu_us_per_op", "CPU-us/op", "lower", "host CPU of the guest per workload operation"),
-    MetricDef("host_cpu_ns_per_byte", "CPU-ns/B", "lower", "host CPU of the guest per byte moved"),
-    MetricDef("host_cycles_per_op", "cycles/op", "lower", "host CPU x nominal clock per operation (KVM only)"),
-    MetricDef("iostat_r_s", "1/s", "none", "reads completed per second"),
-    MetricDef("iostat_w_s", "1/s", "none", "writes completed per second"),
-    MetricDef("iostat_rrqm_s", "1/s", "none", "read merges per second"),
-    MetricDef("iostat_wrqm_s", "1/s", "none", "write merges per second"),
-    MetricDef("iostat_rkb_s", "KiB/s", "none", "KiB read per second"),
-    MetricDef("iostat_wkb_s", "KiB/s", "none", "KiB written per second"),
-    MetricDef("iostat_avgrq_sz", "sectors", "none", "average request size"),
-    MetricDef("iostat_avgqu_sz", "requests", "none", "average queue size (weighted ms / window)"),
-    MetricDef("iostat_await", "ms", "lower", "average time per request, queue + service"),
-    MetricDef("iostat_util_pct", "%", "none", "share of the window the disk was busy"),
+    MetricDef("host_cpu", "s", "lower", "host CPU time of the whole QEMU process (libvirt cpu_time)", tcg=HOST_TCG),
+    MetricDef("host_cpu_user", "s", "lower", "host user-mode CPU time of the QEMU process", tcg=HOST_TCG),
+    MetricDef("host_cpu_system", "s", "lower", "host kernel-mode CPU time of the QEMU process", tcg=HOST_TCG),
+    MetricDef("host_cpus_used", "CPUs", "lower", "host CPU time / window: host CPUs kept busy", tcg=HOST_TCG),
+    MetricDef("host_vcpu_used", "CPUs", "none", "host CPU time of one vCPU thread / window", per="vcpu"),
+    MetricDef("host_cpu_us_per_op", "CPU-us/op", "lower", "host CPU of the guest per workload operation",
+              tcg=HOST_TCG),
+    MetricDef("host_cpu_ns_per_byte", "CPU-ns/B", "lower", "host CPU of the guest per byte moved", tcg=HOST_TCG),
+    MetricDef("host_cycles_per_op", "cycles/op", "lower", "host CPU x nominal clock per operation (KVM only)",
+              accel="kvm"),
+    MetricDef("iostat_r_s", "1/s", "none", "reads completed per second", per="disk"),
+    MetricDef("iostat_w_s", "1/s", "none", "writes completed per second", per="disk"),
+    MetricDef("iostat_rrqm_s", "1/s", "none", "read merges per second", per="disk"),
+    MetricDef("iostat_wrqm_s", "1/s", "none", "write merges per second", per="disk"),
+    MetricDef("iostat_rkb_s", "KiB/s", "none", "KiB read per second", per="disk"),
+    MetricDef("iostat_wkb_s", "KiB/s", "none", "KiB written per second", per="disk"),
+    MetricDef("iostat_avgrq_sz", "sectors", "none", "average request size", per="disk"),
+    MetricDef("iostat_avgqu_sz", "requests", "none", "average queue size (weighted ms / window)", per="disk"),
+    MetricDef("iostat_await", "ms", "lower", "average time per request, queue + service", per="disk"),
+    MetricDef("iostat_util_pct", "%", "none", "share of the window the disk was busy", per="disk"),
 )}
+
+
+def cpu_busy_ticks(text: str) -> dict[str, float]:
+    """Busy ticks (not idle or iowait) of each CPU by its number, from /proc/stat's cpuN lines."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0].startswith("cpu") and fields[0][3:].isdigit():
+            ticks = dict(zip(CPU_MODES, (float(x) for x in fields[1:])))
+            out[fields[0][3:]] = sum(ticks.get(m, 0.0) for m in BUSY_MODES)
+    return out
 
 
 def proc_stat(text: str) -> dict[str, float]:
@@ -82,6 +104,18 @@ def guest_cpu(before: str, after: str, window_s: float, cpus: int) -> dict[str, 
     out["guest_cpu_busy_pct"] = 100.0 * busy / (window_s * cpus) if window_s > 0 and cpus else 0.0
     out["ctxt_per_s"] = (b["ctxt"] - a["ctxt"]) / window_s
     out["intr_per_s"] = (b["intr"] - a["intr"]) / window_s
+    return out | vcpu_spread(before, after)
+
+
+def vcpu_spread(before: str, after: str) -> dict[str, float]:
+    """Each vCPU's busy seconds over the window and, with two vCPUs or more that did work, the
+    share of the busy time on the busiest one (the guest's own view of how spread the load was)."""
+    a, b = cpu_busy_ticks(before), cpu_busy_ticks(after)
+    busy = {cpu: (b[cpu] - a[cpu]) / USER_HZ for cpu in b if cpu in a}
+    out = {f"guest_vcpu_busy.{cpu}": s for cpu, s in busy.items()}
+    total = sum(busy.values())
+    if len(busy) >= 2 and total > 0:
+        out["guest_cpu_busiest_share"] = 100.0 * max(busy.values()) / total
     return out
 
 

@@ -2,7 +2,7 @@
 engine, real git and the real store with the fake build and measurement ports of tests/fakes.py.
 
 - `controller`: the engine on one stored campaign (as tests/faultcontroller.py), its reports
-  written at the end by the one function that writes them (kinds.ended).
+  written at the end by the one function that writes them (kinds/run.py ended).
 - `worker`: the real queue worker of tests/queueharness.py (slots leased in the store, a
   heartbeat), whose runs of the campaigns named in `slow` take that many seconds each, so a
   browser can watch them move.
@@ -23,8 +23,9 @@ from typing import Any, Iterator, Mapping
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
 from orchestrator.campaign import parse_campaign
+from orchestrator.kinds.table import record
 from orchestrator.ports import KernelArtifact, RunResult
-from orchestrator.specs import BisectSpec, record
+from orchestrator.specs import BisectSpec
 from orchestrator.store import Store
 from tests import queueharness
 from tests.fakes import FakeBuilder, FakeMeasurer
@@ -69,8 +70,8 @@ def _slow(repo: Path, commit: str) -> bool:
 def controller(url: str, campaign_id: int) -> None:
     """Run the stored campaign to its end, its clone where `vmbisect bisect` keeps it."""
     from orchestrator.bisect.workdir import campaign_workdir
-    from orchestrator.commands.kinds import ended
-    from orchestrator.specs import stored
+    from orchestrator.kinds.run import ended
+    from orchestrator.kinds.table import stored
 
     store = Store(url)
     campaign = stored(store.campaign(campaign_id)).campaign

@@ -23,6 +23,13 @@ def repo(tmp_path: Path) -> Path:
     r.git("tag", "good")
     r.commit("two")
     r.git("tag", "bad")
+    r.branch("side", "good")  # a branch off good that bad does not descend from
+    r.commit("side-one")
+    r.git("tag", "side")
+    r.git("checkout", "-q", "--orphan", "lone")  # a history of its own
+    r.commit("lone")
+    r.git("tag", "lone")
+    r.checkout("main")
     return r.path
 
 
@@ -68,6 +75,15 @@ CASES = {
     "unknown_workload": (lambda r: campaign(r, workload="fiio"), "workload: invalid value 'fiio'"),
     "unknown_metric": (lambda r: campaign(r, metric="{name: no_such_metric, threshold: -10%}"),
                        "metric.name: invalid value 'no_such_metric'"),
+    "descriptive_metric": (lambda r: campaign(r, metric="{name: iostat_util_pct.sda, direction: lower, threshold: 10%}"),
+                           "metric.name: iostat_util_pct.sda is descriptive (no better direction) and cannot be "
+                           "judged; valid choices: iops, "),
+    "cycles_under_tcg": (lambda r: campaign(r, accel="tcg", metric="{name: host_cycles_per_op, threshold: 10%}"),
+                         "metric.name: host_cycles_per_op is recorded only under KVM and the campaign says accel: tcg"),
+    "unknown_watched_metric": (lambda r: campaign(r, metric="{name: read_iops, threshold: -10%, watch: [cpio]}"),
+                               "metric.watch: invalid value 'cpio'; valid choices: iops, "),
+    "unknown_metric_key": (lambda r: campaign(r, metric="{name: read_iops, threshold: -10%, watched: [iops]}"),
+                           "metric.watched: unknown key; valid keys: name, direction, threshold, watch"),
     "bad_param": (lambda r: campaign(r, workload="{name: fio, params: {rw: sideways}}"), "rw"),
     "unknown_config_fragment": (lambda r: campaign(r, kernel="{config: [no-such-fragment]}"),
                                 "kernel.config: unknown item 'no-such-fragment'"),
@@ -81,6 +97,13 @@ CASES = {
     "aio_error_names_the_disks_path": (lambda r: campaign(r, guest="{disks: {count: 1, aio: native, cache: unsafe}}"),
                                        "guest.disks.aio: 'native' needs cache"),
     "empty_file": (lambda r: b"", "is empty; expected a mapping with name, repository"),
+    # Known wrong from the repository before anything runs (issue #31).
+    "good_and_bad_the_same_commit": (lambda r: campaign(r, bad="main~1"), "bad: names the same commit as good ("),
+    "good_and_bad_reversed": (lambda r: campaign(r, good="bad", bad="good"),
+                              "the range is reversed (good is the older commit)"),
+    "bad_on_a_branch_good_is_not_on": (lambda r: campaign(r, good="side", bad="bad"),
+                                       "does not descend from good"),
+    "bad_of_another_history": (lambda r: campaign(r, bad="lone"), "shares no history with good"),
 }
 
 
@@ -99,7 +122,7 @@ def test_bad_campaign_is_one_line_exit_2_and_nothing_is_recorded(case, repo, tmp
 
 def test_the_valid_base_campaign_passes_every_check_before_recording(repo, tmp_path):
     from orchestrator.campaign import parse_campaign, read_campaign_file
-    from orchestrator.commands.bisect import preflight
+    from orchestrator.kinds.bisect import preflight
 
     path = tmp_path / "c.yaml"
     path.write_bytes(campaign(repo))

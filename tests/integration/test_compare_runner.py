@@ -166,7 +166,8 @@ def test_every_kernel_is_built_before_the_first_run_so_a_broken_one_measures_not
 
 
 def test_a_stored_comparison_comes_back_as_its_spec_and_the_same_plan(tmp_path: Path) -> None:
-    from orchestrator.specs import CompareSpec, record, stored
+    from orchestrator.compare.spec import CompareSpec
+    from orchestrator.kinds.table import record, stored
 
     a = _parser().parse_args(["compare", "--workload", "fio", "--disks", "2", "--disk-dir", str(tmp_path),
                               "--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq",
@@ -182,7 +183,7 @@ def test_a_stored_comparison_comes_back_as_its_spec_and_the_same_plan(tmp_path: 
 
 
 def test_a_comparison_stored_as_argparse_options_before_the_kind_column_gives_the_same_plan(tmp_path: Path) -> None:
-    from orchestrator.specs import CompareSpec
+    from orchestrator.compare.spec import CompareSpec
 
     a = _parser().parse_args(["compare", "--workload", "fio", "--disks", "2", "--kernel", "/k", "--memory", "512",
                               "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "3"])
@@ -207,7 +208,7 @@ def test_a_resumed_comparison_goes_on_on_the_host_of_its_last_run(tmp_path: Path
     from types import SimpleNamespace
 
     from orchestrator import wiring
-    from orchestrator.commands.compare import execute
+    from orchestrator.kinds.compare import execute
 
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "3")
     store, cid = _store(tmp_path)

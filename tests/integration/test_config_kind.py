@@ -1,4 +1,4 @@
-"""The `config` kind end to end on the one run path (commands/kinds.py) with fakes for the
+"""The `config` kind end to end on the one run path (orchestrator/kinds/run.py) with fakes for the
 kernel source (FakeConfigKernels over FakeKconfig) and the guests (FakeMeasurer), a real git
 repository for the commit and a real SQLite store: `vmbisect bisect FILE` with `kind: config`
 refuses a bad file with one line naming the key (nothing stored), runs a good one to its answer,
@@ -14,9 +14,10 @@ import yaml
 
 from orchestrator import wiring
 from orchestrator.cli import main
-from orchestrator.commands import kinds
 from orchestrator.configbisect.spec import parse_config_campaign
-from orchestrator.results import SetBisectResult, read
+from orchestrator.kinds import table as kinds
+from orchestrator.kinds.table import read_result as read
+from orchestrator.results import SetBisectResult
 from orchestrator.store import Store
 from tests.fakes import FakeConfigKernels, FakeKconfig, FakeMeasurer, by_options
 from tests.integration.gitrepo import Repo
@@ -48,7 +49,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     measurer = FakeMeasurer(value_of=by_options(lambda on: 8000.0 * (0.6 if "PROVE_LOCKING" in on else 1.0)),
                             noise=0.01, between=0.01, seed=5, metric="read_iops")
     monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: type(
-        "Pool", (), {"close": lambda self: None, "lab": lab, "one_slot": False})())  # the lab: wiring.lab_slots reads its slots
+        "Pool", (), {"close": lambda self: None, "lab": lab})())  # the lab: wiring.lab_slots reads its slots
     monkeypatch.setattr(wiring, "bisection", lambda *a, **k: (kernels, measurer))
     return {"dir": tmp_path, "campaign": campaign, "store": f"sqlite:///{tmp_path / 'v.db'}", "kernels": kernels,
             "measurer": measurer}

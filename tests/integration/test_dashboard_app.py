@@ -14,8 +14,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from orchestrator.cli import main
-from orchestrator.commands.kinds import report_files
 from orchestrator.commands.serve import catalogue
+from orchestrator.kinds.run import report_files
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
 from tests.integration.dashboard import XSS_SUBJECT, controller, history, stored_campaign
@@ -100,7 +100,7 @@ def test_a_campaign_that_has_not_ended_has_a_note_for_a_report_and_its_clone_is_
 def test_a_running_comparison_counts_the_boots_of_its_schedule(done, tmp_path):
     from orchestrator.cli import _parser
     from orchestrator.commands.compare import spec_from_args
-    from orchestrator.specs import record
+    from orchestrator.kinds.table import record
 
     url, _cid = done
     kernel = tmp_path / "bzImage"
@@ -223,3 +223,29 @@ def test_an_ended_campaign_is_read_once_until_its_row_changes(done):
     store.set_state(ended, "paused")
     again = reader.view(store.campaign(ended))
     assert again is not first and again.state == "paused"
+
+
+def test_a_lost_worker_is_listed_lost_and_a_takeover_shows_on_the_campaign_page_escaped(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from orchestrator.queue import takeovers
+    from orchestrator.queue.rows import now
+    from orchestrator.store import WorkerRow
+
+    monkeypatch.setenv("VMBISECT_DATA_DIR", str(tmp_path / "data"))
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    store = Store(url)
+    cid = stored_campaign(store, history(tmp_path / "repo")[0])
+    at = now()
+    with store.session() as s, s.begin():
+        for name in ("m:1/0", "m:<b>2</b>/0"):
+            s.add(WorkerRow(name=name, machine="m", pid=1, pid_started="1", campaign_id=cid,
+                            last_beat=at - dt.timedelta(seconds=90), timeout_s=60.0))
+    r = client(url).get("/")
+    assert r.status_code == 200 and f"lost</span> (campaign {cid} waits to be taken over)" in r.text
+    with store.session() as s, s.begin():
+        assert takeovers.record(s, cid, "m:<b>2</b>/0", "m:3/0", at) is not None
+    r = client(url).get(f"/campaigns/{cid}")
+    assert r.status_code == 200 and "<h2>Takeovers</h2>" in r.text
+    assert "taken over by m:3/0 from m:&lt;b&gt;2&lt;/b&gt;/0 on m: heartbeat lost (silent 90 s, timeout 60 s)" in r.text
+    assert "m:&lt;b&gt;2&lt;/b&gt;/0" not in client(url).get("/").text, "dropped from the list once taken over"

@@ -20,7 +20,7 @@ from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.cli import main
 from orchestrator.commands.serve import catalogue
 from orchestrator.decisions import Kind
-from orchestrator.specs import stored
+from orchestrator.kinds.table import stored
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
 from tests.fakes import FakeBuilder, FakeMeasurer

@@ -16,11 +16,11 @@ import pytest
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
 from orchestrator.campaign import parse_campaign
-from orchestrator.commands.bisect import paused_on_infra_error
 from orchestrator.errors import InfraError
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.store import KernelStore
+from orchestrator.kinds.run import paused_on_infra_error
 from orchestrator.store import Store
 from tests.conftest import require
 from tests.fakes import FakeBuilder, FakeMeasurer

@@ -87,7 +87,7 @@ class Case:
     history: str = "linear"
     good: str = "c0"
     bad: str = "c23"
-    culprit: str = "c12"  # where the metric really drops (by `drop`)
+    culprit: str = "c12"  # where the metric really drops (by `drop`; a negative drop: it rises)
     drop: float = 0.15
     between: float = 0.03  # between-boot CoV of the fake guests
     within: float = 0.02  # within-boot CoV
@@ -180,6 +180,9 @@ CASES = [
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, revisited=True,
                 skips=("ambiguous after the cap of 8 boots",)),
          between=0.08, within=0.02, seed=7, hosts=("a", "b")),
+    Case("a lower-is-better system metric (guest CPU per operation) rising 15% at the culprit is bisected to it",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True), drop=-0.15,
+         campaign={"metric": {"name": "guest_cpu_us_per_op", "direction": "lower", "threshold": "+10%"}}),
     Case("endpoints that do not differ are refused before bisecting",
          Expect("refused", refused=r"campaign refused: bad is not bad"), drop=0.0),
     Case("between-boot noise too large for the threshold is refused with the boots needed",
@@ -251,12 +254,13 @@ def run_case(tmp_path: Path, case: Case) -> Ran:
                               case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
                               drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
                               workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
-                              metric_missing=names(case.metric_missing), host=host, speed=case.speed)
+                              metric_missing=names(case.metric_missing), host=host, speed=case.speed,
+                              metric=c.metric.name)
                  for i, host in enumerate(case.hosts or ("local",))]
     builder = FakeBuilder(broken=names(case.broken), same_image=[names(g) for g in case.same_image])
     events: list[Event] = []
-    engine = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), builder, measurers[0], store, events.append,
-                    slots=measurers if case.hosts else ())
+    engine = Engine(c, c.metric.direction or "higher", GitBisect(repo.path, tmp_path / "work"), builder,
+                    measurers[0], store, events.append, slots=measurers if case.hosts else ())
     try:
         outcome = engine.run(cid)
     except CampaignRefused as exc:
@@ -460,7 +464,7 @@ def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confir
     from rich.console import Console
 
     from orchestrator.cli import main
-    from orchestrator.commands.bisect import summary
+    from orchestrator.kinds.bisect import summary
     from orchestrator.progress import LiveView
 
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width

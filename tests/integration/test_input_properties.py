@@ -47,7 +47,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     def reached(*_a: Any, **_k: Any) -> Any:
         raise Reached()
 
-    for target in ("orchestrator.commands.kinds.execute", "orchestrator.hosts.launchers.host_launcher",
+    for target in ("orchestrator.kinds.run.execute", "orchestrator.hosts.launchers.host_launcher",
                    "orchestrator.kbuild.builder.default_builder", "orchestrator.doctor.run_checks",
                    "orchestrator.backends.libvirt_vm.LibvirtProvider", "orchestrator.demo.ensure_demo_repo",
                    "orchestrator.kbuild.store.KernelStore.register"):

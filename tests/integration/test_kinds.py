@@ -1,4 +1,4 @@
-"""The one run path of every campaign kind (orchestrator/commands/kinds.py), on a stored
+"""The one run path of every campaign kind (orchestrator/kinds/run.py), on a stored
 comparison over fake guests and a real SQLite store: the pool is closed, the reports are
 written under the data directory, the end hooks are called, a host fault pauses the campaign
 with a typed reason, and `run_stored` answers with cli.main's exit codes."""
@@ -12,11 +12,12 @@ import pytest
 
 from orchestrator import paths, wiring
 from orchestrator.cli import _parser, main
-from orchestrator.commands import kinds
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.errors import InfraError
-from orchestrator.results import CompareResult, StopKind, Stopped, read
-from orchestrator.specs import record
+from orchestrator.kinds import run as kinds
+from orchestrator.kinds.table import read_result as read
+from orchestrator.kinds.table import record
+from orchestrator.results import CompareResult, StopKind, Stopped
 from orchestrator.store import Store
 from tests.fakes import FakeKernels, FakeMeasurer
 

@@ -1,5 +1,5 @@
 """Mail when a campaign ends, through a real SMTP server (aiosmtpd, started here on a free
-port of 127.0.0.1): real campaigns run to their end through `kinds.execute` (the one run path)
+port of 127.0.0.1): real campaigns run to their end through `kinds/run.py execute` (the one run path)
 with the real engine, git and SQLite store over fake guests (tests/fakes.py), and the mail
 that arrives is read back. Sent once: a campaign's end seen again, or `vmbisect notify`, does
 not mail again; a mail that failed (the server down) goes at the next campaign's end; STARTTLS
@@ -24,9 +24,11 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from orchestrator import wiring
 from orchestrator.campaign import parse_campaign
 from orchestrator.cli import main
-from orchestrator.commands import kinds, notify
+from orchestrator.commands import notify
 from orchestrator.hosts.lab import local_lab
-from orchestrator.specs import BisectSpec, record
+from orchestrator.kinds import run as kinds
+from orchestrator.kinds.table import record
+from orchestrator.specs import BisectSpec
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import Repo
@@ -85,7 +87,7 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
         repo.commit(CULPRIT_SUBJECT if i == 5 else f"c{i}")
     bad = set(repo.git("rev-list", "--ancestry-path", f"{repo.names[CULPRIT_SUBJECT]}..HEAD").split())
     bad.add(repo.names[CULPRIT_SUBJECT])
-    pool = SimpleNamespace(close=lambda: None, lab=local_lab(), one_slot=False)  # one slot: the engine's one-slot search
+    pool = SimpleNamespace(close=lambda: None, lab=local_lab())  # one slot: the engine's one-slot search
     monkeypatch.setattr(wiring, "open_pool", lambda _lab, *_store_and_id: pool)
     monkeypatch.setattr(kinds, "END_HOOKS", [notify.on_end])
     ns = SimpleNamespace(repo=repo, store=Store(f"sqlite:///{tmp_path / 'v.db'}"), regressed=lambda c: c in bad)

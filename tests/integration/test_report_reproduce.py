@@ -26,10 +26,10 @@ from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
 from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.campaign import parse_campaign
-from orchestrator.commands.kinds import ended, report, report_files
 from orchestrator.commands.notify import ended_of
+from orchestrator.kinds.run import ended, report_files
+from orchestrator.kinds.table import report, stored
 from orchestrator.notify.message import build
-from orchestrator.specs import stored
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.dashboard import _slow, history, stored_campaign

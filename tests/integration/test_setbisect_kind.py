@@ -13,11 +13,12 @@ import yaml
 
 from orchestrator.campaign import Threshold
 from orchestrator.cli import main
-from orchestrator.commands import kinds
+from orchestrator.kinds import table as kinds
+from orchestrator.kinds.table import record, stored
 from orchestrator.setbisect.campaign import parse_settings
 from orchestrator.setbisect.runner import Rules, SetBisection
 from orchestrator.setbisect.settings import SettingsMaker
-from orchestrator.specs import SettingsSpec, record, stored
+from orchestrator.specs import SettingsSpec
 from orchestrator.store import Store
 from orchestrator.wiring import settings_kernel
 from tests.fakes import FakeMeasurer
@@ -100,8 +101,8 @@ def test_a_settings_bisection_on_a_lab_of_two_hosts_gets_a_slot_per_host_as_comm
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     cid = record(store, campaign.name, SettingsSpec.of(raw, campaign))
     two = Lab((Host("a", "qemu:///system", (Slot(0), Slot(1))), Host("b", "qemu+libssh://b/system", (Slot(0),))))
-    run = settings_bisection(campaign, store, cid, SimpleNamespace(lab=two, one_slot=False), lambda _e: None)  # type: ignore[arg-type]
+    run = settings_bisection(campaign, store, cid, SimpleNamespace(lab=two), lambda _e: None)  # type: ignore[arg-type]
     assert [(m.host, m.pinned) for m in run.slots] == [("a", True), ("a", True), ("b", True)]
     assert run.slots[0] is run.slots[1] and run.measurer.inner is run.slots[0]
     one = Lab((Host("a", "qemu:///system", (Slot(0),)),))
-    assert settings_bisection(campaign, store, cid, SimpleNamespace(lab=one, one_slot=False), lambda _e: None).slots == []  # type: ignore[arg-type]
+    assert settings_bisection(campaign, store, cid, SimpleNamespace(lab=one), lambda _e: None).slots == []  # type: ignore[arg-type]

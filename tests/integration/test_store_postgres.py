@@ -98,8 +98,9 @@ def test_results_an_older_vmbisect_stored_read_into_their_types_and_the_rows_are
     the list's result line) changes neither the row's JSON nor its `updated` time."""
     import json as json_
 
-    from orchestrator.commands.kinds import status_line
-    from orchestrator.results import BisectResult, Stopped, read
+    from orchestrator.kinds.table import read_result as read
+    from orchestrator.kinds.table import status_line
+    from orchestrator.results import BisectResult, Stopped
 
     url = f"sqlite:///{tmp_path / 'v.db'}" if db == "sqlite" else request.getfixturevalue("postgres_url")
     captured = json_.loads((Path(__file__).parent.parent / "data" / "results" / "stored-896f3d9.json").read_text())

@@ -110,6 +110,8 @@ def test_unreadable_or_broken_lab_file_is_one_line(tmp_path):
 
 
 def test_a_campaign_gets_every_slot_of_the_lab_alone_and_one_slot_when_a_worker_runs_several():
+    import dataclasses
+
     from orchestrator import wiring
     from orchestrator.bisect.adapters import choose_workload
     from orchestrator.campaign import parse_campaign
@@ -122,7 +124,8 @@ def test_a_campaign_gets_every_slot_of_the_lab_alone_and_one_slot_when_a_worker_
     never = lambda host: pytest.fail("no guest launches while slots are counted")  # noqa: E731
     alone = wiring.lab_slots(campaign, choice, GuestPool(two, never))
     assert [m.host for m in alone] == ["big1", "big1", "local"]
-    assert wiring.lab_slots(campaign, choice, GuestPool(two, never, one_slot=True)) == []
+    assert wiring.lab_slots(campaign, choice, GuestPool(dataclasses.replace(two, campaign_slots=1), never)) == []
+    assert len(wiring.lab_slots(campaign, choice, GuestPool(dataclasses.replace(two, campaign_slots=2), never))) == 2
 
 
 def test_a_worker_with_several_runners_gives_each_campaign_one_slot_and_with_one_runner_the_whole_lab(
@@ -136,8 +139,8 @@ def test_a_worker_with_several_runners_gives_each_campaign_one_slot_and_with_one
     path.write_text(yaml.safe_dump({"hosts": [{"name": "local", "slots": [{"cpus": "0"}, {"cpus": "1"}]}]}))
     seen = []
     monkeypatch.setattr(signal, "signal", lambda *_args: None)  # the worker's SIGTERM handler stays out of pytest
-    monkeypatch.setattr(worker, "run_worker", lambda store, config, runners: seen.append((runners, config.one_slot)) or 0)
+    monkeypatch.setattr(worker, "run_worker", lambda store, config, runners: seen.append((runners, config.campaign_slots)) or 0)
     store = f"sqlite:///{tmp_path / 'q.db'}"
     assert cli.main(["worker", "--lab", str(path), "--store", store]) == 0
     assert cli.main(["worker", "--lab", str(path), "--runners", "1", "--store", store]) == 0
-    assert seen == [(2, True), (1, False)]
+    assert seen == [(2, 1), (1, None)]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult, read
+from orchestrator.kinds.table import read_result as read
+from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult
 
 OLD_BISECTION = {"notes": [], "inherited": 1, "host": "local", "boots": 42, "culprit": "c" * 40, "parent": "p" * 40,
                  "confirmation": {"verdict": "confirmed", "text": "culprit against parent -40.3%"},
@@ -78,3 +79,15 @@ def test_the_captured_results_cover_every_kind_and_every_way_a_campaign_ends():
     assert {("bisect", "done", o) for o in ("found", "only_skipped", "inconclusive")} <= seen
     assert {("bisect", s, None) for s in ("refused", "failed", "paused")} <= seen
     assert {("verify", "done", "verify"), ("compare", "done", "compare")} <= seen
+
+
+def test_a_set_bisection_reads_its_revert_units_as_a_list_also_from_a_store_that_joined_them():
+    from orchestrator.results import SetBisectResult
+    from orchestrator.setbisect.search import Found
+
+    joined = {"found": "together", "units": ["a", "b"], "revert": {"verdict": "restores", "units": "a, b, c"}}
+    old = read("settings", "done", joined)
+    assert isinstance(old, SetBisectResult) and old.found is Found.TOGETHER and old.how == "together"
+    assert old.revert["units"] == ["a", "b", "c"]
+    assert SetBisectResult.from_dict(old.to_dict()) == old and old.to_dict()["found"] == "together"
+    assert read("config", "done", {"found": "one", "units": ["a"], "revert": {}}).revert == {}

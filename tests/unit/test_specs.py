@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.compare.spec import CompareSpec
 from orchestrator.errors import UserError
-from orchestrator.specs import BisectSpec, CompareSpec, VerifySpec, load
+from orchestrator.kinds.table import load
+from orchestrator.specs import BisectSpec, VerifySpec
 from orchestrator.store import legacy_kind
 from orchestrator.vm.options import GuestOptions
 

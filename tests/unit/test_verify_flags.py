@@ -42,6 +42,9 @@ def test_flags_alone_make_a_campaign_judged_by_the_headline_metric_at_10_percent
 def test_a_lower_is_better_metric_gets_its_threshold_in_the_rising_direction():
     raw = mapping(None, "abc123", "--repo", "/r", "--workload", "fio", "--metric", "read_clat_p99")
     assert parse_campaign(raw).metric.threshold.value == 0.10
+    for system in ("guest_cpu_us_per_op", "iostat_await.sda"):
+        raw = mapping(None, "abc123", "--repo", "/r", "--workload", "fio", "--metric", system)
+        assert parse_campaign(raw).metric.threshold.value == 0.10, system
 
 
 def test_flags_override_the_files_keys_and_keep_the_rest():

@@ -107,3 +107,12 @@ def test_system_metrics_and_costs_follow_from_the_raw_snapshots():
     assert m["host_cpu_us_per_op"] == pytest.approx(host / host_window / 350.75 * 1e6)
     assert m["host_vcpu_used.0"] == pytest.approx((8320000000 - 6720000000) / 1e9 / host_window)
     assert "host_cycles_per_op" not in m
+
+
+def test_each_vcpus_busy_time_and_the_busiest_share_follow_from_the_per_cpu_lines():
+    """stream-small-2-streams' /proc/stat: cpu0 user 11->27, system 328->495, softirq 6->50;
+    cpu1 user 8->25, system 266->429, softirq 6->49 (ticks of 10 ms)."""
+    m = parsed("netperf/stream-small-2-streams")
+    cpu0, cpu1 = (16 + 167 + 44) / 100, (17 + 163 + 43) / 100
+    assert (m["guest_vcpu_busy.0"], m["guest_vcpu_busy.1"]) == pytest.approx((cpu0, cpu1))
+    assert m["guest_cpu_busiest_share"] == pytest.approx(100 * cpu0 / (cpu0 + cpu1))

@@ -1,60 +1,43 @@
-"""The `config` kind (docs/config-bisect.md): `vmbisect bisect FILE` with `kind: config` starts
-one (kinds.FILES); its row in the kind table (orchestrator/commands/kinds.py) checks, runs and
-reports it."""
+"""The `config` kind (docs/config-bisect.md): `vmbisect bisect FILE` with `kind: config`
+bisects the options between two .config sides at one commit (orchestrator/configbisect/)."""
 
 from __future__ import annotations
 
-import sys
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.configbisect.spec import KIND
+from orchestrator.configbisect.spec import KIND as NAME
+from orchestrator.configbisect.spec import ConfigSpec
 from orchestrator.errors import KernelFault, UserError
-from orchestrator.results import StopKind, Stopped
+from orchestrator.kinds import bisect, settings
+from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.results import SetBisectResult, StopKind, Stopped
 
 if TYPE_CHECKING:
-    from orchestrator.commands.kinds import OnEvent, Run
     from orchestrator.configbisect.sides import Sides
-    from orchestrator.configbisect.spec import ConfigSpec
     from orchestrator.store import Store
 
 
 def check(spec: ConfigSpec) -> None:
     """What can be checked without building or booting: the commit in the repository (read, not
-    cloned), then everything a bisection campaign file's shared keys need (commands/bisect.py)."""
+    cloned), then everything a bisection campaign file's shared keys need (kinds/bisect.py)."""
     from orchestrator.backends.git_bisect import git
-    from orchestrator.commands.bisect import _is_dir, preflight
 
     repo = spec.campaign.repository
-    if not _is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+    if not bisect.is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise UserError(f"repository: {repo} is not a git repository")
     if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{spec.commit}^{{commit}}",
            check=False).returncode != 0:
         raise UserError(f"commit: {spec.commit!r} is not a commit in {repo}")
-    preflight(spec.campaign)
+    bisect.preflight(spec.campaign)
 
 
-def lab(spec: ConfigSpec) -> tuple[Path | None, str | None]:
-    return spec.campaign.lab, spec.campaign.host
+def _progress(store: Store, campaign_id: int, spec: ConfigSpec, as_json: bool) -> AbstractContextManager[OnEvent]:
+    return settings.set_progress("config", as_json)
 
 
-def progress(store: Store, campaign_id: int, spec: ConfigSpec, as_json: bool) -> AbstractContextManager[OnEvent]:
-    from orchestrator.progress import json_lines
-
-    if as_json:
-        return nullcontext(json_lines())
-
-    def line(e: Any) -> None:
-        if e.phase == "measure":
-            return
-        what = f" {e.commit}" if e.commit else ""
-        print(f"config [{e.elapsed_s:6.0f} s] {e.phase}{what}{': ' + e.message if e.message else ''}",
-              file=sys.stderr, flush=True)
-    return nullcontext(line)
-
-
-def run(r: Run) -> str:
+def _run(r: Run) -> str:
     from orchestrator.setbisect.runner import SetRefused
     from orchestrator.wiring import config_bisection
 
@@ -67,9 +50,7 @@ def run(r: Run) -> str:
     except KernelFault as exc:  # a side's recipe does not configure at the commit (ConfigNotApplied)
         r.store.set_state(r.campaign_id, "failed", Stopped(StopKind.FAILED, f"config bisection failed: {exc}").to_dict())
         raise
-    from orchestrator.commands.setbisect import summary
-
-    return summary(bisection.run(r.campaign_id), r.campaign_id)
+    return settings.summary(bisection.run(r.campaign_id), r.campaign_id)
 
 
 def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> Sides | None:
@@ -85,7 +66,7 @@ def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> Sides | No
     return config_run.stored_sides(campaign_workdir(store, campaign_id), config_run.inputs_digest(spec, commit))
 
 
-def report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
+def _report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
     """The set bisection's report (orchestrator/setbisect/report.py: the answer, the units'
     changes in the order tried, every candidate with its boots and value against good, the
     confirmation and the revert), headed by the commit, the two sides and how olddefconfig
@@ -102,17 +83,17 @@ def report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
     about += sides.lines() if sides is not None else [
         f"the two sides' options are not in {workdir}: not prepared yet (olddefconfig runs first), or the "
         "store was copied or moved since (the working directory is keyed by the store's URL)"]
-    return RENDERERS[fmt](collect(store, campaign_id, sides.units() if sides else [], c.metric.name, about, KIND))
+    return RENDERERS[fmt](collect(store, campaign_id, sides.units() if sides else [], c.metric.name, about, NAME))
 
 
-def metric(spec: ConfigSpec) -> str | None:
-    return str(spec.campaign.metric.name)
-
-
-def spec_of_file(raw: Any, path: Path) -> ConfigSpec:
+def _file(raw: Any, path: Path) -> ConfigSpec:
     """The checked spec of a `kind: config` campaign file (nothing stored yet)."""
     from orchestrator.configbisect.spec import parse_config_campaign
 
     spec = parse_config_campaign(raw, base=path.parent, source=path)
     check(spec)
     return spec
+
+
+KIND = Kind(NAME, ConfigSpec, SetBisectResult, check, bisect.lab, bisect.notify, _progress, _run, _report,
+            bisect.metric, settings.no_estimate, _file)

@@ -1,22 +1,26 @@
-"""`vmbisect bisect FILE` for a `kind: settings` (or `cmdline`) campaign file: checked before
-anything is stored, recorded as a `settings` campaign and run through the kind table; the
-kind's checks, progress lines, summary and report (orchestrator/commands/kinds.py's row)."""
+"""The `settings` kind (docs/settings-bisect.md): `vmbisect bisect FILE` with `kind: settings`
+(or `cmdline`: the same kind) bisects the command-line parameters and guest settings between a
+good and a bad side on one kernel (orchestrator/setbisect/)."""
 
 from __future__ import annotations
 
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
+from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.results import SetBisectResult
+from orchestrator.setbisect.search import Found
+from orchestrator.specs import SettingsSpec
 
 if TYPE_CHECKING:
+    from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
-    from orchestrator.results import SetBisectResult
     from orchestrator.setbisect.campaign import SettingsCampaign
-    from orchestrator.specs import SettingsSpec
-    from orchestrator.store import Store
+    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.web.views import Estimate
 
 
 def preflight(c: SettingsCampaign) -> None:
@@ -66,35 +70,26 @@ def preflight(c: SettingsCampaign) -> None:
             raise UserError(f"kernel.commit: {k.commit!r} is not a commit in {k.repository}")
 
 
-def spec_of_file(raw: Any, path: Path) -> SettingsSpec:
-    """The checked spec of a settings campaign file (nothing stored yet)."""
-    from orchestrator.setbisect.campaign import parse_settings
-    from orchestrator.specs import SettingsSpec
-
-    campaign = parse_settings(raw, base=path.parent, source=path)
-    preflight(campaign)
-    return SettingsSpec.of(raw, campaign)
-
-
-def lines(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[Callable[[Event], None]]:
-    """Progress: JSON lines on stdout, or one line per event on stderr."""
+def set_progress(what: str, as_json: bool) -> AbstractContextManager[OnEvent]:
+    """A set bisection's progress: JSON lines on stdout, or one line per event on stderr."""
     from orchestrator.progress import json_lines
 
     if as_json:
         return nullcontext(json_lines())
 
     def say(e: Event) -> None:
-        if e.phase in ("measure",):
+        if e.phase == "measure":
             return
-        what = f" {e.commit}" if e.commit else ""
-        print(f"settings [{e.elapsed_s:6.0f} s] {e.phase}{what}{': ' + e.message if e.message else ''}",
+        commit = f" {e.commit}" if e.commit else ""
+        print(f"{what} [{e.elapsed_s:6.0f} s] {e.phase}{commit}{': ' + e.message if e.message else ''}",
               file=sys.stderr, flush=True)
 
     return nullcontext(say)
 
 
 def summary(result: SetBisectResult, campaign_id: int) -> str:
-    how = "together (no single change moves the metric)" if result.found == "together" else "alone"
+    """What `vmbisect bisect` prints at the end of a set bisection (settings and config)."""
+    how = "together (no single change moves the metric)" if result.found is Found.TOGETHER else "alone"
     out = [f"named: {' + '.join(result.units)} {how}", *[f"  {c}" for c in result.changes],
            f"confirmation: {result.confirmation.get('text', '')}", f"revert: {result.revert.get('text', '')}"]
     out += [f"note: {n}" for n in result.notes]
@@ -102,7 +97,33 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
     return "\n".join(out)
 
 
-def report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    """A set bisection's boots left are not estimated (the search's rounds depend on the answers)."""
+    from orchestrator.web.views import Estimate
+
+    return Estimate(None, f"no estimate for a {row.kind} campaign")
+
+
+def _lab(spec: SettingsSpec) -> tuple[Path | None, str | None]:
+    return spec.campaign.common.lab, spec.campaign.common.host
+
+
+def _notify(spec: SettingsSpec) -> Notify | None:
+    return spec.campaign.common.notify
+
+
+def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+    return set_progress("settings", as_json)
+
+
+def _run(r: Run) -> str:
+    from orchestrator.wiring import settings_bisection
+
+    return summary(settings_bisection(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event).run(
+        r.campaign_id), r.campaign_id)
+
+
+def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     from orchestrator.setbisect.report import RENDERERS, collect
 
     c: SettingsCampaign = spec.campaign
@@ -113,3 +134,20 @@ def report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
              f"good: cmdline '{' '.join(c.good.cmdline)}', settings {dict(c.good.settings)}",
              f"bad: cmdline '{' '.join(c.bad.cmdline)}', settings {dict(c.bad.settings)}"]
     return RENDERERS[fmt](collect(store, campaign_id, c.units(), common.metric.name, about, spec.KIND))
+
+
+def _metric(spec: SettingsSpec) -> str | None:
+    return str(spec.campaign.common.metric.name)
+
+
+def _file(raw: Any, path: Path) -> SettingsSpec:
+    """The checked spec of a settings campaign file (nothing stored yet)."""
+    from orchestrator.setbisect.campaign import parse_settings
+
+    campaign = parse_settings(raw, base=path.parent, source=path)
+    preflight(campaign)
+    return SettingsSpec.of(raw, campaign)
+
+
+KIND = Kind("settings", SettingsSpec, SetBisectResult, lambda spec: preflight(spec.campaign), _lab, _notify,
+            _progress, _run, _report, _metric, no_estimate, _file, aliases=("cmdline",))

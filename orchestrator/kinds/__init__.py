@@ -1,0 +1,7 @@
+"""The campaign kinds, one module each (kernelci-core's runtime table): bisect, verify,
+compare, settings, config. Each declares one Kind record (kind.py): its spec, result, checks,
+run, report, progress, metric, who it mails and the dashboard's estimate; table.py lists them
+in one literal table, and everything that depends on a campaign's kind (`bisect`, `verify`,
+`compare`, `resume`, `report`, `status`, the mail, the dashboard) looks it up there, never
+guessing it with isinstance or from the stored JSON's keys. run.py is the one run path of every
+kind. A new kind of campaign is a new module and one more row."""

@@ -1,0 +1,185 @@
+"""The `bisect` kind: a commit bisection from a campaign file (docs/campaign.md), run by the
+engine (orchestrator/bisect/engine.py) to its culprit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.errors import UserError
+from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.results import BisectOutcome, BisectResult
+from orchestrator.specs import BisectSpec
+
+if TYPE_CHECKING:
+    from orchestrator.bisect.adapters import WorkloadChoice
+    from orchestrator.bisect.engine import Outcome
+    from orchestrator.campaign import Campaign
+    from orchestrator.notify.recipients import Notify
+    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.web.views import Estimate
+
+
+def preflight(campaign: Campaign) -> WorkloadChoice:
+    """Everything about a campaign that can be checked without building or booting, checked
+    before it is recorded: workload, parameters, metric and its direction, the threshold's sign,
+    the disks the workload needs, run_s against the workload's own time, the kernel recipe, the
+    repository and both revisions (read from the user's repository, nothing cloned), the lab
+    file and its host."""
+    from orchestrator.backends.git_bisect import git
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign import check_threshold_sign
+    from orchestrator.hosts.lab import lab_from
+    from orchestrator.kbuild.recipe import parse_recipe
+
+    if campaign.lab is not None:
+        lab_from(campaign.lab, campaign.host)  # the file's hosts, and `host:` one of them
+    choice = choose_workload(campaign)
+    check_threshold_sign(campaign.metric.threshold, choice.direction)
+    needs = choice.workload.needs_disks
+    if campaign.guest.disks.count < needs:
+        raise UserError(f"guest.disks.count: {choice.workload.name} needs at least {needs} data disk(s), "
+                        f"got {campaign.guest.disks.count}")
+    own = float(choice.params.get("runtime", 0)) + float(choice.params.get("ramp_time", 0))
+    if own >= campaign.timeouts.run_s:
+        raise UserError(f"timeouts.run_s: {campaign.timeouts.run_s:g} s is not more than the workload's own "
+                        f"{own:g} s (runtime + ramp_time)")
+    try:
+        parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
+    except UserError as exc:
+        raise UserError(f"kernel.{exc}") from None
+    repo = campaign.repository
+    if not is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+        raise UserError(f"repository: {repo} is not a git repository")
+    for field, rev in (("good", campaign.good), ("bad", campaign.bad)):
+        if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+               check=False).returncode != 0:
+            raise UserError(f"{field}: {rev!r} is not a commit in {repo}")
+    return choice
+
+
+def is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system
+        return False
+
+
+def summary(outcome: Outcome, campaign_id: int) -> str:
+    """What `vmbisect bisect` prints at the end: the culprit with its confidence, confirmation
+    and revert, or the candidates left; the notes; how to see the report."""
+    from orchestrator.bisect.engine import confidence_words
+
+    result = outcome.result
+    if outcome.outcome is BisectOutcome.FOUND:
+        head = f"culprit: {outcome.culprit}\n{confidence_words(outcome.confidence, [])}"
+        for key, part in (("confirmation", result.confirmation if result else None),
+                          ("revert", result.revert if result else None)):
+            if part:
+                head += f"\n{key}: {part['verdict']}" + ("" if part["text"].startswith(part["verdict"])
+                                                         else f": {part['text']}")
+    elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
+        head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
+    else:
+        head = "only skipped commits left; the first bad commit is one of: " + " ".join(
+            c[:12] for c in outcome.candidates)
+    notes = "".join(f"\nnote: {n}" for n in outcome.notes)
+    return f"{head}{notes}\nreport: vmbisect report {campaign_id} --format md"
+
+
+def check(spec: Any) -> None:
+    preflight(spec.campaign)
+
+
+def lab(spec: Any) -> tuple[Path | None, str | None]:
+    return spec.campaign.lab, spec.campaign.host
+
+
+def notify(spec: Any) -> Notify | None:
+    return spec.campaign.notify
+
+
+def metric(spec: Any) -> str | None:
+    return str(spec.campaign.metric.name)
+
+
+@contextmanager
+def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[OnEvent]:
+    """JSON lines on stdout, or the live view sized by the range's commits."""
+    from orchestrator.backends.git_bisect import GitBisect
+    from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.progress import LiveView, json_lines
+
+    if as_json:
+        yield json_lines()
+        return
+    c = spec.campaign
+    gb = GitBisect(c.repository, campaign_workdir(store, campaign_id))
+    gb.prepare()
+    with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent)) as view:
+        yield view
+
+
+def _run(r: Run) -> str:
+    from orchestrator.wiring import run_campaign
+
+    return summary(run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event), r.campaign_id)
+
+
+def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+    from orchestrator.backends.git_bisect import GitBisect
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.report import collect, render_json, render_markdown
+    from orchestrator.report_html import render_html
+
+    renderers = {"md": render_markdown, "html": render_html, "json": render_json}
+    campaign = spec.campaign
+    gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
+    gb.prepare()
+    choice = choose_workload(campaign)
+    return renderers[fmt](collect(store, campaign_id, campaign.metric.name, choice.direction, gb.info,
+                                  choice.metric, choice.watched))
+
+
+def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    """The boots a running bisection has left: its steps left over the commits left (counted in
+    its clone, or the user's repository) at its boots per commit."""
+    from orchestrator.web.gather import commits_of
+    from orchestrator.web.views import bisect_estimate, marks
+
+    git = commits_of(store, row, spec)
+    m = marks(row.bisect_log)
+    if m.found:
+        left: int | None = 1
+    elif m.bad and m.goods:
+        left = git.count(m.bad, m.goods)
+    else:
+        bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
+        left = git.count(bad, (good,)) if bad and good else None
+    return bisect_estimate(store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
+
+
+def from_file(raw: Any, path: Path) -> BisectSpec:
+    """The checked spec of a campaign file without a `kind:` key (orchestrator/campaign.py)."""
+    from orchestrator.campaign import parse_campaign
+
+    campaign = parse_campaign(raw, base=path.parent, source=path)
+    preflight(campaign)
+    check_range(campaign)
+    return BisectSpec.of(raw, campaign)
+
+
+def check_range(campaign: Campaign) -> None:
+    """A commit bisection's endpoints: bad descends from good and is another commit (git facts
+    judged by git_bisect.range_problem), or a one-line UserError naming the field. Config
+    bisections share `preflight` but not this: they may name one commit as both."""
+    from orchestrator.backends.git_bisect import range_facts, range_problem
+
+    if (problem := range_problem(range_facts(campaign.repository, campaign.good, campaign.bad))) is not None:
+        raise UserError(problem)
+
+
+KIND = Kind("bisect", BisectSpec, BisectResult, check, lab, notify, _view, _run, _report, metric, _left)

@@ -1,0 +1,148 @@
+"""The `compare` kind (`vmbisect compare`, docs/compare.md): two or more variants (kernels
+and/or guest settings) on the same guest and workload, runs interleaved, an mmtests-style table
+with significance."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from orchestrator.compare.spec import CompareSpec
+from orchestrator.errors import UserError
+from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.results import CompareResult
+
+if TYPE_CHECKING:
+    from orchestrator.compare.model import Comparison
+    from orchestrator.compare.plan import ComparePlan
+    from orchestrator.hosts.pool import GuestPool
+    from orchestrator.notify.recipients import Notify
+    from orchestrator.ports import Event
+    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.web.views import Estimate
+
+
+def check_kernels(plan: ComparePlan) -> None:
+    """Every variant's kernel exists before the comparison is recorded: a file, a stored name, or
+    a commit of a git repository with a recipe that parses (nothing is built here)."""
+    from orchestrator.backends.git_bisect import git
+    from orchestrator.kbuild.recipe import parse_recipe
+    from orchestrator.kbuild.store import KernelStore
+
+    commits = [v for v in plan.variants if v.commit]
+    repo = plan.repo
+    if commits:
+        assert repo is not None  # plan_from_spec asks for --repo
+        if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+            raise UserError(f"repo: {repo} is not a git repository")
+        parse_recipe(list(plan.recipe))
+    for v in commits:
+        assert repo is not None
+        if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{v.commit}^{{commit}}",
+               check=False).returncode != 0:
+            raise UserError(f"variant {v.name}: commit {v.commit!r} is not a commit in {plan.repo}")
+    for v in plan.variants:
+        if v.commit or v.kernel is None:
+            continue
+        if "/" in v.kernel or Path(v.kernel).is_file():
+            if not Path(v.kernel).is_file():
+                raise UserError(f"variant {v.name}: kernel {v.kernel} is not a file")
+        else:
+            KernelStore().resolve(v.kernel)
+
+
+def render(c: Comparison, fmt: str) -> str:
+    """The comparison as md, html or json; the renderers are imported when used."""
+    from orchestrator.compare.html import render_html
+    from orchestrator.compare.model import to_json
+    from orchestrator.compare.text import render_markdown
+
+    return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)
+
+
+def write_reports(c: Comparison, paths: list[Path]) -> None:
+    for path in paths:
+        path.write_text(render(c, path.suffix.removeprefix(".")))
+        print(f"compare: report {path}", file=sys.stderr)
+
+
+def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
+            on_event: Callable[[Event], None]) -> Comparison:
+    """The comparison's runs on the pool (orchestrator/kinds/run.py holds its lock and the
+    pool), a resumed one on the host that measured its last run; its verdict stored."""
+    from orchestrator import wiring
+    from orchestrator.compare.collect import comparison, run_host, stored_runs
+    from orchestrator.compare.runner import run_plan
+    from orchestrator.compare.tobisect import with_commands
+
+    last = store.last_run(campaign_id)
+    host = run_host(last.raw) if last else plan.host
+    kernels, measurer = wiring.comparison(plan, pool, host)
+    run_plan(plan, store, campaign_id, kernels, measurer, on_event=on_event)
+    result = with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id)
+    store.set_state(campaign_id, "done", CompareResult(tuple(result.verdict)).to_dict())
+    return result
+
+
+def summary_text(c: Comparison) -> str:
+    from orchestrator.compare.text import metric_block
+
+    out = [f"{c.title}", "", *(f"- {line}" for line in c.verdict)]
+    out += ["", "Bisect a row that regressed:", *c.bisect] if c.bisect else []
+    for metric in c.primary:
+        out += ["", *metric_block(c, metric)]
+    return "\n".join(out)
+
+
+def _check(spec: CompareSpec) -> None:
+    from orchestrator.compare.plan import plan_from_spec
+
+    check_kernels(plan_from_spec(spec))
+
+
+def _lab(spec: CompareSpec) -> tuple[Path | None, str | None]:
+    return spec.lab, spec.host
+
+
+def _notify(spec: CompareSpec) -> Notify | None:
+    return None  # no campaign file: its lab file's list
+
+
+def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+    return nullcontext(lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
+
+
+def _run(r: Run) -> str:
+    from orchestrator.compare.plan import plan_from_spec
+
+    result = execute(plan_from_spec(r.spec), r.store, r.campaign_id, r.pool, r.on_event)
+    write_reports(result, list(r.spec.reports))
+    return summary_text(result)
+
+
+def _report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
+    from orchestrator.compare.collect import comparison, stored_runs
+    from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.compare.tobisect import with_commands
+
+    plan = plan_from_spec(spec)
+    return render(with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id), fmt)
+
+
+def _metric(spec: CompareSpec) -> str | None:
+    return str(spec.metrics[0]) if spec.metrics else None
+
+
+def _left(store: Store, row: CampaignRow, spec: CompareSpec, boots: list[BootRow]) -> Estimate:
+    from orchestrator.compare.plan import plan_from_spec
+    from orchestrator.compare.schedule import schedule
+    from orchestrator.web.views import fixed_estimate
+
+    plan = plan_from_spec(spec)
+    planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)
+    return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
+
+
+KIND = Kind("compare", CompareSpec, CompareResult, _check, _lab, _notify, _progress, _run, _report, _metric, _left)

@@ -1,0 +1,94 @@
+"""The `verify` kind (`vmbisect verify`): one suspect commit measured against its parent (and,
+asked for, a tip with it reverted against the tip) on fresh interleaved boots."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.kinds import bisect
+from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.results import VerifyResult, answer_as, stopped
+from orchestrator.specs import VerifySpec
+
+if TYPE_CHECKING:
+    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.web.views import Estimate
+
+
+def table(result: Any, metric: str, direction: str) -> list[str]:
+    """Parent against commit in the mmtests layout, one value per boot."""
+    from orchestrator.compare.model import VariantInfo
+    from orchestrator.compare.table import MetricMeta, Point, build
+    from orchestrator.compare.text import metric_block
+
+    p, c = result.parent, result.commit
+    variants = [VariantInfo(p[:12], f"parent {p}"), VariantInfo(c[:12], f"commit {c}")]
+    samples = {p[:12]: {"": {metric: result.boot_means[p]}}, c[:12]: {"": {metric: result.boot_means[c]}}}
+    comparison = build(f"{c[:12]} against its parent", metric, None, variants, [Point("", None)],
+                       {metric: MetricMeta("", direction)}, samples, [metric])
+    return metric_block(comparison, metric)
+
+
+def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+    from orchestrator.progress import json_lines
+
+    return nullcontext(json_lines(sys.stderr))
+
+
+def _run(r: Run) -> str:
+    from orchestrator.bisect.verify import verify_commit
+    from orchestrator.wiring import verification_for
+
+    campaign = r.spec.campaign
+    judge, vcs, direction = verification_for(campaign, r.store, r.campaign_id, r.pool, r.on_event)
+    result = verify_commit(judge, vcs, campaign, direction, r.spec.commit, r.spec.boots, r.spec.revert_on)
+    return "\n".join([result.answer.line, *([result.revert] if result.revert else []),
+                      *table(result, campaign.metric.name, direction)])
+
+
+def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+    """The answer's lines and, once measured, the parent-against-commit table (one value per
+    boot, of the host that measured each last); HTML as one page of the same text."""
+    import html
+    import json
+
+    from orchestrator.render.page import page
+
+    row = store.campaign(campaign_id)
+    answered = answer_as(VerifyResult, row.state, row.result)
+    stop = stopped(row.state, row.result)
+    if fmt == "json":
+        shown = answered or stop
+        return json.dumps(shown.to_dict() if shown is not None else {}, indent=2)
+    lines = [*answered.lines, "", *_table(store, campaign_id, spec, answered)] if answered else \
+        [stop.line()] if stop else []
+    text = "\n".join(lines)
+    title = f"vmbisect verification {row.name}: {spec.commit}"
+    return page(title, f"<pre>{html.escape(text)}</pre>") if fmt == "html" else f"# {title}\n\n```\n{text}\n```\n"
+
+
+def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> list[str]:
+    import statistics
+    from types import SimpleNamespace
+
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.report import boots_by_host
+
+    metric = spec.campaign.metric.name
+    boots, _hosts, _line = boots_by_host(store, campaign_id, metric)
+    means = {c: [statistics.fmean(b.runs) for b in boots.get(c, [])] for c in (result.parent, result.commit)}
+    measured = SimpleNamespace(parent=result.parent, commit=result.commit, boot_means=means)
+    return table(measured, metric, choose_workload(spec.campaign).direction)
+
+
+def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+    from orchestrator.web.views import fixed_estimate
+
+    total = 2 * spec.boots * (2 if spec.revert_on else 1)
+    return fixed_estimate(total, len(boots), "verification")
+
+
+KIND = Kind("verify", VerifySpec, VerifyResult, bisect.check, bisect.lab, bisect.notify, _progress, _run, _report,
+            bisect.metric, _left)
