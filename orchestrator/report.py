@@ -17,19 +17,21 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import HIGH_CONFIDENCE
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
-from orchestrator.decisions import Kind, Role
+from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.explain import gather as explain
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
+from orchestrator.reproduce import Reproduce, of_campaign
+from orchestrator.reproduce import lines as reproduce_lines
 from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
@@ -60,6 +62,7 @@ class Step:
     reason: str
     confidence: float
     host: str = ""  # the lab host whose boots the figures are
+    backed_by: str = ""  # the decision's Kind: measured, inherited, build_failed...
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,12 @@ class BisectReport:
     watched: WatchedSection | None = None  # the campaign's metric.watch, culprit against parent (watched.py)
     taken_over: str = ""  # orchestrator/queue/takeovers.py summary: "taken over once; 1 boot lost"
     changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
+    reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
+
+
+# where the report says the .config files are: the mail attaches them, the reports directory
+# holds them beside the report (kinds/run.write_reports)
+WHERE = "attached to the mail and kept beside the report file"
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -108,12 +117,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
     def subject(sha: str) -> str:
         return info(sha).subject
 
-    shown = [d for d in store.decisions(campaign_id) if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
-    # an inherited verdict was taken without a boot: the commit's boots, if a confirmation took
-    # some later, are not what decided it
-    steps = tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else boots.get(d.commit, [])),
-                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""))
-                  for i, d in enumerate(shown))
+    steps = steps_of(store.decisions(campaign_id), boots, host_of, subject)
     answered = answer_as(BisectResult, row.state, row.result)
     stop = stopped(row.state, row.result)
     done = answered or BisectResult(BisectOutcome.INCONCLUSIVE)
@@ -138,8 +142,22 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
+    named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
-                                                   for c, bs in boots.items()}, watched=watched)
+                                                   for c, bs in boots.items()}, watched=watched,
+                               reproduce=of_campaign(store, campaign_id, named))
+
+
+def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host_of: Mapping[str, str],
+             subject: Callable[[str], str]) -> tuple[Step, ...]:
+    """The rows a campaign shows, in the report and on the dashboard alike: every decision but
+    the host's and those that only said a measurement began, each with its commit's boots
+    (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
+    (the commit's boots, if a confirmation took some later, are not what decided it)."""
+    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
+    return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
+                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
+                 for i, d in enumerate(shown))
 
 
 def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
@@ -224,6 +242,8 @@ def render_markdown(r: BisectReport) -> str:
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += watched_markdown(r.watched)
+    if r.reproduce is not None:
+        out += reproduce_lines(r.reproduce, r.culprit.sha if r.culprit else "", WHERE)
     out += ["## Steps", "", "| # | role | commit | subject | verdict | host | boots | runs | median | reason |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in r.steps:

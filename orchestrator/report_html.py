@@ -11,7 +11,8 @@ from orchestrator.explain import render as explain_render
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
-from orchestrator.report import BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.report import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.reproduce import lines as reproduce_lines
 from orchestrator.watched import watched_html
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
@@ -64,7 +65,11 @@ def render_html(r: BisectReport) -> str:
         ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
         ("Measured on", r.hosts), ("Workers", r.taken_over)) if text)
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
+    again = ""
+    if r.reproduce is not None:  # the Markdown section's text, its heading as the page's own
+        text = "\n".join(reproduce_lines(r.reproduce, r.culprit.sha if r.culprit else "", WHERE)[2:]).rstrip()
+        again = f"<h2>Reproduce</h2><pre class=\"reproduce\">{e(text)}</pre>\n"
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
                       f"{explain_render.html(r.changed)}\n"
-                      f"<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")
+                      f"{again}<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")

@@ -92,7 +92,7 @@ class BuildRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
     commit: Mapped[str] = mapped_column(Short(64), index=True)
-    status: Mapped[str] = mapped_column(Short(16))
+    status: Mapped[str] = mapped_column(Short(16))  # building (when it started), then ok or failed
     image: Mapped[str] = mapped_column(Text, default="")
     sha256: Mapped[str] = mapped_column(Short(64), default="")
     cache_hit: Mapped[bool] = mapped_column(default=False)

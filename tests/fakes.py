@@ -36,17 +36,26 @@ class FakeBuilder:
     `same_image` is a set (one group) or a list of sets."""
 
     def __init__(self, broken: AbstractSet[str] = frozenset(),
-                 same_image: AbstractSet[str] | Sequence[AbstractSet[str]] = frozenset()) -> None:
+                 same_image: AbstractSet[str] | Sequence[AbstractSet[str]] = frozenset(),
+                 kernels: Path | None = None) -> None:
         self.broken = broken
         self.groups = list(same_image) if isinstance(same_image, Sequence) else [same_image]
         self.built: list[str] = []
+        self.kernels = kernels  # given: each image is a file there, its .config beside it (the kernel store's layout)
 
     def build(self, commit: str) -> Build:
         self.built.append(commit)
         if commit in self.broken:
             raise BuildFailed("drivers/scsi/sd.c:12:3: error: expected ';' before '}' token")
         key = next((f"same-{i}" for i, g in enumerate(self.groups) if commit in g), commit)
-        return Build(fake_kernel(commit, hashlib.sha256(key.encode()).hexdigest()))
+        sha = hashlib.sha256(key.encode()).hexdigest()
+        if self.kernels is None:
+            return Build(fake_kernel(commit, sha))
+        entry = self.kernels / sha
+        entry.mkdir(parents=True, exist_ok=True)
+        (entry / "bzImage").write_bytes(key.encode())
+        (entry / "config").write_text(f"# Linux/x86 kernel of {key}\nCONFIG_64BIT=y\nCONFIG_VIRTIO_BLK=y\n")
+        return Build(KernelArtifact(entry / "bzImage", sha, description=f"commit {commit}", commit=commit))
 
 
 class FakeKernels:
@@ -113,6 +122,7 @@ class FakeSession:
         self.other_metric, self.also = other_metric, dict(also or {})
         self.boot_seconds = 0.01
         self.host = measurer.host or "local"
+        self.accel, self.host_cpu = "tcg", "Fake CPU @ 2.00GHz"  # what a PoolSession tells of its host
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         m = self.measurer

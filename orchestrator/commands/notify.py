@@ -94,11 +94,13 @@ def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
 
 def ended_of(store: Store, row: CampaignRow) -> Ended:
     """What the mail says of the campaign: its result, the culprit's subject line (from git),
-    the Markdown report `execute` wrote (or made now) and where the reports are."""
+    the Markdown report `execute` wrote (or made now), the files of its Reproduce section and
+    its takeovers."""
     from orchestrator.kinds.run import report_files
     from orchestrator.kinds.table import report, result_of
     from orchestrator.notify.message import Ended
     from orchestrator.queue import takeovers
+    from orchestrator.reproduce import files_of
 
     result = result_of(row)
     files = report_files(row)
@@ -110,7 +112,8 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     named = result.named_commit() if result is not None else ""
     subject = _commit_subject(store, row, named) if named else ""
     return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
-                 tuple(f for f in files if f.exists()), store.key, takeovers.summary(takeovers.of(store, row.id)))
+                 tuple(sorted(files_of(store, row.id).items())) if text else (), store.key,
+                 takeovers.summary(takeovers.of(store, row.id)))
 
 
 def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:

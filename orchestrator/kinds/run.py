@@ -176,5 +176,8 @@ def write_reports(store: Store, row: Any) -> tuple[Path, Path]:
     md.parent.mkdir(parents=True, exist_ok=True)
     md.write_text(report(store, row.id, "md"))
     page.write_text(report(store, row.id, "html"))
+    from orchestrator.reproduce import write_files
+
+    write_files(store, row.id, md.with_suffix(""))
     print(f"vmbisect: reports {md} and {page}", file=sys.stderr)
     return md, page

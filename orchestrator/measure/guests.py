@@ -9,6 +9,7 @@ import dataclasses
 from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Mapping
 
+from orchestrator.backends.host import host_cpu
 from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import HostFailed
 from orchestrator.hosts.pool import GuestPool
@@ -39,6 +40,7 @@ class PoolSession:
         self.boot_seconds = guest.boot_seconds
         self.host = guest.host
         self.host_state, self.phases = guest.host_state, guest.phases  # stored with the boot (judge.boot_facts)
+        self.accel, self.host_cpu = guest.accel, host_cpu(guest.domain)  # stored with the boot, for the report
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         target = self.guest if nice is None else NicedGuest(self.guest, nice)

@@ -66,9 +66,11 @@ class CampaignStore(Protocol):
 
 
 def boot_facts(session: Any) -> dict[str, Any]:
-    """What a guest's session tells of its host and its boot (LibvirtProvider: host_state, phases)."""
+    """What a guest's session tells of its host and its boot (LibvirtProvider: host_state, phases;
+    PoolSession: the accelerator and the host's CPU model, "" when a session does not say)."""
     state = getattr(session, "host_state", None)
-    return {"host_state": state.to_dict() if state is not None else None, "phases": dict(getattr(session, "phases", {}))}
+    return {"host_state": state.to_dict() if state is not None else None, "phases": dict(getattr(session, "phases", {})),
+            "accel": str(getattr(session, "accel", "") or ""), "host_cpu": str(getattr(session, "host_cpu", "") or "")}
 
 
 class Judge:
@@ -188,6 +190,7 @@ class Judge:
         if self.builder is None:
             raise ValueError(f"no kernel builder for {key}: this judge boots kernels given to it (session)")
         self.emit("build", key, 0, "")
+        self.store.add_build(self.campaign_id, key, "building")  # the dashboard shows what builds, since when
         started = time.monotonic()
         try:
             built = self.builder.build(key)

@@ -1,7 +1,9 @@
 """An ended campaign -> the mail that says so: pure, no clock, no network (the caller gives the
 time and the attempt). Plain text a maintainer can forward to a list: the campaign's Markdown
-report as the body, UTF-8 (8bit, no quoted-printable, no base64, no HTML part), no line over
-RFC 5322's 998 octets; the subject names the campaign and its answer
+report as the body, reflowed to 78 columns (prose wrapped; a table or code block wider than
+that is left to the attached report.md, the whole report), UTF-8 (8bit, no quoted-printable,
+no base64, no HTML part), no line over RFC 5322's 998 octets; the report's files (the
+culprit's .config, the campaign file) attached as text; the subject names the campaign and its answer
 (`[vmbisect] <name>: <culprit's subject line>`, `[vmbisect] <name>: refused: <why>`), folded
 and RFC 2047-encoded by the email package, with every control character of a commit subject or
 a reason flattened to a space first (no header can be injected). Message-ID is unique per
@@ -11,16 +13,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import textwrap
 import unicodedata
 from dataclasses import dataclass
 from email.header import Header
 from email.message import EmailMessage
 from email.policy import EmailPolicy
 from email.utils import format_datetime
-from pathlib import Path
 
 from orchestrator.results import Result
 
+WIDTH = 78  # columns of the text part (RFC 5322 2.1.1's recommendation)
+REPORT_FILE = "report.md"
 MAX_SUBJECT = 120  # characters of the answer in the subject; the body has all of it
 MAX_LINE_OCTETS = 998  # RFC 5322 2.1.1, without CRLF
 # C0 and C1 controls, DEL, and Unicode's own line and paragraph separators: none may reach a header.
@@ -54,7 +58,7 @@ POLICY = _Policy(linesep="\r\n")
 class Ended:
     """What the mail says of a campaign that ended: its id, name, kind and state, its typed
     result, the culprit's subject line ("" unless a bisection found one), the Markdown report
-    ("" when none could be made), where its reports are, and the store's key (Store.key: two
+    ("" when none could be made), the files that go with it, and the store's key (Store.key: two
     stores' campaign 7 are different campaigns)."""
 
     campaign_id: int
@@ -64,7 +68,7 @@ class Ended:
     result: Result | None
     culprit_subject: str = ""
     report: str = ""
-    report_files: tuple[Path, ...] = ()
+    attachments: tuple[tuple[str, str], ...] = ()  # (file name, text): the files of the report's Reproduce section
     store_key: str = "local"
     taken_over: str = ""  # orchestrator/queue/takeovers.py summary ("" never taken over)
 
@@ -92,7 +96,7 @@ def _outcome(e: Ended) -> str:
 
 
 def body(e: Ended) -> str:
-    """A few lines of what ended and where its reports are, then the Markdown report."""
+    """A few lines of what ended and what is attached, then the Markdown report, reflowed to WIDTH."""
     head = [f"vmbisect campaign {e.campaign_id} ({e.name}, {e.kind}) ended: {_outcome(e)}.", ""]
     named = e.result.named_commit() if e.result is not None else ""
     why = e.result.why() if e.result is not None else ""
@@ -102,12 +106,64 @@ def body(e: Ended) -> str:
         head += [why, ""]
     if e.taken_over:
         head += [f"Workers: {e.taken_over} (`vmbisect status {e.campaign_id}` says from which, when, why).", ""]
-    if e.report_files:
-        head += ["Reports (on the controller):", *(f"  {p}" for p in e.report_files), ""]
+    attached = [name for name, _ in attachments(e)]
+    if attached:
+        head += ["Attached: " + ", ".join(attached) + ".", ""]
     report = e.report or f"No report could be made; `vmbisect report {e.campaign_id}` says why."
-    return "\n".join(head + ["-" * 72, "", report.rstrip("\n"), "", "-- ",
-                             f"Sent by vmbisect when campaign {e.campaign_id} ended; on the controller, "
-                             f"`vmbisect report {e.campaign_id}` shows it again.", ""])
+    text = "\n".join([reflow("\n".join(head))[0], "-" * 72, "", reflow(report.rstrip("\n"))[0], ""])
+    return "\n".join([text, "-- ", *_wrap(f"Sent by vmbisect when campaign {e.campaign_id} ended; on the controller, "
+                                         f"`vmbisect report {e.campaign_id}` shows it again."), ""])
+
+
+def attachments(e: Ended) -> tuple[tuple[str, str], ...]:
+    """The files the mail carries: the whole report when its text part had to leave a table or
+    block out, then the files of its Reproduce section."""
+    moved = bool(e.report) and reflow(e.report)[1]
+    return ((REPORT_FILE, e.report),) * moved + e.attachments
+
+
+def _wrap(text: str, indent: str = "", hang: str = "") -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
+                         break_on_hyphens=False) or [indent.rstrip()]
+
+
+def _block(block: list[str], what: str) -> tuple[list[str], bool]:
+    """A table or code block as it is when it fits, else a line saying where it is (and True)."""
+    if all(len(line) <= WIDTH for line in block):
+        return block, False
+    return _wrap(f"[{what} wider than {WIDTH} columns: in the attached {REPORT_FILE}]"), True
+
+
+def reflow(markdown: str) -> tuple[str, bool]:
+    """Markdown text with no line over WIDTH columns: paragraphs and list items wrapped, an
+    indented line (a commit, a command) wrapped under its indent, a table or fenced block that
+    does not fit replaced by a line naming the attachment that has it (then True)."""
+    out: list[str] = []
+    moved = False
+    lines = markdown.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines) - 1)
+            kept, left = _block(lines[i:end + 1], "A block")
+            out, moved = out + kept, moved or left
+            i = end + 1
+            continue
+        if line.startswith("|"):
+            end = next((j for j in range(i, len(lines)) if not lines[j].startswith("|")), len(lines))
+            kept, left = _block(lines[i:end], "A table")
+            out, moved = out + kept, moved or left
+            i = end
+            continue
+        if len(line) <= WIDTH:
+            out.append(line)
+        else:
+            indent = line[:len(line) - len(line.lstrip())]
+            bullet = re.match(r"[-*] |\d+\. ", line.lstrip())
+            out += _wrap(line.strip(), indent, " " * len(bullet.group(0)) if bullet else "  " if indent else "")
+        i += 1
+    return "\n".join(out), moved
 
 
 def fold_long_lines(text: str, limit: int = MAX_LINE_OCTETS) -> str:
@@ -151,4 +207,8 @@ def build(e: Ended, sender: str, to: tuple[str, ...], now: dt.datetime, attempt:
     msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to a robot
     text = fold_long_lines(body(e))
     msg.set_content(text, subtype="plain", charset="utf-8", cte="7bit" if text.isascii() else "8bit")
+    for name, content in attachments(e):
+        content = fold_long_lines(content)
+        msg.add_attachment(content, subtype="markdown" if name.endswith(".md") else "plain", charset="utf-8",
+                           cte="7bit" if content.isascii() else "8bit", filename=name)
     return msg

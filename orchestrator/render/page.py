@@ -17,6 +17,7 @@ td.first{border-top:2px solid #8c959f}
 td.quiet{color:#656d76}
 pre{background:#f6f8fa;padding:1em;overflow-x:auto}
 figure{margin:1.5em 0}
+svg{max-width:100%;height:auto}
 figcaption{font-size:13px;color:#424a53;max-width:760px}"""
 
 

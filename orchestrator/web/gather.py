@@ -23,6 +23,7 @@ from orchestrator.web.views import (
     DecisionView,
     Estimate,
     HostBoots,
+    building,
     decision_views,
     duration,
     eta_seconds,
@@ -115,24 +116,50 @@ def campaign_view(store: Store, kinds: Catalogue, row: CampaignRow) -> CampaignV
     steps = sum(d.role is Role.STEP for d in store.decisions(row.id))
     current = subject = ""
     est, eta = Estimate(None, ""), "-"
+    boots = store.boots(row.id)
+    last_boot = boots[-1].created if boots else None
+    now_building = None
     if row.state == RUNNING:
-        boots = store.boots(row.id)
         est = kinds.estimate(store, row, boots)
         seconds = eta_seconds(est, seconds_per_boot([b.created for b in boots]))
         eta = "-" if seconds is None else f"about {duration(seconds)}"
-        if boots:
-            current = boots[-1].commit
-            subject = (marks(row.bisect_log).subjects or {}).get(current, "")
-            if not subject:
-                try:
-                    subject = commits_of(store, row, kinds.spec(row)).subjects([current]).get(current, "")
-                except UserError:
-                    subject = ""
+        now_building = building([(b.commit, b.status, b.created) for b in store.builds(row.id)], last_boot)
+        current = boots[-1].commit if boots else ""
+    shown = [c for c in (current, now_building.commit if now_building else "") if c]
+    names = _subjects(store, kinds, row, shown) if shown else {}
+    subject = names.get(current, "")
     _md, html = kinds.report_files(row)
     return CampaignView(row.id, row.name, row.kind, row.state, kinds.status_line(row), kinds.metric_of(row) or "-",
                         steps,
                         boots_total, runs, short(current) if current else "", subject, est.basis, eta,
-                        est.fraction, row.updated, str(html) if html.is_file() else "")
+                        est.fraction, row.updated, str(html) if html.is_file() else "", last_boot,
+                        short(now_building.commit) if now_building else "",
+                        names.get(now_building.commit, "") if now_building else "",
+                        now_building.since if now_building else None, actions(store, row))
+
+
+def _subjects(store: Store, kinds: Catalogue, row: CampaignRow, shas: list[str]) -> dict[str, str]:
+    """Commit subjects from the stored bisect log, else from git ("" where neither says)."""
+    found = {sha: s for sha, s in (marks(row.bisect_log).subjects or {}).items() if sha in shas}
+    missing = [sha for sha in shas if sha not in found]
+    if missing:
+        try:
+            found.update(commits_of(store, row, kinds.spec(row)).subjects(missing))
+        except UserError:
+            pass
+    return found
+
+
+def actions(store: Store, row: CampaignRow) -> tuple[str, ...]:
+    """What the dashboard's control can do to the campaign now (queue/state.py's cancel and
+    requeue refuse the rest): cancel a queued, paused or queue-run one, requeue a stopped one."""
+    from orchestrator.queue.state import CANCELLABLE, REQUEUEABLE
+    from orchestrator.store import QueueRow
+
+    with store.session() as s:
+        queued = s.get(QueueRow, row.id) is not None
+    return tuple(a for a, can in (("cancel", row.state in CANCELLABLE and (row.state != RUNNING or queued)),
+                                  ("requeue", row.state in REQUEUEABLE)) if can)
 
 
 @dataclass(frozen=True)
@@ -148,6 +175,7 @@ class Detail:
     decisions: list[DecisionView]
     hosts: list[HostBoots]
     at: dt.datetime
+    plot: str = ""  # inline SVG of every commit's runs so far (render/svg.py: its text escaped)
 
 
 class Reader:
@@ -181,18 +209,21 @@ class Reader:
         return lab_state(self.store)
 
     def detail(self, campaign_id: int) -> Detail:
+        """The campaign's page: its rows are `vmbisect report`'s (report.steps_of over the boots
+        of report.boots_by_host), its plot the report's, drawn from the boots so far."""
+        from orchestrator.report import boots_by_host, steps_of
+        from orchestrator.report_html import samples_plot
+
         row = self.store.campaign(campaign_id)
         metric = self.kinds.metric_of(row)
         decisions = self.store.decisions(campaign_id)
-        subjects = dict(marks(row.bisect_log).subjects or {})
-        try:
-            git = commits_of(self.store, row, self.kinds.spec(row))
-            subjects.update(git.subjects([d.commit for d in decisions if d.commit not in subjects]))
-        except UserError:
-            pass
-        boots = self.store.boot_samples(campaign_id, metric) if metric else {}
-        return Detail(self.view(row), decision_views(decisions, boots, subjects),
-                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now())
+        subjects = _subjects(self.store, self.kinds, row, sorted({d.commit for d in decisions if d.commit}))
+        boots, host_of, _hosts = boots_by_host(self.store, campaign_id, metric) if metric else ({}, {}, "")
+        steps = steps_of(decisions, boots, host_of, lambda sha: subjects.get(sha, ""))
+        samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
+        plot = samples_plot(steps, samples, metric) if metric and samples else ""
+        return Detail(self.view(row), decision_views(steps),
+                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now(), plot)
 
     def report(self, campaign_id: int) -> str | None:
         """The campaign's HTML report: the file written when it ended, else, for a campaign that

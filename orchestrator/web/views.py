@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from orchestrator.decisions import Decided, Role
-from orchestrator.stats import Boot
+from orchestrator.report import Step
 
 _MARK = re.compile(r"^# (good|bad|skip): \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
 _FOUND = re.compile(r"^# first bad commit: \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
@@ -159,10 +159,20 @@ class CampaignView:
     fraction: float | None
     updated: dt.datetime
     report: str  # the report file written when it ended ("" for none yet)
+    last_boot: dt.datetime | None = None  # when the latest boot began
+    building: str = ""  # the commit whose kernel builds now (while it runs and no guest does)
+    building_subject: str = ""
+    building_since: dt.datetime | None = None
+    actions: tuple[str, ...] = ()  # what control can do to it now: cancel, requeue
 
     @property
     def running(self) -> bool:
         return self.state == RUNNING
+
+    @property
+    def active(self) -> dt.datetime:
+        """The campaign's latest sign of work: its row's update, its last boot, the build under way."""
+        return max(t for t in (self.updated, self.last_boot, self.building_since) if t is not None)
 
     @property
     def percent(self) -> int | None:
@@ -190,17 +200,36 @@ class HostBoots:
     boots: int
 
 
-def decision_views(decisions: Sequence[Decided], boots: Mapping[str, Sequence[Boot]],
-                   subjects: Mapping[str, str]) -> list[DecisionView]:
-    """Each decision with the boots and runs of its commit (the campaign's metric) and their median."""
-    out = []
-    for i, d in enumerate(decisions, 1):
-        mine = boots.get(d.commit, [])
-        runs = [v for b in mine for v in b.runs]
-        out.append(DecisionView(i, d.role.value, short(d.commit) if d.commit else "-", subjects.get(d.commit, ""),
-                                d.verdict, d.kind.value, len(mine), len(runs),
-                                statistics.median(runs) if runs else None, d.reason))
-    return out
+def decision_views(steps: Sequence[Step]) -> list[DecisionView]:
+    """The rows of `vmbisect report` (report.steps_of: the same decisions, boots, runs and
+    median of boot means), as the dashboard prints them."""
+    return [DecisionView(s.index, s.role, short(s.commit.sha) if s.commit.sha else "-", s.commit.subject, s.verdict,
+                         s.backed_by, s.commit.boots, s.commit.n, None if math.isnan(s.commit.median) else s.commit.median,
+                         s.reason) for s in steps]
+
+
+@dataclass(frozen=True)
+class Building:
+    """A kernel being built while the campaign runs: its commit and since when."""
+
+    commit: str
+    since: dt.datetime
+
+
+def building(builds: Sequence[tuple[str, str, dt.datetime]], last_boot: dt.datetime | None) -> Building | None:
+    """(commit, status, created) of every build row in order -> the newest build started and not
+    yet ended (a `building` row with no later row of its commit), when it started after the last
+    boot began; None when a guest, not a build, is the campaign's latest work."""
+    started: dict[str, dt.datetime] = {}
+    for commit, status, created in builds:
+        if status == "building":
+            started[commit] = created
+        else:
+            started.pop(commit, None)
+    if not started:
+        return None
+    commit, since = max(started.items(), key=lambda kv: kv[1])
+    return Building(commit, since) if last_boot is None or since >= last_boot else None
 
 
 def host_boots(boots: Sequence[tuple[str, str]]) -> list[HostBoots]:

@@ -4,7 +4,7 @@ workload's own tool lives in its folder (workloads/<name>/__init__.py: TOOL)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from orchestrator.agent.protocol import ExecResult
@@ -56,3 +56,6 @@ class Tool(Protocol):
     def after(self, guest: Guestlike, params: Params) -> None: ...
     def disks(self, guest: Guestlike, params: Params) -> list[str]: ...
     def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun: ...
+    # the shell lines a person types in a guest to run one repetition as the agent ran it
+    # (`raw`: what the run kept, {} when none; `disks`: the guest disks it used)
+    def commands(self, params: Params, raw: Mapping[str, str], disks: Sequence[str]) -> list[str]: ...

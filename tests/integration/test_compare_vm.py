@@ -1,16 +1,20 @@
 """A real `vmbisect compare` in libvirt guests (TCG here): two I/O schedulers of the
 distribution kernel switched inside one guest through sysfs (bfq, which that kernel builds as a
 module, so the guest image must carry and load it), fio runs interleaved, every run stored, and
-the Markdown, HTML and JSON reports written from the stored runs."""
+the Markdown, HTML and JSON reports written from the stored runs; each boot records the
+accelerator and the host's CPU model, and the stored run gives back the fio job it ran."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from orchestrator.backends.host import cpuinfo_model
 from orchestrator.cli import main
 from orchestrator.store import Store
+from workloads import fio
 
 pytestmark = pytest.mark.vm
 
@@ -34,3 +38,11 @@ def test_compare_switches_to_a_modular_scheduler_between_runs_and_reports_them(l
     assert [v["name"] for v in doc["variants"]] == ["none", "bfq"] and doc["rows"][0]["metric"] == "iops"
     assert main(["report", "1", "--format", "md", "--store", store]) == 0
     assert capsys.readouterr().out.startswith("# fio: none vs bfq")
+    # what a report's Reproduce section reads of a real boot and run: the accelerator, the host's
+    # CPU model, and the fio job the agent ran, on the guest's own disk
+    facts = [b.facts for b in Store(store).boots(1)]
+    assert facts and all(f["accel"] == "tcg" and f["host_cpu"] == cpuinfo_model(Path("/proc/cpuinfo").read_text())
+                         for f in facts), facts
+    result = runs[0].raw["result"]
+    lines = fio.TOOL.commands(result["params"], result["raw"], result["disks"])
+    assert "rw=randread" in lines and f"filename=/dev/{result['disks'][0]}" in lines and lines[-1].startswith("fio ")

@@ -139,7 +139,7 @@ def test_control_is_refused_without_the_flag_and_with_a_wrong_token(done):
     assert armed.get(f"/campaigns/{cid}/cancel").status_code == 405, "a GET changes nothing"
     assert store.campaign(cid).state == "done"
     page = armed.get(f"/campaigns/{cid}").text
-    assert 'action="/campaigns/1/cancel"' in page and TOKEN not in page, "the token is never in a page"
+    assert "<form" not in page and TOKEN not in page, "a done campaign offers no control; the token is never shown"
 
 
 def test_control_with_the_token_changes_the_campaign_or_says_why_not(done, tmp_path):
@@ -150,8 +150,12 @@ def test_control_with_the_token_changes_the_campaign_or_says_why_not(done, tmp_p
     assert r.status_code == 409 and "is done" in r.text, "an ended campaign is not cancelled"
     other = store.new_campaign("waiting", {}, "bisect")
     store.set_state(other, "paused")
+    page = armed.get(f"/campaigns/{other}").text
+    assert f'action="/campaigns/{other}/cancel"' in page and f'action="/campaigns/{other}/requeue"' in page
     assert armed.post(f"/campaigns/{other}/cancel", data={"token": TOKEN}).status_code == 200
     assert store.campaign(other).state == "cancelled"
+    page = armed.get(f"/campaigns/{other}").text
+    assert "/cancel" not in page and f'action="/campaigns/{other}/requeue"' in page, "no control that cannot act"
 
 
 def test_a_page_asked_for_under_another_host_name_is_refused(done):

@@ -129,7 +129,7 @@ def test_the_dashboard_follows_a_queue_worker_in_a_real_browser(tmp_path, monkey
                 with serving(url, env, "--allow-control") as (armed, lines):
                     token = lines[1].split()[-1]
                     page.goto(f"{armed}/campaigns/{other}")
-                    assert page.locator("form").count() == 2 and token not in page.content()
+                    assert page.locator("form").count() == 1 and token not in page.content(), "cancel: it cannot be requeued"
                     cancel = page.locator("form").first
                     cancel.locator("input[name=token]").fill("not-" + token)
                     cancel.locator("button").click()
@@ -139,6 +139,10 @@ def test_the_dashboard_follows_a_queue_worker_in_a_real_browser(tmp_path, monkey
                     cancel.locator("input[name=token]").fill(token)
                     cancel.locator("button").click()
                     expect(page.get_by_role("heading", name=f"Campaign {other}: cancel done")).to_be_visible()
+                    page.goto(f"{armed}/campaigns/{other}")
+                    forms = page.locator("form")
+                    assert forms.count() == 1 and forms.first.get_attribute("action").endswith("/requeue"), \
+                        "a cancelled campaign offers no cancel, only to queue it again"
                 assert Store(url).campaign(other).state == "cancelled"
                 assert dialogs == [], "markup in a subject or name ran as script"
                 browser.close()

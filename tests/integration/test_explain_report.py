@@ -39,7 +39,7 @@ def test_the_mail_carries_the_significant_rows_within_78_columns(tmp_path):
     result = BisectResult(BisectOutcome.FOUND, repo.names["c9"], repo.names["c8"])
     mail = build(Ended(1, "t", "bisect", "done", result, "c9", render_markdown(report)), "v@example.org",
                  ("m@example.org",), dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
-    body = mail.get_content()
+    body = mail.get_body(("plain",)).get_content()
     section = body[body.index("## What changed with the culprit"):body.index("## Steps")]
     assert re.search(r"^ +[\d.]+ ±  \d% +-1\d\.\d% +[\d.]+ ±  \d%  iops \(worse\)$", section, re.M), section
     assert all(len(line) <= 78 for line in section.splitlines())

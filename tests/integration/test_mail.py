@@ -126,12 +126,15 @@ def test_a_bisection_that_finds_its_culprit_is_mailed_once_with_its_report(lab, 
     assert msg["Message-ID"] == f"<vmbisect.{lab.store.key}.{cid}.1@lab.example.org>"
     assert msg["X-Vmbisect-Campaign"] == f"{cid} (nightly-fio, bisect)" and msg["X-Vmbisect-Outcome"] == "found"
     assert abs(email.utils.parsedate_to_datetime(msg["Date"]) - dt.datetime.now(dt.timezone.utc)).total_seconds() < 60
-    body = msg.get_content().replace("\r\n", "\n")
+    body = msg.get_body(("plain",)).get_content().replace("\r\n", "\n")
     culprit = lab.repo.names[CULPRIT_SUBJECT]
     md, page = kinds.report_files(lab.store.campaign(cid))
     assert body.startswith(f"vmbisect campaign {cid} (nightly-fio, bisect) ended: found.\n\n"
                            f"Culprit: {culprit[:12]} {CULPRIT_SUBJECT}\n")
-    assert f"  {md}\n  {page}\n" in body and md.read_text().rstrip("\n") in body, "the Markdown report, whole"
+    files = {a.get_filename(): a.get_content().replace("\r\n", "\n") for a in msg.iter_attachments()}
+    assert files["report.md"] == md.read_text(), "the Markdown report, whole, beside the text part that left its table"
+    assert str(md.parent) not in body, "no path that exists only on the controller"
+    assert max(len(line) for line in body.split("\n")) <= 78 and "\n## Reproduce\n" in body
     assert f"mailed to {TEAM}, me@example.org" in capsys.readouterr().err
 
     kinds.ended(lab.store, cid)  # the campaign's end seen again (run once more by a worker)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import email
 import email.policy
-from pathlib import Path
 
 import pytest
 
@@ -117,15 +116,29 @@ def test_each_attempt_has_its_own_message_id_in_the_same_thread():
 def test_the_body_is_the_report_in_8bit_utf8_with_every_line_a_list_accepts():
     long_row = "| 3 | step | " + "ä" * 700 + " |"  # 1,400 octets: over RFC 5322's 998
     report = f"# vmbisect campaign nightly-fio: found\n\n{long_row}\n\n```\nbisect log\n```\n"
-    files = (Path("/data/reports/nightly-fio-12.md"), Path("/data/reports/nightly-fio-12.html"))
-    raw = build(ended(FOUND, "Füx", report, report_files=files), "v@example.org", ("a@example.org",), NOW).as_bytes()
-    head, body = raw.split(b"\r\n\r\n", 1)
-    assert b"Content-Transfer-Encoding: 8bit" in head, "no quoted-printable or base64: readable in any archive"
-    assert all(len(line) <= MAX_LINE_OCTETS for line in body.split(b"\r\n"))
-    text = email.message_from_bytes(raw, policy=email.policy.default).get_content().replace("\r\n", "\n")
+    msg = received(ended(FOUND, "Füx", report, attachments=(("config-0123456789ab", "CONFIG_X=y\n"),)))
+    raw = msg.as_bytes()
+    assert all(len(line) <= MAX_LINE_OCTETS for line in raw.split(b"\n")), "attachments too"
+    body = msg.get_body(("plain",))
+    assert body["Content-Transfer-Encoding"] == "8bit", "no quoted-printable or base64: readable in any archive"
+    text = body.get_content().replace("\r\n", "\n")
     assert text.startswith("vmbisect campaign 12 (nightly-fio, bisect) ended: found.\n\nCulprit: 0123456789ab Füx\n")
-    assert "/data/reports/nightly-fio-12.html" in text and "# vmbisect campaign nightly-fio: found" in text
-    assert "ä" * 400 in text and text.count("ä") == 700, "the long line is cut, nothing of it lost"
+    assert "# vmbisect campaign nightly-fio: found" in text and "```\nbisect log\n```" in text
+    assert "[A table wider than 78 columns: in the attached report.md]" in text and "ä" not in text.split("Füx")[1]
+    files = {a.get_filename(): a.get_content().replace("\r\n", "\n") for a in msg.iter_attachments()}
+    assert files["config-0123456789ab"] == "CONFIG_X=y\n"
+    assert files["report.md"].count("ä") == 700, "the whole report is attached, the long line cut, nothing lost"
+
+
+def test_the_text_part_keeps_to_78_columns_wrapping_prose_under_its_indent():
+    words = " ".join(f"word{i}" for i in range(60))
+    report = "\n".join(["# title", "", words, "", f"- {words}", "", f"    {words}", "", "```", "x" * 79, "```", ""])
+    text = received(ended(FOUND, "s" * 200, report)).get_body(("plain",)).get_content().replace("\r\n", "\n")
+    lines = text.split("\n")
+    assert max(len(line) for line in lines) <= 78
+    assert " ".join(text.split()).count(words) == 3, "the paragraph, list item and indented line wrapped, every word kept"
+    assert any(line.startswith("  word") for line in lines), "a list item goes on under its bullet"
+    assert all(w in text for w in words.split()) and "[A block wider than 78 columns: in the attached report.md]" in text
 
 
 def test_a_plain_ascii_report_goes_as_7bit():

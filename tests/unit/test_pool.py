@@ -37,7 +37,8 @@ class FakeLauncher:
         if self.fail_with is not None:
             raise self.fail_with
         self.booted.append(spec)
-        yield SimpleNamespace(host=self.host.name, spec=spec, boot_seconds=0.0, host_state=None, phases={})
+        yield SimpleNamespace(host=self.host.name, spec=spec, boot_seconds=0.0, host_state=None, phases={}, accel="tcg",
+                              domain=None)
 
     def close(self):
         self.closed = True

@@ -1,15 +1,18 @@
 """The dashboard's pure views (orchestrator/web/views.py): the bisect log's marks, the estimate
-of what is left, durations, decisions with their boots."""
+of what is left, durations, decisions with their boots as the report has them, the build under way."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.report import steps_of
 from orchestrator.stats import Boot
 from orchestrator.web.views import (
+    Building,
     Estimate,
     bisect_estimate,
+    building,
     decision_views,
     duration,
     eta_seconds,
@@ -109,15 +112,25 @@ def test_a_commit_is_shown_by_twelve_digits_and_a_kernel_file_by_its_name():
     assert short("/srv/kernels/bzImage-6.1") == "bzImage-6.1"
 
 
-def test_decisions_carry_their_commits_boots_runs_median_and_subject():
+def test_decisions_are_the_reports_rows_with_their_boots_runs_median_of_boot_means_and_subject():
     decided = [_d(A, Role.GOOD), Decided(B, Role.STEP, "skip", "build failed", 0.0, 0, Kind.BUILD_FAILED),
-               Decided("", Role.HOST, "moved", "host h1 failed", 0.0, 0, Kind.MOVED)]
-    boots = {A: [Boot(0, (1.0, 3.0)), Boot(1, (2.0,))]}
-    views = decision_views(decided, boots, {A: "<b>c1</b>"})
+               Decided("", Role.HOST, "moved", "host h1 failed", 0.0, 0, Kind.MOVED),
+               Decided(A, Role.CONFIRM, "measuring", "", 0.0, 0, Kind.MEASURING),
+               Decided(A, Role.STEP, "good", "same image", 0.0, 0, Kind.INHERITED, inherited_from=C)]
+    boots = {A: [Boot(0, (1.0, 3.0)), Boot(1, (6.0,))]}
+    views = decision_views(steps_of(decided, boots, {A: "h1"}, lambda sha: {A: "<b>c1</b>"}.get(sha, "")))
     assert [(v.n, v.commit, v.subject, v.boots, v.runs, v.median, v.backed_by) for v in views] == [
-        (1, "a" * 12, "<b>c1</b>", 2, 3, 2.0, "measured"),
+        (1, "a" * 12, "<b>c1</b>", 2, 3, 4.0, "measured"),  # the median of the boots' means 2 and 6
         (2, "b" * 12, "", 0, 0, None, "build_failed"),
-        (3, "-", "", 0, 0, None, "moved")]
+        (3, "a" * 12, "<b>c1</b>", 0, 0, None, "inherited")], "no host row, no measuring row, no boots inherited"
+
+
+def test_a_build_started_after_the_last_boot_and_not_ended_is_what_the_campaign_does():
+    t = [dt.datetime(2026, 11, 27, 10, m) for m in range(6)]
+    assert building([(A, "building", t[0]), (A, "ok", t[1]), (B, "building", t[3])], t[2]) == Building(B, t[3])
+    assert building([(A, "building", t[0]), (A, "ok", t[1])], t[2]) is None, "built: the guest is what runs"
+    assert building([(B, "building", t[1])], t[2]) is None, "a guest began after it: measured ahead"
+    assert building([(A, "building", t[0]), (B, "building", t[1]), (A, "failed", t[2])], None) == Building(B, t[1])
 
 
 def test_boots_are_counted_by_host_and_status():

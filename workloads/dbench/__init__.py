@@ -4,7 +4,8 @@ parsed into throughput, op rate, worst latency and the time one client needs for
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 
 from orchestrator.errors import WorkloadFailed
 from orchestrator.workloads.guest import Guestlike, Params, data_disks, run_ok
@@ -82,6 +83,10 @@ class Dbench:
 
     def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
         return parse(raw["dbench.txt"], float(params["runtime"]), int(raw["loadfile_ops"]))
+
+    def commands(self, params: Params, raw: Mapping[str, str], disks: Sequence[str]) -> list[str]:
+        device = "/dev/" + (disks[0] if disks else "DISK")
+        return [shlex.join(a) for a in (*setup_argvs(params, device), argv(params), teardown_argv())]
 
 
 TOOL = Dbench()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from orchestrator.errors import WorkloadFailed
@@ -141,6 +142,11 @@ class Fio:
 
     def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
         return parse(raw["fio.json"])
+
+    def commands(self, params: Params, raw: Mapping[str, str], disks: Sequence[str]) -> list[str]:
+        job = raw.get("fio.job") or render_job(params, list(disks) or ["DISK"])
+        return [f"mkdir -p {JOB_PATH.rpartition('/')[0]}", f"cat > {JOB_PATH} <<'EOF'", *job.rstrip("\n").split("\n"),
+                "EOF", shlex.join(argv())]
 
 
 TOOL = Fio()

@@ -7,7 +7,8 @@ address is 127.0.0.1 itself, so setup adds 127.0.0.2 to `lo` first: no network l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from statistics import fmean
 
 from orchestrator.errors import WorkloadFailed
@@ -118,6 +119,12 @@ class Netperf:
 
     def parse(self, raw: Mapping[str, str], params: Params) -> ToolRun:
         return parse([raw[f"netperf.{i}"] for i in range(int(params["streams"]))], params)
+
+    def commands(self, params: Params, raw: Mapping[str, str], disks: Sequence[str]) -> list[str]:
+        """netserver, then `streams` netperf processes at once (what PARALLEL_SCRIPT does)."""
+        return [*(shlex.join(a) for a in setup_argvs()),
+                f"for i in $(seq {int(params['streams'])}); do",
+                f"  {shlex.join(netperf_argv(params))} > {OUTPUT_PREFIX}.$i &", "done; wait"]
 
 
 TOOL = Netperf()
