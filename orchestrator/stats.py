@@ -526,10 +526,11 @@ def evidence(t: TwoSample, expected: float) -> float:
 # ---- stray boots -------------------------------------------------------------------------------
 
 STRAY_K = 4.0
-# Other work that took this share of a boot's host CPUs' time during the boot leaves it out.
+# Other work that took this much more of a boot's host CPUs' time than it took during the
+# campaign's typical boot (the median) leaves the boot out.
 TAKEN_OUT = 0.25
-# Other work that took this share makes a boot suspect, as a host that had not settled does.
-TAKEN_SUSPECT = 0.05
+# This much more makes a boot suspect, as a host that had not settled before it does.
+TAKEN_SUSPECT = 0.10
 # A guest that reached its agent this many times slower than the campaign's median is suspect.
 SLOW_TO_AGENT = 2.0
 
@@ -537,28 +538,48 @@ SLOW_TO_AGENT = 2.0
 class Stray(enum.Enum):
     """Why a boot is left out of the decisions (docs/campaign.md, "Quiet host")."""
 
-    OVERLAPPED = "overlapped"  # other work took TAKEN_OUT of its CPUs' time
+    OVERLAPPED = "overlapped"  # other work took TAKEN_OUT more of its CPUs' time than usual
     STRAYED = "strayed"  # suspect, and its value lies far from its commit's other boots
 
 
-def suspect(boot: Boot, median_to_agent: float) -> bool:
-    """A boot whose host did something beside it: not settled before it, other work on its
-    CPUs during it, or a guest far slower than the campaign's others to reach its agent."""
-    slow = median_to_agent > 0 and boot.to_agent_s > SLOW_TO_AGENT * median_to_agent
-    return boot.busy or boot.taken >= TAKEN_SUSPECT or slow
+@dataclass(frozen=True)
+class Usual:
+    """What the campaign's boots typically saw: the median share of their CPUs other work took
+    and the median time to the agent (0: fewer than 3 boots with the figure)."""
+
+    taken: float
+    to_agent_s: float
+
+    @classmethod
+    def of(cls, boots: Sequence[Boot]) -> "Usual":
+        times = [b.to_agent_s for b in boots if b.to_agent_s > 0]
+        return cls(statistics.median([b.taken for b in boots]) if len(boots) >= 3 else 0.0,
+                   statistics.median(times) if len(times) >= 3 else 0.0)
+
+
+def overlapped(boot: Boot, usual: Usual) -> bool:
+    return boot.taken - usual.taken >= TAKEN_OUT
+
+
+def suspect(boot: Boot, usual: Usual) -> bool:
+    """A boot whose host did something beside it: not settled before it, other work on its CPUs
+    during it beyond what the campaign's boots usually saw, or a guest far slower than usual
+    to reach its agent."""
+    slow = usual.to_agent_s > 0 and boot.to_agent_s > SLOW_TO_AGENT * usual.to_agent_s
+    return boot.busy or boot.taken - usual.taken >= TAKEN_SUSPECT or slow
 
 
 def stray_boots(groups: Mapping[str, Sequence[Boot]], k: float = STRAY_K) -> dict[int, Stray]:
     """The `seq` of every boot left out of the decisions, with why: other work took TAKEN_OUT
-    of its host CPUs' time during it (OVERLAPPED), or it is `suspect` and its value lies more than
-    `k` robust boot SDs from the median of the other boots of its group (STRAYED). The robust SD
-    is 1.4826 x the median absolute deviation of boot values from their group's median, pooled
-    over groups of 3+ boots; without one, no boot strays. A boot is never left out for its value
-    alone: a boot of a quiet host, however far, is evidence."""
-    out = {b.seq: Stray.OVERLAPPED for boots in groups.values() for b in boots if b.taken >= TAKEN_OUT}
-    times = [b.to_agent_s for boots in groups.values() for b in boots if b.to_agent_s > 0]
-    median_to_agent = statistics.median(times) if len(times) >= 3 else 0.0
-    if not any(suspect(b, median_to_agent) for boots in groups.values() for b in boots if b.seq not in out):
+    more of its host CPUs' time during it than during the campaign's usual boot (OVERLAPPED), or
+    it is `suspect` and its value lies more than `k` robust boot SDs from the median of the other
+    boots of its group (STRAYED). The robust SD is 1.4826 x the median absolute deviation of
+    boot values from their group's median, pooled over groups of 3+ boots; without one, no boot
+    strays. Other work every boot shared (two guests on the same cores) leaves none out. A boot
+    is never left out for its value alone: a boot of a quiet host, however far, is evidence."""
+    usual = Usual.of([b for boots in groups.values() for b in boots])
+    out = {b.seq: Stray.OVERLAPPED for boots in groups.values() for b in boots if overlapped(b, usual)}
+    if not any(suspect(b, usual) for boots in groups.values() for b in boots if b.seq not in out):
         return out
     deviations = []
     for boots in groups.values():
@@ -574,7 +595,7 @@ def stray_boots(groups: Mapping[str, Sequence[Boot]], k: float = STRAY_K) -> dic
     for boots in groups.values():
         for b in boots:
             others = [o.value for o in boots if o.seq != b.seq and o.seq not in out]
-            if (b.seq not in out and suspect(b, median_to_agent) and len(others) >= 2
+            if (b.seq not in out and suspect(b, usual) and len(others) >= 2
                     and abs(b.value - statistics.median(others)) > k * scale):
                 out[b.seq] = Stray.STRAYED
     return out

@@ -163,6 +163,14 @@ def test_a_boot_whose_cpus_other_work_took_a_quarter_of_is_left_out_whatever_its
     assert stray_boots(groups) == {}
 
 
+def test_other_work_every_boot_shared_leaves_no_boot_out():
+    groups = {"good": [Boot(i, (100.0 + i,), taken=0.5) for i in range(4)],
+              "bad": [Boot(4 + i, (80.0 + i,), taken=0.52) for i in range(4)]}
+    assert stray_boots(groups) == {}
+    groups["bad"][0] = Boot(4, (80.0,), taken=0.8)  # one boot had far more beside it than the others
+    assert stray_boots(groups) == {4: Stray.OVERLAPPED}
+
+
 def test_a_guest_far_slower_than_the_others_to_reach_its_agent_makes_a_far_boot_stray():
     def boots(start: int, *values: float, slow: int = -1) -> list[Boot]:
         return [Boot(start + i, (v,), to_agent_s=10.3 if start + i == slow else 2.8) for i, v in enumerate(values)]
