@@ -90,8 +90,8 @@ QEMU_BEFORE = "4242 (qemu-system-x86) S 1 4242 4242 0 -1 4194560 9 0 0 0 100 20 
 QEMU_AFTER = "4242 (qemu-system-x86) S 1 4242 4242 0 -1 4194560 9 0 0 0 400 80 0 0 20 0 5 0 1 1 1\n"
 
 
-def test_per_cpu_busy_ticks_count_user_nice_system_irq_softirq_and_steal_not_idle_or_iowait():
-    assert parse_cpu_busy(STAT_AFTER) == {0: 700 + 10 + 90 + 3 + 2, 1: 260 + 60}
+def test_per_cpu_busy_ticks_count_user_nice_system_irq_softirq_and_steal_not_idle_or_iowait_and_nice_apart():
+    assert parse_cpu_busy(STAT_AFTER) == {0: (700 + 10 + 90 + 3 + 2, 10), 1: (260 + 60, 0)}
 
 
 def test_a_process_s_ticks_are_its_utime_and_stime_whatever_its_name_holds():
@@ -112,12 +112,18 @@ def test_the_boot_s_load_is_the_busy_time_of_its_cpus_outside_its_qemu_process()
     watch.start()
     files.update({"/proc/stat": STAT_AFTER, "/proc/4242/stat": QEMU_AFTER})
     load = watch.stop()
-    # busy: cpu0 +655, cpu1 +70 ticks = 7.25 s; QEMU +360 ticks = 3.6 s; 2 s on 2 CPUs
-    assert (load.seconds, load.cpus, load.qemu_s) == (2.0, 2, 3.6)
-    assert load.outside_s == pytest.approx(3.65) and load.taken == pytest.approx(3.65 / 4)
+    # busy: cpu0 +655 (10 niced), cpu1 +70 ticks = 7.25 s; QEMU +360 ticks = 3.6 s; 2 s on 2 CPUs
+    assert (load.seconds, load.cpus, load.qemu_s, load.niced_s) == (2.0, 2, 3.6, 0.1)
+    assert load.outside_s == pytest.approx(3.65) and load.taken == pytest.approx(3.55 / 4)
     assert BootLoad.from_dict(load.to_dict()) == load
 
 
 def test_a_pinned_guest_s_load_counts_only_its_own_cpus():
     load = boot_load(1.0, (1,), (parse_cpu_busy(STAT_BEFORE), 0), (parse_cpu_busy(STAT_AFTER), 50))
     assert load.outside_s == pytest.approx(0.2) and load.taken == pytest.approx(0.2)
+
+
+def test_niced_work_beside_the_guest_is_kept_apart_and_not_taken():
+    before = ({0: (0, 0)}, 0)
+    load = boot_load(10.0, (0,), before, ({0: (1000, 400)}, 500))  # QEMU 5 s, niced 4 s, other 1 s
+    assert (load.outside_s, load.niced_s) == (5.0, 4.0) and load.taken == pytest.approx(0.1)
