@@ -198,7 +198,8 @@ class KernelBuilder:
             yield
             return
         with self.lease(lambda: self.progress("waiting for CPUs a guest or another build holds")) as cpus:
-            self._cpus = tuple(cpus)
+            # of those, the ones this process may use (a container may allow fewer than the machine has)
+            self._cpus = tuple(sorted(set(cpus) & os.sched_getaffinity(0))) or None
             try:
                 yield
             finally:
