@@ -607,14 +607,16 @@ class Store:
         return dict(out)
 
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
-                     legacy: bool = True, runs_per_boot: int = 0) -> dict[str, list[Boot]]:
+                     legacy: bool = True, runs_per_boot: int | None = None) -> dict[str, list[Boot]]:
         """Samples of one metric by commit, grouped by the boot that took them (the unit of
         replication; see orchestrator.stats); `seq` numbers the boots returned in time, and what
         BootRow.facts says of the host (`boot_from`). With
         `host`, only boots of that lab host (and, when `legacy`, boots of a store from before
         hosts were recorded, which ran on the campaign's one host): samples of different hosts
-        are never compared. Boots a failed host lost are never returned, nor boots with fewer
-        runs than `runs_per_boot` (cut short: a controller killed, a workload that failed)."""
+        are never compared. Boots a failed host lost are never returned, nor boots cut short (a
+        controller killed, a workload that failed): a boot counts when its facts mark it whole
+        (its guest ended after its last run) or it has `runs_per_boot` runs (None: as many as
+        the campaign's fullest boot; a store from before the mark has none)."""
         runs: dict[tuple[str, int], list[float]] = defaultdict(list)
         facts_of: dict[int, Mapping[str, Any]] = {}
         with self._session() as s:
@@ -626,8 +628,9 @@ class Store:
             for commit, boot_id, value, facts in s.execute(q.order_by(SampleRow.id)):
                 runs[(commit, boot_id)].append(value)
                 facts_of[boot_id] = facts or {}
-        whole = sorted(((key, values) for key, values in runs.items() if len(values) >= runs_per_boot),
-                       key=lambda kv: kv[0][1])
+        need = runs_per_boot if runs_per_boot is not None else max(map(len, runs.values()), default=0)
+        whole = sorted(((key, values) for key, values in runs.items()
+                        if len(values) >= need or facts_of[key[1]].get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = defaultdict(list)
         for seq, ((commit, boot_id), values) in enumerate(whole):
             out[commit].append(boot_from(seq, values, facts_of[boot_id]))

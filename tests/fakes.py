@@ -353,15 +353,16 @@ class MemoryStore:
         return len(runs)
 
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
-                     legacy: bool = True, runs_per_boot: int = 0) -> dict[str, list[Boot]]:
+                     legacy: bool = True, runs_per_boot: int | None = None) -> dict[str, list[Boot]]:
         by_boot: dict[tuple[str, int], list[float]] = {}
         hosts = None if host is None else ({host, ""} if legacy else {host})
         for boot_id, commit, metrics in self._runs.get(campaign_id, []):
             status, on = self._boot_ends.get(boot_id, ("booting", ""))
             if metric in metrics and status != "lost" and (hosts is None or on in hosts):
                 by_boot.setdefault((commit, boot_id), []).append(metrics[metric])
-        whole = sorted(((key, values) for key, values in by_boot.items() if len(values) >= runs_per_boot),
-                       key=lambda kv: kv[0][1])
+        need = runs_per_boot if runs_per_boot is not None else max(map(len, by_boot.values()), default=0)
+        whole = sorted(((key, values) for key, values in by_boot.items()
+                        if len(values) >= need or self._facts.get(key[1], {}).get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = {}
         for seq, ((commit, boot), values) in enumerate(whole):
             out.setdefault(commit, []).append(boot_from(seq, values, self._facts.get(boot, {})))
