@@ -33,6 +33,7 @@ import yaml
 
 from orchestrator import paths
 from orchestrator.errors import InfraError, UserError
+from orchestrator.kbuild import gitrepo
 from orchestrator.kbuild.source import ensure_linux_source_repo
 
 EXAMPLES = paths.REPO_ROOT / "examples"
@@ -143,8 +144,9 @@ def ensure_series_repo(series: Series, dest: Path | None = None) -> DemoRepo:
     source = ensure_linux_source_repo()
     dest = dest or series.repo
     if not dest.exists():
-        subprocess.run(["git", "clone", "--quiet", "--bare", "--shared", str(source.path), str(dest)], check=True,
-                       capture_output=True)
+        subprocess.run(["git", "clone", "--quiet", "--bare", "--shared", *gitrepo.clone_options(), str(source.path),
+                        str(dest)], check=True, capture_output=True)
+    gitrepo.no_background(dest)
     head = apply_series(dest, source.commit, series.dir, series.name)
     culprit = next(sha for sha, subject in _log(dest, series.name) if subject == series.culprit_subject)
     return DemoRepo(dest, source.commit, head, culprit)

@@ -14,6 +14,7 @@ Conventions used everywhere in vmbisect:
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import statistics
 from dataclasses import dataclass
@@ -174,11 +175,15 @@ def boots_needed(between_cov: float, within_cov: float, runs_per_boot: int, chan
 @dataclass(frozen=True)
 class Boot:
     """One guest boot: `seq` orders boots in time (the store's boot id), `runs` its values,
-    `busy`: its host had not settled when the guest started (docs/campaign.md, "Quiet host")."""
+    `busy`: its host had not settled when the guest started; `taken`: the share of its host CPUs'
+    time other work took during the boot; `to_agent_s`: how long its guest took to reach the
+    agent (0: not known; docs/campaign.md, "Quiet host")."""
 
     seq: int
     runs: tuple[float, ...]
     busy: bool = False
+    taken: float = 0.0
+    to_agent_s: float = 0.0
 
     @property
     def value(self) -> float:
@@ -521,32 +526,76 @@ def evidence(t: TwoSample, expected: float) -> float:
 # ---- stray boots -------------------------------------------------------------------------------
 
 STRAY_K = 4.0
+# Other work that took this much more of a boot's host CPUs' time than it took during the
+# campaign's typical boot (the median) leaves the boot out.
+TAKEN_OUT = 0.25
+# This much more makes a boot suspect, as a host that had not settled before it does.
+TAKEN_SUSPECT = 0.10
+# A guest that reached its agent this many times slower than the campaign's median is suspect.
+SLOW_TO_AGENT = 2.0
 
 
-def stray_boots(groups: Mapping[str, Sequence[Boot]], k: float = STRAY_K) -> set[int]:
-    """The `seq` of every busy boot (measured on a host that had not settled: docs/campaign.md,
-    "Quiet host") whose value lies more than `k` robust boot SDs from the median of the other
-    boots of its group. The robust SD is 1.4826 x the median absolute deviation of boot values
-    from their group's median, pooled over groups of 3+ boots; without one, nothing is stray.
-    A boot is never stray for its value alone: only a busy boot that also strays is left out
-    of the decisions (and shown as such); the others, however far, are evidence."""
-    if not any(b.busy for boots in groups.values() for b in boots):
-        return set()
+class Stray(enum.Enum):
+    """Why a boot is left out of the decisions (docs/campaign.md, "Quiet host")."""
+
+    OVERLAPPED = "overlapped"  # other work took TAKEN_OUT more of its CPUs' time than usual
+    STRAYED = "strayed"  # suspect, and its value lies far from its commit's other boots
+
+
+@dataclass(frozen=True)
+class Usual:
+    """What the campaign's boots typically saw: the median share of their CPUs other work took
+    and the median time to the agent (0: fewer than 3 boots with the figure)."""
+
+    taken: float
+    to_agent_s: float
+
+    @classmethod
+    def of(cls, boots: Sequence[Boot]) -> "Usual":
+        times = [b.to_agent_s for b in boots if b.to_agent_s > 0]
+        return cls(statistics.median([b.taken for b in boots]) if len(boots) >= 3 else 0.0,
+                   statistics.median(times) if len(times) >= 3 else 0.0)
+
+
+def overlapped(boot: Boot, usual: Usual) -> bool:
+    return boot.taken - usual.taken >= TAKEN_OUT
+
+
+def suspect(boot: Boot, usual: Usual) -> bool:
+    """A boot whose host did something beside it: not settled before it, other work on its CPUs
+    during it beyond what the campaign's boots usually saw, or a guest far slower than usual
+    to reach its agent."""
+    slow = usual.to_agent_s > 0 and boot.to_agent_s > SLOW_TO_AGENT * usual.to_agent_s
+    return boot.busy or boot.taken - usual.taken >= TAKEN_SUSPECT or slow
+
+
+def stray_boots(groups: Mapping[str, Sequence[Boot]], k: float = STRAY_K) -> dict[int, Stray]:
+    """The `seq` of every boot left out of the decisions, with why: other work took TAKEN_OUT
+    more of its host CPUs' time during it than during the campaign's usual boot (OVERLAPPED), or
+    it is `suspect` and its value lies more than `k` robust boot SDs from the median of the other
+    boots of its group (STRAYED). The robust SD is 1.4826 x the median absolute deviation of
+    boot values from their group's median, pooled over groups of 3+ boots; without one, no boot
+    strays. Other work every boot shared (two guests on the same cores) leaves none out. A boot
+    is never left out for its value alone: a boot of a quiet host, however far, is evidence."""
+    usual = Usual.of([b for boots in groups.values() for b in boots])
+    out = {b.seq: Stray.OVERLAPPED for boots in groups.values() for b in boots if overlapped(b, usual)}
+    if not any(suspect(b, usual) for boots in groups.values() for b in boots if b.seq not in out):
+        return out
     deviations = []
     for boots in groups.values():
-        values = [b.value for b in boots]
+        values = [b.value for b in boots if b.seq not in out]
         if len(values) >= 3:
             med = statistics.median(values)
             deviations += [abs(v - med) for v in values]
     if not deviations:
-        return set()
+        return out
     scale = 1.4826 * statistics.median(deviations)
     if scale <= 0:
-        return set()
-    out = set()
+        return out
     for boots in groups.values():
         for b in boots:
-            others = [o.value for o in boots if o.seq != b.seq]
-            if b.busy and len(others) >= 2 and abs(b.value - statistics.median(others)) > k * scale:
-                out.add(b.seq)
+            others = [o.value for o in boots if o.seq != b.seq and o.seq not in out]
+            if (b.seq not in out and suspect(b, usual) and len(others) >= 2
+                    and abs(b.value - statistics.median(others)) > k * scale):
+                out[b.seq] = Stray.STRAYED
     return out

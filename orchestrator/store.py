@@ -20,7 +20,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, cast
+from typing import Any, Iterator, Mapping, Sequence, cast
 
 from sqlalchemy import (
     JSON,
@@ -249,6 +249,17 @@ class SlotWaitRow(Base):
     since: Mapped[dt.datetime] = mapped_column()
     machines: Mapped[str] = mapped_column(Text, default="")  # the lab machines it can use, one a line
     expires: Mapped[dt.datetime] = mapped_column()
+
+
+def boot_from(seq: int, values: Sequence[float], facts: Mapping[str, Any]) -> Boot:
+    """A boot's values with what its facts (BootRow.facts) say of its host: `busy` when the host
+    had not settled before it, `taken` the share of its CPUs other work took during it,
+    `to_agent_s` how long its guest took to reach the agent (0: not known)."""
+    state = facts.get("host_state") or {}
+    load = facts.get("load") or {}
+    phases = facts.get("phases") or {}
+    return Boot(seq, tuple(values), not state.get("quiet", True), float(load.get("taken", 0.0)),
+                float(phases.get("to_agent", 0.0)))
 
 
 class CampaignLocked(UserError):
@@ -635,15 +646,18 @@ class Store:
         return dict(out)
 
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
-                     legacy: bool = True) -> dict[str, list[Boot]]:
+                     legacy: bool = True, runs_per_boot: int | None = None) -> dict[str, list[Boot]]:
         """Samples of one metric by commit, grouped by the boot that took them (the unit of
-        replication; see orchestrator.stats); `seq` numbers the boots returned in time, `busy`
-        marks those whose host had not settled (BootRow.facts). With
+        replication; see orchestrator.stats); `seq` numbers the boots returned in time, and what
+        BootRow.facts says of the host (`boot_from`). With
         `host`, only boots of that lab host (and, when `legacy`, boots of a store from before
         hosts were recorded, which ran on the campaign's one host): samples of different hosts
-        are never compared. Boots a failed host lost are never returned."""
+        are never compared. Boots a failed host lost are never returned, nor boots cut short (a
+        controller killed, a workload that failed): a boot counts when its facts mark it whole
+        (its guest ended after its last run) or it has `runs_per_boot` runs (None: as many as
+        the campaign's fullest boot; a store from before the mark has none)."""
         runs: dict[tuple[str, int], list[float]] = defaultdict(list)
-        busy: set[int] = set()
+        facts_of: dict[int, Mapping[str, Any]] = {}
         with self._session() as s:
             q = (select(SampleRow.commit, RunRow.boot_id, SampleRow.value, BootRow.facts)
                  .join(RunRow, RunRow.id == SampleRow.run_id).join(BootRow, BootRow.id == RunRow.boot_id)
@@ -652,11 +666,13 @@ class Store:
                 q = q.where(BootRow.host.in_([host, ""] if legacy else [host]))
             for commit, boot_id, value, facts in s.execute(q.order_by(SampleRow.id)):
                 runs[(commit, boot_id)].append(value)
-                if not ((facts or {}).get("host_state") or {}).get("quiet", True):
-                    busy.add(boot_id)
+                facts_of[boot_id] = facts or {}
+        need = runs_per_boot if runs_per_boot is not None else max(map(len, runs.values()), default=0)
+        whole = sorted(((key, values) for key, values in runs.items()
+                        if len(values) >= need or facts_of[key[1]].get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = defaultdict(list)
-        for seq, ((commit, boot_id), values) in enumerate(sorted(runs.items(), key=lambda kv: kv[0][1])):
-            out[commit].append(Boot(seq, tuple(values), boot_id in busy))
+        for seq, ((commit, boot_id), values) in enumerate(whole):
+            out[commit].append(boot_from(seq, values, facts_of[boot_id]))
         return dict(out)
 
     def sample_count(self, campaign_id: int) -> int:

@@ -43,15 +43,14 @@ def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = No
     slots of a lab file are leased against other controllers of this machine too (their host
     CPUs, orchestrator/hosts/cpulocks.py) and, with the `store` of campaign `campaign_id`,
     against every controller and worker sharing that store, in turn among campaigns
-    (orchestrator/queue/leases.py); the implicit local host is not."""
+    (orchestrator/queue/leases.py); the implicit local host of a run without a lab file takes
+    the flock leases. Kernel builds lease their CPUs through the same backend (`pool.builds`)."""
     from orchestrator.hosts.cpulocks import CpuLocks
     from orchestrator.hosts.launchers import host_launcher
     from orchestrator.hosts.pool import GuestPool
 
-    if lab.source is None:
-        return GuestPool(lab, host_launcher, None)
     flock = CpuLocks(paths.data_dir() / "cpus")
-    if store is None:
+    if store is None or lab.source is None:
         return GuestPool(lab, host_launcher, flock)
     from orchestrator.queue.leases import DbLeases
 
@@ -73,7 +72,8 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path | None, po
     from orchestrator.kbuild.builder import default_builder
 
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
-    kernels = Kernels(default_builder(note=say), campaign.repository, recipe, campaign.timeouts.build_s, clone)
+    kernels = Kernels(default_builder(note=say, lease=pool.builds.hold), campaign.repository, recipe,
+                      campaign.timeouts.build_s, clone)
     return kernels, _guests(campaign, choice, pool, host, campaign.host is not None)
 
 
@@ -114,7 +114,7 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
 
     builder = recipe = None
     if any(v.commit for v in plan.variants):
-        builder = default_builder(progress=say)
+        builder = default_builder(progress=say, lease=pool.builds.hold)
         recipe = parse_recipe(list(plan.recipe))
     kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
     needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
@@ -178,8 +178,9 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
                         slots=slots), sides
 
 
-def settings_kernel(choice: "KernelChoice") -> "KernelArtifact":
-    """A settings bisection's one kernel: a file, a stored kernel, or a commit built with its recipe."""
+def settings_kernel(choice: "KernelChoice", pool: "GuestPool | None" = None) -> "KernelArtifact":
+    """A settings bisection's one kernel: a file, a stored kernel, or a commit built with its
+    recipe (its CPUs leased through `pool`'s backend; without one, the flock leases)."""
     from orchestrator.kbuild.builder import default_builder
 
     if choice.file is not None:
@@ -187,7 +188,8 @@ def settings_kernel(choice: "KernelChoice") -> "KernelArtifact":
     if choice.stored is not None:
         return Kernels().stored(choice.stored, choice.modules)
     assert choice.commit is not None and choice.repository is not None
-    kernels = Kernels(default_builder(note=say), choice.repository, parse_recipe(list(choice.config)))
+    kernels = Kernels(default_builder(note=say, lease=pool.builds.hold if pool is not None else None),
+                      choice.repository, parse_recipe(list(choice.config)))
     return kernels.build(choice.commit, choice.modules).kernel
 
 
@@ -212,5 +214,5 @@ def settings_bisection(c: "SettingsCampaign", store: Store, campaign_id: int, po
     rules = Rules(common.metric.name, choice.direction, common.metric.threshold, common.runs_per_boot,
                   common.boots_per_commit, common.max_boots_per_commit, common.alpha)
     slots = lab_slots(common, choice, pool)
-    return SetBisection(units, SettingsMaker(settings_kernel(c.kernel), c.good, c.bad, units),
+    return SetBisection(units, SettingsMaker(settings_kernel(c.kernel, pool), c.good, c.bad, units),
                         slots[0] if slots else measurer, store, rules, on_event, slots=slots)

@@ -19,6 +19,7 @@ from orchestrator.decisions import Decided
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
 from orchestrator.ports import Build, KernelArtifact
 from orchestrator.stats import Boot
+from orchestrator.store import boot_from
 from orchestrator.workloads.result import Metric, RunResult
 
 SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")
@@ -329,7 +330,7 @@ class MemoryStore:
         self._boot_ends: dict[int, tuple[str, str]] = {}  # boot id -> (status, host)
         self._runs: dict[int, list[tuple[int, str, dict[str, float]]]] = {}  # campaign -> (boot, commit, metrics)
         self._decisions: dict[int, list[Decided]] = {}
-        self._busy: set[int] = set()  # boots whose host had not settled
+        self._facts: dict[int, dict[str, Any]] = {}  # boot -> what its host did (Store: BootRow.facts)
 
     def new_campaign(self, name: str, spec: Mapping[str, Any], kind: str = "bisect") -> int:
         cid = len(self._campaigns) + 1
@@ -366,8 +367,8 @@ class MemoryStore:
     def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "",
                  facts: Mapping[str, Any] | None = None) -> None:
         self._boot_ends[boot_id] = (status, host or self._boot_ends.get(boot_id, ("", ""))[1])
-        if facts is not None and not (facts.get("host_state") or {}).get("quiet", True):
-            self._busy.add(boot_id)
+        if facts is not None:
+            self._facts[boot_id] = dict(facts)
 
     def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Mapping[str, float],
                 raw: Mapping[str, Any]) -> int:
@@ -376,16 +377,19 @@ class MemoryStore:
         return len(runs)
 
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
-                     legacy: bool = True) -> dict[str, list[Boot]]:
+                     legacy: bool = True, runs_per_boot: int | None = None) -> dict[str, list[Boot]]:
         by_boot: dict[tuple[str, int], list[float]] = {}
         hosts = None if host is None else ({host, ""} if legacy else {host})
         for boot_id, commit, metrics in self._runs.get(campaign_id, []):
             status, on = self._boot_ends.get(boot_id, ("booting", ""))
             if metric in metrics and status != "lost" and (hosts is None or on in hosts):
                 by_boot.setdefault((commit, boot_id), []).append(metrics[metric])
+        need = runs_per_boot if runs_per_boot is not None else max(map(len, by_boot.values()), default=0)
+        whole = sorted(((key, values) for key, values in by_boot.items()
+                        if len(values) >= need or self._facts.get(key[1], {}).get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = {}
-        for seq, ((commit, boot), values) in enumerate(sorted(by_boot.items(), key=lambda kv: kv[0][1])):
-            out.setdefault(commit, []).append(Boot(seq, tuple(values), boot in self._busy))
+        for seq, ((commit, boot), values) in enumerate(whole):
+            out.setdefault(commit, []).append(boot_from(seq, values, self._facts.get(boot, {})))
         return out
 
     def add_decision(self, campaign_id: int, d: Decided) -> None:

@@ -21,7 +21,7 @@ from typing import Callable
 
 from orchestrator.backends.gitlog import BisectState, parse_bisect_output
 from orchestrator.errors import InfraError, UserError
-from orchestrator.kbuild.gitrepo import stale
+from orchestrator.kbuild.gitrepo import clone_options, no_background, stale
 
 VERDICTS = ("good", "bad", "skip")
 
@@ -107,9 +107,10 @@ class GitBisect:
         if not self.repo.exists():
             self.repo.parent.mkdir(parents=True, exist_ok=True)
             # --dissociate: a user's repository that borrows objects hands its alternates on otherwise
-            git(self.repo.parent, "clone", "--quiet", "--bare", "--dissociate", str(self.user_repo.resolve()),
-                str(self.repo))
+            git(self.repo.parent, "clone", "--quiet", "--bare", "--dissociate", *clone_options(),
+                str(self.user_repo.resolve()), str(self.repo))
         else:
+            no_background(self.repo)
             git(self.repo, "fetch", "--quiet", "--force", str(self.user_repo.resolve()), "+refs/*:refs/*")
 
     def resolve(self, rev: str, field: str) -> str:

@@ -36,7 +36,15 @@ import libvirt
 from orchestrator import paths
 from orchestrator.agent.client import AgentClient, AgentSilent
 from orchestrator.agent.protocol import ExecResult
-from orchestrator.backends.quiet import QUIET_KIB, SETTLE_TIMEOUT_S, HostState, settle
+from orchestrator.backends.quiet import (
+    QUIET_KIB,
+    SETTLE_TIMEOUT_S,
+    BootLoad,
+    CpuWatch,
+    HostState,
+    parse_cpu_list,
+    settle,
+)
 from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError, WorkloadFailed
 from orchestrator.vm.console import console_fault, excerpt, fault_hint, first_report, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
@@ -45,6 +53,8 @@ from orchestrator.vm.spec import VmSpec
 NAME_PREFIX = "vmbisect-"
 DEFAULT_URI = "qemu:///system"
 RECONNECT_S = 15.0  # how long a guest's `finally` waits for libvirtd to answer again
+# where libvirtd (qemu:///system) writes the pid of each running guest's QEMU process
+QEMU_PID_DIR = "/run/libvirt/qemu"
 
 
 def domain_name(pid: int | None = None) -> str:
@@ -161,6 +171,8 @@ class Guest:
     # to_agent (start to the agent's hello); teardown (destroy, files removed) is added when the
     # guest ends: it is destroyed at once, its disks are scratch and its results already read
     phases: dict[str, float] = field(default_factory=dict)
+    # the whole boot's load on its host CPUs, set when the guest ends (None: not measured)
+    load: BootLoad | None = None
 
     def exec(self, argv: list[str], **kwargs: Any) -> ExecResult:
         try:
@@ -382,6 +394,7 @@ class LibvirtProvider:
             )
             started = time.monotonic()
             dom = self._create(domain_xml(spec, files))
+            watch = self._watch(name, spec)
             client = self.site.agent(dom, run)
             clock.lap("define")
 
@@ -391,11 +404,13 @@ class LibvirtProvider:
             host_dom = HostDomain(dom, self._fault)
             hello = _await_hello(client, host_dom, console, started + timeout_s, timeout_s)
             clock.lap("to_agent")
+            guest = Guest(name, accel, hello, time.monotonic() - started, run.local_console,
+                          GuestAgent(client, self._lost), host_dom, self.site.name, console, state, phases)
             try:
-                yield Guest(name, accel, hello, time.monotonic() - started, run.local_console,
-                            GuestAgent(client, self._lost), host_dom, self.site.name, console, state, phases)
+                yield guest
             finally:
                 clock.lap("guest")
+                guest.load = self._load(watch)
         finally:
             if client is not None:
                 client.close()
@@ -404,6 +419,26 @@ class LibvirtProvider:
             clock.lap("destroy")
             self.site.close_run(run, disks if spec.disks.backing != "block" else [])
             clock.lap("files")
+
+    def _watch(self, name: str, spec: VmSpec) -> CpuWatch | None:
+        """The guest's QEMU process watched on its host CPUs from now on; None when its pid
+        cannot be read (a session URI keeps it elsewhere): the boot's load is then not known."""
+        try:
+            pid = int(self.site.read_proc(f"{QEMU_PID_DIR}/{name}.pid").split()[0])
+            watch = CpuWatch(self.site.read_proc, pid, parse_cpu_list(spec.pinning))
+            watch.start()
+        except (OSError, ValueError, IndexError, InfraError):
+            return None
+        return watch
+
+    @staticmethod
+    def _load(watch: CpuWatch | None) -> BootLoad | None:
+        if watch is None:
+            return None
+        try:
+            return watch.stop()
+        except (OSError, ValueError, IndexError, InfraError):  # the guest or its host is gone already
+            return None
 
     def _create(self, xml: str) -> Any:
         try:

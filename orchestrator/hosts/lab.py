@@ -78,9 +78,10 @@ class Host:
 
 @dataclass(frozen=True)
 class Lab:
-    """`build_cpus`: CPUs of this machine (the controller) that build kernels ahead while a
-    round measures; empty: no build-ahead (the default, and the only choice where builds would
-    share cores with guests: docs/campaign.md "Build ahead")."""
+    """`build_cpus`: CPUs of this machine (the controller) that every kernel build runs on (and
+    leases: orchestrator/hosts/buildcpus.py), also building ahead while a round measures; empty:
+    no build-ahead, and builds lease every CPU of this machine (the default, and the only choice
+    where builds would share cores with guests: docs/campaign.md "Build ahead")."""
 
     hosts: tuple[Host, ...]
     source: Path | None = None

@@ -23,6 +23,10 @@ a slot whose host CPUs another controller's guest holds is skipped, and `acquire
 freed slot going to the longest-waiting campaign of the highest priority). A backend may also
 refuse the wait itself (`waiting` raises: the campaign was cancelled); the pool then holds no
 slot of it.
+
+`pool.builds` leases this machine's CPUs for kernel builds through the same backend
+(orchestrator/hosts/buildcpus.py): a build of any campaign of this machine waits for the guests
+on its CPUs, and a guest for the build, in the backend's turn.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import HostFailed, InfraError, UserError
+from orchestrator.hosts.buildcpus import BuildCpus
 from orchestrator.hosts.lab import Host, Lab, Slot
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec
@@ -90,6 +95,7 @@ class GuestPool:
         self.lab = lab
         self._launcher_for = launcher_for
         self._locks = locks
+        self.builds = BuildCpus(lab, locks)  # the CPUs kernel builds of this pool's campaign lease
         self._held: dict[tuple[str, int], Any] = {}
         self._launchers: dict[str, GuestLauncher] = {}
         self._accels: dict[tuple[str, str], str] = {}

@@ -11,6 +11,11 @@ feeds Kconfig changed), check every requested option stuck, look the final .conf
 store, else make bzImage (and modules) in the persistent build directory of this recipe,
 classify a failure, and publish the result.
 
+The build runs on CPUs it leases for as long as it runs (`lease`, orchestrator/hosts/buildcpus.py:
+the same lease as a guest's slot, so no build shares cores with a measured guest of any
+campaign of this machine): every make and merge_config.sh is pinned to them, `make -j` as many.
+The wait for them does not count against the timeout.
+
 `timeout_s` bounds one build (a campaign's timeouts.build_s): every make and merge_config.sh
 runs in its own process group, killed as a whole when the time is up; the commit is then a
 BuildFailed (skipped), since a build that does not finish is the commit's to explain.
@@ -27,7 +32,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -49,6 +54,9 @@ from orchestrator.kbuild.store import (
 DEFAULT_CCACHE_MAX = "20G"
 CONFIG_STATE = "vmbisect-config.json"
 _KCONFIG_DIRS = ("scripts/", "arch/x86/configs/", "kernel/configs/")
+
+# A lease of CPUs to build on: called with what to do when it has to wait, held while building.
+CpuLease = Callable[[Callable[[], None]], AbstractContextManager[Sequence[int]]]
 
 
 class ConfigNotApplied(BuildFailed):
@@ -98,6 +106,20 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+@contextmanager
+def _pinned(cpus: Sequence[int] | None) -> Iterator[None]:
+    """This thread on `cpus` while it starts a process (which inherits them), then as before."""
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -118,16 +140,21 @@ class KernelBuilder:
     """Builds kernels into `store`; clones and build directories live under `work_root`.
 
     `ccache_dir`: vmbisect's ccache directory (None, or no ccache installed: build without).
+    `lease`: the CPUs each build runs on (None: this thread's CPUs, unleased); `jobs`: make's
+    -j (default: as many as the CPUs).
     """
 
     def __init__(self, store: KernelStore, work_root: Path, ccache_dir: Path | None,
                  jobs: int | None = None, ccache_max: str = DEFAULT_CCACHE_MAX,
                  progress: Callable[[str], None] = lambda _msg: None,
-                 note: Callable[[str], None] | None = None) -> None:
+                 note: Callable[[str], None] | None = None, lease: CpuLease | None = None) -> None:
         self.store = store
         self.work_root = work_root
         self.ccache_dir = ccache_dir if ccache_dir is not None and shutil.which("ccache") else None
         self.jobs = jobs or len(os.sched_getaffinity(0))
+        self._jobs_given = jobs is not None
+        self.lease = lease
+        self._cpus: Sequence[int] | None = None  # the CPUs of the build under way (None: unpinned)
         self.ccache_max = ccache_max
         self.progress = progress
         # what a user is told even where progress is quiet (a clone made again); default: progress
@@ -145,7 +172,7 @@ class KernelBuilder:
         `slot`: the build directory's name when not the recipe's (a config bisection builds
         every candidate .config in one directory: make rebuilds only what the options touch)."""
         started = time.monotonic()
-        self._deadline = (started + timeout_s, timeout_s) if timeout_s is not None else None
+        self._deadline = None
         revision = gitrepo.resolve(repo, rev, objects)
         toolchain = probe_toolchain(recipe.cc)
         alias = alias_key(revision.tree, recipe.digest(), toolchain.compiler)
@@ -157,9 +184,26 @@ class KernelBuilder:
             hit = self.store.get_alias(alias)
             if hit is not None:
                 return replace(hit, duration_s=time.monotonic() - started)
-            image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started, objects, slot)
+            with self._leased():
+                at = time.monotonic()
+                self._deadline = (at + timeout_s, timeout_s) if timeout_s is not None else None
+                image = self._build_locked(repo, repo_dir, revision, recipe, toolchain, started, objects, slot)
         self.store.set_alias(alias, image.key)
         return image
+
+    @contextmanager
+    def _leased(self) -> Iterator[None]:
+        """This machine's CPUs for the build under way, held until it ends (`lease`)."""
+        if self.lease is None:
+            yield
+            return
+        with self.lease(lambda: self.progress("waiting for CPUs a guest or another build holds")) as cpus:
+            # of those, the ones this process may use (a container may allow fewer than the machine has)
+            self._cpus = tuple(sorted(set(cpus) & os.sched_getaffinity(0))) or None
+            try:
+                yield
+            finally:
+                self._cpus = None
 
     def _build_locked(self, repo: Path, repo_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
                       toolchain: ToolchainInfo, started: float, objects: Path | None = None,
@@ -212,8 +256,9 @@ class KernelBuilder:
         start = log.tell()
         remaining = None if self._deadline is None else max(self._deadline[0] - time.monotonic(), 0.0)
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            with _pinned(self._cpus):
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise InfraError(f"cannot run {argv[0]}: {exc.strerror}") from exc
         try:
@@ -240,7 +285,8 @@ class KernelBuilder:
 
     def _make(self, src: Path, build_dir: Path, targets: list[str], recipe: Recipe, env: dict[str, str],
               log: IO[str], log_path: Path, revision: gitrepo.Revision) -> None:
-        argv = makecmd.make_argv(src, build_dir, targets, recipe.cc, self.ccache_dir is not None, self.jobs)
+        jobs = len(self._cpus) if self._cpus and not self._jobs_given else self.jobs
+        argv = makecmd.make_argv(src, build_dir, targets, recipe.cc, self.ccache_dir is not None, jobs)
         self._run(argv, src, env, log, log_path, revision)
 
     def _config_of(self, src: Path, build_dir: Path, revision: gitrepo.Revision, recipe: Recipe,
@@ -315,7 +361,7 @@ class KernelBuilder:
         revision = gitrepo.resolve(repo, rev)
         toolchain = probe_toolchain(recipe.cc)
         repo_dir = self.work_root / revision.repo_id
-        with _locked(repo_dir / "lock"):
+        with _locked(repo_dir / "lock"), self._leased():
             src = self._checked_out(repo, repo_dir, revision)
             build_dir = self.build_dir(revision.repo_id, recipe)
             build_dir.mkdir(parents=True, exist_ok=True)
@@ -329,7 +375,7 @@ class KernelBuilder:
         self._deadline = None
         revision = gitrepo.resolve(repo, rev)
         repo_dir = self.work_root / revision.repo_id
-        with _locked(repo_dir / "lock"):
+        with _locked(repo_dir / "lock"), self._leased():
             src = self._checked_out(repo, repo_dir, revision)
             scratch = repo_dir / "olddefconfig"
             scratch.mkdir(parents=True, exist_ok=True)
@@ -342,6 +388,15 @@ class KernelBuilder:
 
 
 def default_builder(progress: Callable[[str], None] = lambda _msg: None,
-                    note: Callable[[str], None] | None = None) -> KernelBuilder:
+                    note: Callable[[str], None] | None = None, lease: CpuLease | None = None) -> KernelBuilder:
+    """The builder of vmbisect's data directory. `lease`: a guest pool's (`pool.builds.hold`);
+    without one, builds lease every CPU of this machine with the flock leases, so `vmbisect
+    build` never compiles beside a measured guest of this machine either."""
+    if lease is None:
+        from orchestrator.hosts.buildcpus import BuildCpus
+        from orchestrator.hosts.cpulocks import CpuLocks
+        from orchestrator.hosts.lab import local_lab
+
+        lease = BuildCpus(local_lab(), CpuLocks(paths.data_dir() / "cpus")).hold
     return KernelBuilder(KernelStore(), paths.data_dir() / "kbuild", paths.cache_dir() / "ccache",
-                         progress=progress, note=note)
+                         progress=progress, note=note, lease=lease)

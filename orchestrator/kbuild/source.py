@@ -17,6 +17,7 @@ from pathlib import Path
 
 from orchestrator import paths
 from orchestrator.errors import InfraError, UserError
+from orchestrator.kbuild import gitrepo
 
 DEBIAN_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 _IDENTITY = {
@@ -86,12 +87,13 @@ def ensure_linux_source_repo(tarball: Path = DEBIAN_TARBALL, dest: Path | None =
             raise InfraError(f"tar could not extract {tarball}: {untar.stderr.strip()[:200]}")
         git_dir = Path(scratch) / "repo.git"
         _git(git_dir, "init", "--quiet", "--bare", "--initial-branch=master")
-        for key, value in (("core.autocrlf", "false"), ("core.fileMode", "true"), ("gc.auto", "0")):
+        for key, value in (("core.autocrlf", "false"), ("core.fileMode", "true"), *gitrepo.NO_BACKGROUND):
             _git(git_dir, "config", key, value)
         # The tarball's own .gitignore starts with `/*`: everything would be ignored without -f.
         _git(git_dir, "add", "--force", "--all", ".", work_tree=tree)
         _git(git_dir, "commit", "--quiet", "--no-verify", "-m", f"{tarball.name} as released", work_tree=tree)
         commit = _git(git_dir, "rev-parse", "HEAD")
+        _git(git_dir, "gc", "--quiet")  # packed here, in the foreground, before anything is measured
         (git_dir / _STAMP).write_text(json.dumps({"source": stamp, "commit": commit}, indent=1) + "\n")
         if dest.exists():
             shutil.rmtree(dest)

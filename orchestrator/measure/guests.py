@@ -42,6 +42,11 @@ class PoolSession:
         self.host_state, self.phases = guest.host_state, guest.phases  # stored with the boot (judge.boot_facts)
         self.accel, self.host_cpu = guest.accel, host_cpu(guest.domain)  # stored with the boot, for the report
 
+    @property
+    def load(self) -> Any:
+        """The whole boot's load on its host CPUs (backends/quiet.py BootLoad), once the guest ended."""
+        return self.guest.load
+
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         target = self.guest if nice is None else NicedGuest(self.guest, nice)
         result = runner.run(target, self.workload, self.params if params is None else params, self.guest.accel,

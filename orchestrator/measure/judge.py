@@ -60,17 +60,22 @@ class CampaignStore(Protocol):
                  facts: Any = None) -> None: ...
     def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Any, raw: Any) -> int: ...
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
-                     legacy: bool = True) -> dict[str, list[Boot]]: ...
+                     legacy: bool = True, runs_per_boot: int | None = None) -> dict[str, list[Boot]]: ...
     def add_decision(self, campaign_id: int, d: Decided) -> None: ...
     def decisions(self, campaign_id: int) -> list[Decided]: ...
 
 
-def boot_facts(session: Any) -> dict[str, Any]:
+def boot_facts(session: Any, whole: bool = False) -> dict[str, Any]:
     """What a guest's session tells of its host and its boot (LibvirtProvider: host_state, phases;
-    PoolSession: the accelerator and the host's CPU model, "" when a session does not say)."""
+    PoolSession: the accelerator and the host's CPU model, "" when a session does not say; once
+    the guest ended, `whole`: its load over the whole boot)."""
     state = getattr(session, "host_state", None)
-    return {"host_state": state.to_dict() if state is not None else None, "phases": dict(getattr(session, "phases", {})),
-            "accel": str(getattr(session, "accel", "") or ""), "host_cpu": str(getattr(session, "host_cpu", "") or "")}
+    facts = {"host_state": state.to_dict() if state is not None else None, "phases": dict(getattr(session, "phases", {})),
+             "accel": str(getattr(session, "accel", "") or ""), "host_cpu": str(getattr(session, "host_cpu", "") or "")}
+    if whole:
+        load = getattr(session, "load", None)
+        facts.update(whole=True, load=load.to_dict() if load is not None else None)
+    return facts
 
 
 class Judge:
@@ -137,14 +142,15 @@ class Judge:
                 return {}
             if self._cache is None:
                 moved = any(d.role is Role.HOST for d in self.store.decisions(self.campaign_id))
-                self._cache = self.store.boot_samples(self.campaign_id, self.metric, self.on, legacy=not moved)
+                self._cache = self.store.boot_samples(self.campaign_id, self.metric, self.on, legacy=not moved,
+                                                      runs_per_boot=self.runs_per_boot)
             return self._cache
 
     def evidence(self) -> dict[str, list[Boot]]:
         """A snapshot of `boots` without the stray ones (stats.stray_boots): what every decision
         rests on."""
-        with self._lock:
-            boots = {key: list(bs) for key, bs in self.boots().items()}
+        with self._lock:  # only whole boots: one in flight, or cut short, is no evidence
+            boots = {key: [b for b in bs if len(b.runs) >= self.runs_per_boot] for key, bs in self.boots().items()}
         stray = stray_boots(boots)
         if not stray:
             return boots
@@ -235,6 +241,8 @@ class Judge:
                 self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
                                     facts=boot_facts(session))
                 yield boot_id, session
+            self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
+                                facts=boot_facts(session, whole=True))
         except KernelFault as exc:  # the guest did not boot (or, for a comparison, the workload failed in it)
             if isinstance(exc, BootFailed) or self.builder is None:
                 self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
@@ -263,6 +271,9 @@ class Judge:
                 with self._lock:
                     self.store.add_run(self.campaign_id, boot_id, key, values, result.to_json())
                     self._add(key, boot_id, i == 0, float(values[self.metric]), busy)
+        with self._lock:  # the boot's whole load is stored now: its boots read again with it
+            self._cache, self._seq_of = None, {}
+            self.boots()
 
     def interleave(self, keys: list[str], need: int, since: int = 0) -> None:
         """Boots until every key has `need` (counting its boots from boot `since` on), one boot

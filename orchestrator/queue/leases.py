@@ -2,13 +2,15 @@
 share one store never put two guests on the same host CPUs (the pool's SlotLeases backend,
 orchestrator/hosts/pool.py).
 
-A lease is one row per host CPU the slot pins (`cpu<N>`; a slot that pins none: `slot<N>`)
-of the machine (cpulocks.machine_key: SSH host and port, or the libvirt URI), keyed by
+A lease is one row per host CPU the slot uses (cpulocks.units: `cpu<N>`; an unpinned slot of a
+remote host: `slot<N>`; a kernel build's CPUs of this machine are a slot too, numbered -1 and
+named `build`: orchestrator/hosts/buildcpus.py) of the machine (cpulocks.machine_key: SSH host and port, or the libvirt URI), keyed by
 (machine, unit): two pools cannot both insert a row, and overlapping CPU sets exclude each
 other. Each row names its owner (this pool) and expires `ttl_s` after its last renewal; a
 thread of the pool renews them every ttl/3. A controller that dies (SIGKILL, power) stops
 renewing, and its slots are free again once its rows expire. A pool that waits says so in
-slot_waits (renewed the same way); a free slot goes to the waiters in orchestrator/queue/
+slot_waits (renewed the same way) until its wait ends (a wait over several slots or machines keeps
+its place); a free slot goes to the waiters in orchestrator/queue/
 fair.py's order. Before each wait the pool asks whether its campaign is to stop (cancelled,
 its lock taken over by another worker, its worker stopping): then the wait raises
 CampaignStopped, between two boots, and no guest of it is left.
@@ -29,7 +31,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from orchestrator.errors import UserError
-from orchestrator.hosts.cpulocks import machine_key
+from orchestrator.hosts.cpulocks import machine_key, units
 from orchestrator.hosts.lab import Host, Lab, Slot
 from orchestrator.queue.fair import Waiter, may_take
 from orchestrator.queue.rows import CANCELLED, now
@@ -58,10 +60,6 @@ def lease_ttl() -> float:
         raise UserError(f"VMBISECT_LEASE_TTL_S: {raw!r} is not a number of seconds") from None
 
 
-def units(slot: Slot) -> list[str]:
-    return [f"cpu{c}" for c in sorted(set(slot.cpus))] if slot.cpus else [f"slot{slot.index}"]
-
-
 def register_slots(store: Store, lab: Lab) -> None:
     """The lab's slots in lab_slots (the dashboard lists them, leased or not). Two workers
     registering the same new slot at once: one inserts it, the other updates it after."""
@@ -69,7 +67,7 @@ def register_slots(store: Store, lab: Lab) -> None:
         try:
             with store.session() as s, s.begin():
                 for host in lab.hosts:
-                    for slot in host.slots:
+                    for slot in (sl for sl in host.slots if sl.index >= 0):  # a build's lease is no slot
                         s.merge(LabSlotRow(machine=machine_key(host), slot=slot.index, host=host.name,
                                            cpus=",".join(map(str, slot.cpus))))
             return
@@ -137,7 +135,7 @@ class DbLeases:
         self._waiting = True
 
     def take(self, host: Host, slot: Slot) -> Held | None:
-        machine, mine = machine_key(host), units(slot)
+        machine, mine = machine_key(host), units(host, slot)
         at = now()
         try:
             with self.store.session() as s, s.begin():
@@ -149,10 +147,8 @@ class DbLeases:
                                        cpus=",".join(map(str, slot.cpus)), campaign_id=self.campaign_id,
                                        owner=self.owner, expires=self._expiry(at)) for u in mine)
                 s.flush()
-                s.execute(delete(SlotWaitRow).where(SlotWaitRow.owner == self.owner))
         except IntegrityError:  # another pool inserted one of those units first
             return None
-        self._waiting = False
         local = None
         if self.local is not None:
             local = self.local.take(host, slot)
@@ -167,6 +163,8 @@ class DbLeases:
             self.local.give(held.local)
 
     def served(self) -> None:
+        if self.local is not None:
+            self.local.served()
         if self._waiting:
             with self.store.session() as s, s.begin():
                 s.execute(delete(SlotWaitRow).where(SlotWaitRow.owner == self.owner))
@@ -201,7 +199,7 @@ class DbLeases:
         """Whether this pool's turn has come for one of the machine's free slots."""
         held = set(s.scalars(select(SlotLeaseRow.unit).where(SlotLeaseRow.machine == machine,
                                                              SlotLeaseRow.expires > at)))
-        free = sum(1 for slot in host.slots if not held & set(units(slot)))
+        free = sum(1 for slot in host.slots if not held & set(units(host, slot)))
         waits = [Waiter(w.owner, w.priority, w.submitted, w.since)
                  for w in s.scalars(select(SlotWaitRow).where(SlotWaitRow.expires > at))
                  if machine in w.machines.split("\n")]

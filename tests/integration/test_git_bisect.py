@@ -192,3 +192,14 @@ def test_the_clone_of_a_repository_that_borrows_objects_owns_them_and_is_kept_at
     assert not (gb.repo / "objects" / "info" / "alternates").exists()
     gb.prepare()
     assert notes == []
+
+
+def test_the_bisect_clone_has_gc_and_maintenance_off_even_when_an_older_clone_had_them_on(tmp_path):
+    repo = linear(tmp_path / "u", 4)
+    gb = GitBisect(repo.path, tmp_path / "w")
+    gb.prepare()
+    assert git(gb.repo, "config", "gc.auto").stdout.strip() == "0"
+    assert git(gb.repo, "config", "maintenance.auto").stdout.strip() == "false"
+    git(gb.repo, "config", "--unset", "gc.auto")  # a clone an older vmbisect made
+    gb.prepare()
+    assert git(gb.repo, "config", "gc.auto").stdout.strip() == "0"

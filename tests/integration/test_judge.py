@@ -7,7 +7,9 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from orchestrator.backends.quiet import HostState
+import pytest
+
+from orchestrator.backends.quiet import BootLoad, HostState
 from orchestrator.measure.judge import Judge
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
@@ -97,3 +99,43 @@ def test_a_busy_boot_that_strays_is_kept_in_the_store_and_left_out_of_the_eviden
 def test_a_busy_boot_within_the_noise_stays_evidence(tmp_path):
     _, _, judge = judged(tmp_path, busy_boot=4, factor=1.0)
     assert len(judge.evidence()["a" * 40]) == len(judge.boots()["a" * 40]) == 5
+
+
+class OneOverlappedBoot(FakeMeasurer):
+    """The `overlapped`-th guest has other work on its CPUs for a third of its time, reading as
+    usual: the load the provider measures when the guest ends."""
+
+    def __init__(self, overlapped: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.overlapped = overlapped
+
+    @contextmanager
+    def boot(self, kernel: Any, append: str | None = None) -> Iterator[FakeSession]:
+        with super().boot(kernel, append) as session:
+            outside = 40.0 if self.boots == self.overlapped else 0.5
+            yield session
+            session.load = BootLoad(60.0, 2, 110.0, outside)  # type: ignore[attr-defined]
+
+
+def test_a_boot_other_work_overlapped_is_stored_with_its_load_and_left_out_whatever_it_read(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("overlap", {})
+    measurer = OneOverlappedBoot(3, value_of=lambda commit: 100.0 if commit == "a" * 40 else 80.0, between=0.02)
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 2)
+    judge.interleave(["a" * 40, "b" * 40], 4)
+    facts = [b.facts for b in store.boots(cid)]
+    assert all(f["whole"] for f in facts) and facts[2]["load"]["taken"] == 0.3333
+    assert len(judge.boots()["b" * 40]) == 5 and len(judge.evidence()["b" * 40]) == 4  # booted once more
+
+
+def test_a_boot_cut_by_a_killed_controller_is_not_counted_and_its_commit_gets_a_fresh_boot(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("cut", {})
+    killed = FakeMeasurer(value_of=lambda commit: 100.0, crash_after=5)  # the 3rd boot's 2nd run never comes
+    with pytest.raises(KeyboardInterrupt):
+        Judge(cid, store, FakeBuilder(), killed, "iops", 2).interleave(["a" * 40], 4)
+    assert [len(list(r for r in store.runs(cid) if r.boot_id == b.id)) for b in store.boots(cid)] == [2, 2, 1]
+    resumed = Judge(cid, store, FakeBuilder(), FakeMeasurer(value_of=lambda commit: 100.0), "iops", 2)
+    assert len(resumed.evidence()["a" * 40]) == 2, "the cut boot is no boot"
+    resumed.interleave(["a" * 40], 4)
+    assert len(store.boots(cid)) == 5 and [len(b.runs) for b in resumed.evidence()["a" * 40]] == [2, 2, 2, 2]

@@ -173,3 +173,9 @@ def _gone_within(stat: Path, seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_the_builders_clone_has_gc_and_maintenance_off(repo, builder, tmp_path):
+    builder.build(repo, "main", parse_recipe([fragment(tmp_path, "CONFIG_PRINTK=y\n")]))
+    (clone,) = (tmp_path / "kbuild").glob("*/src")
+    assert git(clone, "config", "gc.auto") == "0" and git(clone, "config", "maintenance.auto") == "false"

@@ -50,3 +50,11 @@ def test_commit_hash_is_the_same_on_every_run_and_a_second_call_reuses_the_repos
 def test_missing_tarball_is_a_user_error_naming_the_setup_step(tmp_path):
     with pytest.raises(UserError, match="make setup installs linux-source-6.1"):
         ensure_linux_source_repo(tmp_path / "none.tar.xz", tmp_path / "r.git")
+
+
+def test_the_repository_is_packed_when_made_and_never_starts_gc_or_maintenance_itself(tmp_path):
+    repo = ensure_linux_source_repo(make_tarball(tmp_path), tmp_path / "repo.git")
+    config = {key: subprocess.run(["git", "--git-dir", str(repo.path), "config", key], capture_output=True,
+                                  text=True).stdout.strip() for key in ("gc.auto", "maintenance.auto")}
+    assert config == {"gc.auto": "0", "maintenance.auto": "false"}
+    assert not list((repo.path / "objects").glob("??/*")), "loose objects left to a background gc"

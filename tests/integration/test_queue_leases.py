@@ -184,3 +184,34 @@ def test_a_cancelled_campaign_s_pool_is_refused_its_next_slot_and_holds_none(pos
         p.acquire()
     assert all(s.owner is None for s in lab_state(store).slots if s.host == "cancelled")
     p.close()
+
+
+def test_a_build_leases_its_cpus_in_the_store_and_gets_them_before_the_guest_that_had_them(url, tmp_path):
+    from orchestrator.hosts.buildcpus import BuildCpus
+
+    store = Store(url)
+    lab = load_lab(lab_file(tmp_path / "lab.yaml", slots=1, host="buildhost"))
+    guests = pool(store, lab, queued(store))
+    leases = DbLeases(store, queued(store), ttl_s=5.0)
+    leases.poll_s = 0.05
+    builds = BuildCpus(lab, leases)
+    first = guests.acquire()
+    order: list[str] = []
+
+    def build() -> None:
+        with builds.hold():
+            order.append("build")
+            assert {s.host for s in lab_state(store).slots if s.owner is not None} == {"build"}
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    time.sleep(0.5)  # the build waits for the guest's CPU
+    assert order == []
+    guests.release(first)
+    again = guests.acquire(timeout_s=10)  # the guest's campaign asks again at once, after its boot
+    order.append("guest")
+    guests.release(again)
+    builder.join(10)
+    assert order == ["build", "guest"]
+    guests.close()
+    leases.close()

@@ -144,6 +144,8 @@ def test_compare_on_the_ssh_host_keeps_every_run_there_and_says_so(launcher, dis
     assert [r.raw["variant"] for r in runs] == ["none", "dl", "dl", "none"]
     assert {r.raw["result"]["lab_host"] for r in runs} == {"sshhost"} and Store(store).campaign(1).kind == "compare"
     assert all(r.raw["result"]["metrics"]["read_iops"]["value"] > 0 for r in runs)
+    loads = [b.facts["load"] for b in Store(store).boots(1)]  # read over SSH for the whole boot
+    assert loads and all(load["qemu_s"] > 0 and load["seconds"] > 0 for load in loads)
     assert main(["report", "1", "--format", "md", "--store", store]) == 0
     assert "measured on lab host sshhost" in capsys.readouterr().out
     assert local_domains(os.getpid()) == []

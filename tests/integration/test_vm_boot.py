@@ -128,3 +128,19 @@ def test_cleanup_removes_domains_whose_controller_died(launcher, distro, tmp_pat
     assert name in our_domains(launcher, gone.pid)
     removed = launcher.provider.cleanup_leftovers()
     assert name in removed and our_domains(launcher, gone.pid) == []
+
+
+def test_a_busy_loop_on_the_guests_cpu_is_measured_as_work_outside_its_qemu_for_the_whole_boot(launcher, distro):
+    loop = subprocess.Popen(["taskset", "--cpu-list", "0", "sh", "-c", "while :; do :; done"])
+    try:
+        with boot(launcher, distro, VmSpec(vcpus=1, pinning=("0",))) as guest:
+            guest.exec(["sleep", "2"])
+        ticks = open(f"/proc/{loop.pid}/stat").read().rpartition(")")[2].split()
+    finally:
+        loop.kill()
+        loop.wait()
+    load = guest.load
+    looped_s = (int(ticks[11]) + int(ticks[12])) / 100  # the loop's whole life, a little longer than the boot
+    assert load is not None and load.cpus == 1 and load.qemu_s > 0
+    assert load.outside_s >= 0.5 * min(looped_s, load.seconds), "the loop beside the guest was not seen"
+    assert load.taken >= 0.25 and load.niced_s <= load.outside_s

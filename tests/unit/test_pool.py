@@ -1,7 +1,9 @@
 """The guest pool's slot bookkeeping and host-failure rules, with a fake launcher (the real one
 is driven over SSH in tests/integration/test_remote_host.py)."""
 
+import os
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -249,3 +251,67 @@ def test_a_killed_controller_leaves_no_lease_behind(tmp_path):
         assert pool.acquire("b", timeout_s=3).host.name == "b"
     finally:
         proc.kill()
+
+
+def test_cpus_given_back_go_to_the_controller_that_waited_not_back_to_the_one_that_had_them(tmp_path):
+    first, second = locked_pool(tmp_path), locked_pool(tmp_path)
+    held = first.acquire("b")
+    with pytest.raises(InfraError, match="no free slot"):
+        second.acquire("b", timeout_s=0.3)
+    done: list[str] = []
+
+    def waiter():
+        lease = second.acquire("b", timeout_s=10)
+        done.append("second")
+        second.release(lease)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.3)  # the second controller waits, keeping the machine's turn
+    first.release(held)
+    again = first.acquire("b", timeout_s=10)  # asks again at once, after its boot
+    done.append("first")
+    first.release(again)
+    thread.join(10)
+    assert done == ["second", "first"]
+
+
+def test_an_unpinned_slot_of_this_machine_leases_all_its_cpus_and_a_remote_one_its_slot():
+    from orchestrator.hosts.cpulocks import units
+
+    lab = parse_lab({"hosts": [{"name": "here"}, {"name": "far", "ssh": "root@far", "key": "/k"}]})
+    here, far = lab.hosts
+    assert units(here, here.slots[0]) == [f"cpu{c}" for c in range(os.cpu_count() or 1)]
+    assert units(far, far.slots[0]) == ["slot0"]
+
+
+def test_a_build_waits_for_a_guest_on_its_cpus_and_a_guest_for_a_build(tmp_path):
+    from orchestrator.hosts.buildcpus import BuildCpus
+    from orchestrator.hosts.cpulocks import CpuLocks
+
+    lab = parse_lab({"hosts": [{"name": "here"}]})
+    guests, builds = locked_pool(tmp_path, lab), BuildCpus(lab, CpuLocks(tmp_path))
+    builds.locks.poll_s = 0.05
+    lease = guests.acquire()
+    waited: list[bool] = []
+    released = threading.Timer(0.5, lambda: guests.release(lease))
+    released.start()
+    started = time.monotonic()
+    with builds.hold(lambda: waited.append(True)) as cpus:
+        assert time.monotonic() - started >= 0.4 and waited == [True]
+        assert cpus == tuple(range(os.cpu_count() or 1))
+        with pytest.raises(InfraError, match="no free slot"):
+            guests.acquire(timeout_s=0.3)
+    assert guests.acquire(timeout_s=0.3).host.name == "here"
+
+
+def test_a_build_on_the_labs_build_cpus_never_waits_for_a_guest_of_the_labs_slots(tmp_path):
+    from orchestrator.hosts.buildcpus import BuildCpus
+    from orchestrator.hosts.cpulocks import CpuLocks
+    from orchestrator.hosts.lab import Host, Lab, Slot
+
+    lab = Lab((Host("here", "qemu:///system", (Slot(0, (0,)),)),), build_cpus=(1,))
+    guests, builds = locked_pool(tmp_path, lab), BuildCpus(lab, CpuLocks(tmp_path))
+    guests.acquire()
+    with builds.hold(lambda: pytest.fail("the build waited")) as cpus:
+        assert cpus == (1,)

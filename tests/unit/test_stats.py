@@ -7,6 +7,7 @@ import pytest
 
 from orchestrator.stats import (
     Boot,
+    Stray,
     boots_needed,
     compare_boots,
     compare_pooled,
@@ -136,21 +137,48 @@ def _boots(start: int, *values: float, busy: set[int] = frozenset()) -> list[Boo
 
 def test_a_busy_boot_far_below_its_commits_other_boots_is_stray():
     groups = {"good": _boots(0, 100, 102, 98, 101, 55, busy={4}), "bad": _boots(5, 80, 79, 81, 82)}
-    assert stray_boots(groups) == {4}
+    assert stray_boots(groups) == {4: Stray.STRAYED}
 
 
 def test_a_boot_that_strays_on_a_quiet_host_is_still_evidence():
     groups = {"good": _boots(0, 100, 102, 98, 101, 55), "bad": _boots(5, 80, 79, 81, 82)}
-    assert stray_boots(groups) == set()
+    assert stray_boots(groups) == {}
 
 
 def test_a_busy_boot_within_the_noise_is_kept():
     groups = {"good": _boots(0, 100, 102, 98, 101, 97, busy={4}), "bad": _boots(5, 80, 79, 81, 82, busy={5})}
-    assert stray_boots(groups) == set()
+    assert stray_boots(groups) == {}
 
 
 def test_nothing_is_stray_without_a_noise_estimate():
-    assert stray_boots({"good": _boots(0, 100, 50, busy={1})}) == set()
+    assert stray_boots({"good": _boots(0, 100, 50, busy={1})}) == {}
+
+
+def test_a_boot_whose_cpus_other_work_took_a_quarter_of_is_left_out_whatever_its_value():
+    good = _boots(0, 100, 102, 98, 101)
+    good.append(Boot(4, (99.0,), taken=0.30))
+    groups = {"good": good, "bad": _boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups) == {4: Stray.OVERLAPPED}
+    good[4] = Boot(4, (99.0,), taken=0.20)  # suspect only, and within the noise: evidence
+    assert stray_boots(groups) == {}
+
+
+def test_other_work_every_boot_shared_leaves_no_boot_out():
+    groups = {"good": [Boot(i, (100.0 + i,), taken=0.5) for i in range(4)],
+              "bad": [Boot(4 + i, (80.0 + i,), taken=0.52) for i in range(4)]}
+    assert stray_boots(groups) == {}
+    groups["bad"][0] = Boot(4, (80.0,), taken=0.8)  # one boot had far more beside it than the others
+    assert stray_boots(groups) == {4: Stray.OVERLAPPED}
+
+
+def test_a_guest_far_slower_than_the_others_to_reach_its_agent_makes_a_far_boot_stray():
+    def boots(start: int, *values: float, slow: int = -1) -> list[Boot]:
+        return [Boot(start + i, (v,), to_agent_s=10.3 if start + i == slow else 2.8) for i, v in enumerate(values)]
+
+    groups = {"good": boots(0, 100, 102, 98, 101, 55, slow=4), "bad": boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups) == {4: Stray.STRAYED}
+    groups = {"good": boots(0, 100, 102, 98, 101, 55), "bad": boots(5, 80, 79, 81, 82)}
+    assert stray_boots(groups) == {}, "a far boot that reached its agent in the usual time is evidence"
 
 
 def test_a_pair_on_the_campaigns_pooled_noise_sees_on_3_3_boots_a_change_welch_cannot() -> None:
