@@ -215,9 +215,12 @@ def _yaml_line(line: str, width: int = WIDTH - 4) -> list[str]:
 
 def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
     """The store's account of campaign `campaign_id` for a rerun of `commits` (role -> sha)."""
-    from orchestrator.kinds.table import stored
+    import json
 
-    spec: Any = stored(store.campaign(campaign_id))
+    from orchestrator.campaign import parse_campaign
+
+    file = json.loads(store.campaign(campaign_id).spec or "{}")  # a bisection keeps its campaign file's mapping
+    campaign = parse_campaign(file)
     wanted = set(commits.values())
     runs: dict[str, Mapping[str, Any]] = {}
     for row in store.runs(campaign_id):
@@ -233,7 +236,7 @@ def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
             if text:
                 configs[b.commit] = text
     boots = [b for b in store.boots(campaign_id) if b.status == "ok"]
-    return Facts(spec.to_dict(), spec.campaign, dict(commits), runs, configs,
+    return Facts(dict(file), campaign, dict(commits), runs, configs,
                  tuple(str(b.facts.get("accel")) for b in boots if (b.facts or {}).get("accel")),
                  tuple(str(b.facts.get("host_cpu")) for b in boots if (b.facts or {}).get("host_cpu")))
 

@@ -23,7 +23,7 @@ from orchestrator.hosts.cpulocks import this_machines_cpus
 from orchestrator.hosts.lab import LOCAL_URI, Host, Lab, Slot
 
 if TYPE_CHECKING:
-    from orchestrator.hosts.pool import SlotLeases
+    from orchestrator.hosts.leasing import SlotLeases
 
 # The slot number a build's lease carries (a lab's slots count from 0).
 BUILD_SLOT = -1

@@ -36,13 +36,14 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator
 
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import HostFailed, InfraError, UserError
 from orchestrator.hosts.buildcpus import BuildCpus
 from orchestrator.hosts.lab import Host, Lab, Slot
+from orchestrator.hosts.leasing import FOREIGN_POLL_S, SlotLeases
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec
 
@@ -60,34 +61,6 @@ class HostStatus:
     reason: str
     slots: int
     busy: int
-
-
-# How often a pool waiting for a slot another controller holds looks again.
-FOREIGN_POLL_S = 1.0
-
-
-class SlotLeases(Protocol):
-    """Leases of slots against other controller processes (see the module's docstring).
-
-    waiting(hosts)   the pool looks for a slot of these hosts now (called before each look);
-                     may raise to end the wait (a UserError: the campaign is to stop)
-    take(host, slot) what holds the slot (give it back with `give`), or None: another
-                     controller's guest is on its CPUs, or another campaign's turn comes first
-    served()         the wait ended (a slot taken, or acquire gave up)
-    close()          every lease given back; the pool is closed
-    """
-
-    poll_s: float
-
-    def waiting(self, hosts: Sequence[Host]) -> None: ...
-
-    def take(self, host: Host, slot: Slot) -> Any | None: ...
-
-    def give(self, held: Any) -> None: ...
-
-    def served(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class GuestPool:

@@ -38,7 +38,7 @@ from orchestrator.queue.rows import CANCELLED, now
 from orchestrator.store import CampaignRow, LabSlotRow, Owner, QueueRow, SlotLeaseRow, SlotWaitRow
 
 if TYPE_CHECKING:
-    from orchestrator.hosts.pool import SlotLeases
+    from orchestrator.hosts.leasing import SlotLeases
     from orchestrator.store import Store
 
 DEFAULT_TTL_S = 30.0
