@@ -28,6 +28,7 @@ from orchestrator.kbuild.source import (
     default_repo_path,
     ensure_linux_source_repo,
 )
+from orchestrator.wiring import machine_build_lease
 
 STATE = Path(os.environ.get("VMBISECT_BENCH_DIR", Path.home() / ".cache" / "vmbisect-bench" / "kbuild"))
 
@@ -73,7 +74,7 @@ def main() -> int:
     header = commit_change(repo, driver, "include/linux/kernel.h",
                            "extern int vmbisect_bench_marker_decl;\n", "widely included header")
     recipe = parse_recipe(a.recipe)
-    builder = default_builder()
+    builder = default_builder(machine_build_lease())
     print(f"linux-source-6.1 ({base[:12]}), recipe {' + '.join(recipe.describe())}, -j{builder.jobs}, "
           f"ccache {'on' if builder.ccache_dir else 'off'} (emptied first), state in {STATE}", flush=True)
     rows: list[tuple[str, float, str]] = []

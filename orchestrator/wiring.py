@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from orchestrator.configbisect.sides import Sides
     from orchestrator.configbisect.spec import ConfigSpec
     from orchestrator.hosts.pool import GuestPool
+    from orchestrator.kbuild.builder import CpuLease
     from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.ports import KernelArtifact
     from orchestrator.setbisect.campaign import KernelChoice, SettingsCampaign
@@ -57,6 +58,16 @@ def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = No
     return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock))
 
 
+def machine_build_lease() -> "CpuLease":
+    """Every CPU of this machine, leased with the flock files as a guest's slot is: for builds
+    that have no guest pool (`vmbisect build`, a settings kernel outside a campaign)."""
+    from orchestrator.hosts.buildcpus import BuildCpus
+    from orchestrator.hosts.cpulocks import CpuLocks
+    from orchestrator.hosts.lab import local_lab
+
+    return BuildCpus(local_lab(), CpuLocks(paths.data_dir() / "cpus")).hold
+
+
 def last_host(store: Store, campaign_id: int, pinned: str | None) -> str | None:
     """The host a campaign measures on: the one of its last run (a resumed campaign goes on
     there), else the one it is pinned to (None: the first free one)."""
@@ -72,7 +83,7 @@ def bisection(campaign: Campaign, choice: WorkloadChoice, clone: Path | None, po
     from orchestrator.kbuild.builder import default_builder
 
     recipe = parse_recipe(list(campaign.kernel.config) + ([f"cc={campaign.kernel.cc}"] if campaign.kernel.cc else []))
-    kernels = Kernels(default_builder(note=say, lease=pool.builds.hold), campaign.repository, recipe,
+    kernels = Kernels(default_builder(pool.builds.hold, note=say), campaign.repository, recipe,
                       campaign.timeouts.build_s, clone)
     return kernels, _guests(campaign, choice, pool, host, campaign.host is not None)
 
@@ -114,7 +125,7 @@ def comparison(plan: ComparePlan, pool: "GuestPool", host: str | None = None) ->
 
     builder = recipe = None
     if any(v.commit for v in plan.variants):
-        builder = default_builder(progress=say, lease=pool.builds.hold)
+        builder = default_builder(pool.builds.hold, progress=say)
         recipe = parse_recipe(list(plan.recipe))
     kernels = VariantKernels(Kernels(builder, plan.repo, recipe))
     needs = plan.workload.kernel_needs_all(p.params for p in plan.points)
@@ -188,7 +199,7 @@ def settings_kernel(choice: "KernelChoice", pool: "GuestPool | None" = None) -> 
     if choice.stored is not None:
         return Kernels().stored(choice.stored, choice.modules)
     assert choice.commit is not None and choice.repository is not None
-    kernels = Kernels(default_builder(note=say, lease=pool.builds.hold if pool is not None else None),
+    kernels = Kernels(default_builder(pool.builds.hold if pool is not None else machine_build_lease(), note=say),
                       choice.repository, parse_recipe(list(choice.config)))
     return kernels.build(choice.commit, choice.modules).kernel
 

@@ -39,7 +39,10 @@ def run(a: argparse.Namespace) -> int:
         if a.repo is None or a.commit is None:
             raise UserError("build: --repo and --commit are required (or --register BZIMAGE)")
         recipe = parse_recipe(a.config)
-        builder = default_builder(progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
+        from orchestrator.wiring import machine_build_lease
+
+        builder = default_builder(machine_build_lease(),
+                                  progress=lambda msg: print(f"vmbisect: {msg}", file=sys.stderr, flush=True))
         image = builder.build(a.repo, a.commit, recipe)
     print(f"image    {image.path}")
     print(f"sha256   {image.sha256}")

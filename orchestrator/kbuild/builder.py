@@ -1,6 +1,6 @@
 """Build a kernel at a commit: (repository, commit, recipe) -> a bzImage in the store.
 
-    builder = default_builder()
+    builder = default_builder(wiring.machine_build_lease())
     image = builder.build(Path("~/linux"), "v6.1", parse_recipe(["guest-base"]))
     image.path  # .../kernels/<key>/bzImage
 
@@ -387,16 +387,10 @@ class KernelBuilder:
             return (scratch / ".config").read_text()
 
 
-def default_builder(progress: Callable[[str], None] = lambda _msg: None,
-                    note: Callable[[str], None] | None = None, lease: CpuLease | None = None) -> KernelBuilder:
-    """The builder of vmbisect's data directory. `lease`: a guest pool's (`pool.builds.hold`);
-    without one, builds lease every CPU of this machine with the flock leases, so `vmbisect
-    build` never compiles beside a measured guest of this machine either."""
-    if lease is None:
-        from orchestrator.hosts.buildcpus import BuildCpus
-        from orchestrator.hosts.cpulocks import CpuLocks
-        from orchestrator.hosts.lab import local_lab
-
-        lease = BuildCpus(local_lab(), CpuLocks(paths.data_dir() / "cpus")).hold
+def default_builder(lease: CpuLease, progress: Callable[[str], None] = lambda _msg: None,
+                    note: Callable[[str], None] | None = None) -> KernelBuilder:
+    """The builder of vmbisect's data directory, its builds on the CPUs `lease` holds (a guest
+    pool's `pool.builds.hold`, or orchestrator/wiring.py machine_build_lease: every CPU of this
+    machine, so `vmbisect build` never compiles beside a measured guest of this machine either)."""
     return KernelBuilder(KernelStore(), paths.data_dir() / "kbuild", paths.cache_dir() / "ccache",
                          progress=progress, note=note, lease=lease)

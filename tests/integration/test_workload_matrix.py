@@ -15,6 +15,7 @@ from orchestrator.kbuild.builder import default_builder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
 from orchestrator.vm.spec import DiskSpec, VmSpec
+from orchestrator.wiring import machine_build_lease
 from orchestrator.workloads import kneeds, runner
 from orchestrator.workloads.definition import load_all, resolve
 from tests.conftest import require
@@ -39,7 +40,7 @@ def built_kernel():
     """The default recipe at the linux-source-6.1 release (a build-cache hit after the first)."""
     require(DEBIAN_TARBALL.is_file(), f"{DEBIAN_TARBALL} missing (make setup installs linux-source-6.1)")
     source = ensure_linux_source_repo()
-    return default_builder().build(source.path, source.commit, parse_recipe([]))
+    return default_builder(machine_build_lease()).build(source.path, source.commit, parse_recipe([]))
 
 
 @pytest.mark.parametrize("tool", ["fio", "dbench", "netperf"])
