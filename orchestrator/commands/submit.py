@@ -41,6 +41,6 @@ def run(a: argparse.Namespace) -> int:
             raise UserError(f"{path}: {exc}{others}") from None
     store = Store(a.store)
     for name, spec in specs:
-        cid = submit(store, name, spec, a.priority)
+        cid = submit(store, name, spec.KIND, spec.to_dict(), a.priority)
         print(f"campaign {cid} ({name}, {spec.KIND}) queued, priority {a.priority}")
     return 0

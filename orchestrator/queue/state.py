@@ -5,7 +5,7 @@ two changes a person may make to the queue: cancel a campaign, put one back in t
     cancel(store, id)         a queued campaign never starts; a running one stops at its next
                               boot boundary (its worker's pool refuses the next slot: no VM left)
     requeue(store, id)        a paused, failed or cancelled campaign back in the queue
-    submit(store, name, spec, priority)   a new campaign, queued
+    submit(store, name, kind, spec, priority)   a new campaign, queued
 
 A campaign's state is the campaigns row's: queued (submitted, waiting for a worker), running,
 done, refused, failed, paused (the host's fault), cancelled.
@@ -14,8 +14,9 @@ done, refused, failed, paused (the host's fault), cancelled.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -25,7 +26,6 @@ from orchestrator.queue.rows import CANCELLED, QUEUED, RUNNING, beat_alive, now
 from orchestrator.store import CampaignRow, LabSlotRow, QueueRow, SlotLeaseRow, WorkerRow
 
 if TYPE_CHECKING:
-    from orchestrator.specs import CampaignSpec
     from orchestrator.store import Store
 
 CANCELLABLE = (QUEUED, RUNNING, "paused")
@@ -142,15 +142,16 @@ def requeue(store: Store, campaign_id: int) -> None:
     enqueue(store, campaign_id, priority)
 
 
-def submit(store: Store, name: str, spec: CampaignSpec, priority: int) -> int:
-    """A new campaign of the spec's kind in state queued, with its queue row, in one
-    transaction (a worker never sees half of it); handed to the workers. Its id."""
+def submit(store: Store, name: str, kind: str, spec: Mapping[str, Any], priority: int) -> int:
+    """A new campaign of `kind` (its typed spec wrote `spec`: orchestrator/kinds/table.py) in
+    state queued, with its queue row, in one transaction (a worker never sees half of it);
+    handed to the workers. Its id."""
     import json
 
     from orchestrator.queue.jobs import enqueue
 
     with store.session() as s, s.begin():
-        row = CampaignRow(name=name, kind=spec.KIND, spec=json.dumps(spec.to_dict(), default=str), state=QUEUED)
+        row = CampaignRow(name=name, kind=kind, spec=json.dumps(dict(spec), default=str), state=QUEUED)
         s.add(row)
         s.flush()
         s.add(QueueRow(campaign_id=row.id, priority=priority, submitted=now()))

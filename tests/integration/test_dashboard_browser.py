@@ -73,8 +73,10 @@ def test_the_dashboard_follows_a_queue_worker_in_a_real_browser(tmp_path, monkey
     url = f"sqlite:///{tmp_path / 'v.db'}"
     store = Store(url)
     repo, culprit = history(tmp_path / "repo")
-    cid = submit(store, "nightly <i>fio</i>", spec(repo), 5)
-    other = submit(store, "second", spec(history(tmp_path / "repo2")[0], "second"), 0)
+    first = spec(repo)
+    cid = submit(store, "nightly <i>fio</i>", first.KIND, first.to_dict(), 5)
+    second = spec(history(tmp_path / "repo2")[0], "second")
+    other = submit(store, "second", second.KIND, second.to_dict(), 0)
     lab = lab_file(tmp_path / "lab.yaml", slots=2)
     with serving(url, env) as (base, _lines):
         run = multiprocessing.get_context("fork").Process(
