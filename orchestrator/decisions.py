@@ -58,6 +58,37 @@ class Kind(StrEnum):
     APART = "apart"
 
 
+class PairVerdict(StrEnum):
+    """What a pair measurement (B against A on fresh interleaved boots, orchestrator/measure/
+    pairs.py) answered. A culprit against its parent, a verification, good + a set against good:
+    B is significantly worse (`confirmed`), a change as large as the one asked about is ruled out
+    (`not_seen`), neither (`cannot_tell`). A revert of a commit on a tip against the tip:
+    `restores` / `not_restored` / `no_apply` (the revert does not apply); bad against bad - a set:
+    `set_restores` / `set_not_restored`. The values are the stored strings."""
+
+    CONFIRMED = "confirmed"
+    NOT_SEEN = "not seen"
+    CANNOT_TELL = "cannot tell"
+    RESTORES = "revert restores the metric"
+    NOT_RESTORED = "revert does not restore the metric"
+    NO_APPLY = "revert does not apply"
+    SET_RESTORES = "restores"
+    SET_NOT_RESTORED = "does not restore"
+
+
+class Refusal(StrEnum):
+    """Why the endpoints' check is not clear (orchestrator/measure/endpoints.py): good is already
+    past the threshold, bad is not worse at all, bad is worse but short of the threshold, the two
+    do not differ significantly, the noise needs more boots per step than allowed. Stored as a
+    refused campaign's cause."""
+
+    GOOD_NOT_GOOD = "good_not_good"
+    BAD_NOT_BAD = "bad_not_bad"
+    SHORT_OF_THRESHOLD = "short_of_threshold"
+    NOT_SIGNIFICANT = "not_significant"
+    TOO_NOISY = "too_noisy"
+
+
 @dataclass(frozen=True)
 class Decided:
     """One stored decision. `verdict` is a Verdict's value for endpoints, steps and rechecks, the

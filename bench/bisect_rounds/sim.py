@@ -27,7 +27,6 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.bisect.posterior import Dag, llr_of
 from orchestrator.bisect.rounds import (
     NOMINATE,
@@ -46,6 +45,7 @@ from orchestrator.bisect.rounds import (
     visit,
 )
 from orchestrator.campaign import Threshold
+from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.measure.judge import REFRESH_AFTER  # the drift guard's, as the engine's
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds
 

@@ -44,14 +44,12 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from orchestrator.backends.gitlog import BisectState
-from orchestrator.bisect.decide import ERROR
-from orchestrator.bisect.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next
 from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Found, Lab, Search, latest
 from orchestrator.bisect.search import Host as LabHost
-from orchestrator.campaign import Campaign, Threshold
+from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.errors import (
     BootFailed,
@@ -61,10 +59,12 @@ from orchestrator.errors import (
     KernelFault,
     UserError,
 )
+from orchestrator.measure.decide import ERROR
+from orchestrator.measure.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next, too_noisy
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
-from orchestrator.stats import boots_needed, drift
+from orchestrator.stats import drift
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
 AHEAD_OUTCOMES = 2
@@ -367,7 +367,7 @@ class Engine:
             self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, str(exc)).to_dict())
             raise
         if not check.ok:
-            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
+            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
             raise CampaignRefused(f"campaign refused: {check.message}")
         return check
 
@@ -601,19 +601,3 @@ def answer_confidence(mass: float, confirmation: dict[str, Any], revert: dict[st
     odds = llr_of(mass) + confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
     return 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
 
-
-def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, max_boots: int,
-              error: float) -> EndpointCheck:
-    """A refusal at the endpoints' cap: when good and bad were not told apart and the noise
-    measured would need more than `max_boots` boots per step even for a change of the
-    threshold's size, that is the reason given (the boots needed), not the chance p-value."""
-    check = dataclasses.replace(check, ok=False)
-    noise = check.noise
-    if check.problem != "not_significant" or noise is None or threshold.kind != "relative" or not threshold.value:
-        return check
-    need = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, threshold.value, error)
-    if need <= max_boots:
-        return check
-    return dataclasses.replace(check, problem="too_noisy", boots_needed=need, message=(
-        f"the noise needs {need} boots per commit to decide a step of {threshold.describe()} ({check.message}), but "
-        f"max_boots_per_commit is {max_boots}"))

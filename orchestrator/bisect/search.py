@@ -33,7 +33,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol
 
-from orchestrator.bisect.decide import Decision, decide
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
 from orchestrator.bisect.rounds import (
     REVISIT_ERROR,
@@ -51,6 +50,7 @@ from orchestrator.bisect.rounds import (
 from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
+from orchestrator.measure.decide import Decision, decide
 from orchestrator.measure.judge import CampaignStore, Judge
 
 # Rounds of the search before it gives up on a posterior that does not settle (each round

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
-from orchestrator.bisect.endpoints import level
 from orchestrator.decisions import Kind, Role
+from orchestrator.measure.endpoints import level
 from orchestrator.render.page import page, table
 from orchestrator.report import boots_by_host
 from orchestrator.results import SetBisectResult, Stopped, read

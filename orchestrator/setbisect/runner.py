@@ -3,16 +3,16 @@ checks its endpoints, the search (search.py) asking the judge about candidates, 
 confirmed on fresh boots, the result stored.
 
 - Endpoints: good and bad booted interleaved until `check_endpoints` is clear (the sequential
-  rule of orchestrator/bisect/endpoints.py); refused when they do not differ, do not differ by
+  rule of orchestrator/measure/endpoints.py); refused when they do not differ, do not differ by
   the threshold, or the noise is too large for the boots allowed; failed when a side does not
   build, boot or take its settings.
 - Candidates: each one booted (A B B A with the references, which are booted again as other
   candidates' boots pass) until the sequential test of commit bisection (stats.step_odds,
-  bisect/decide.py) says good or bad; a candidate that cannot be built, booted or set, or that
+  measure/decide.py) says good or bad; a candidate that cannot be built, booted or set, or that
   stays ambiguous at the cap of boots, is a skip (the search goes on as if it stayed); one whose
   kernel and settings are the same as another judged one carries that verdict without a boot.
 - Confirmation, on boots taken after the search (the analogue of commit bisection's
-  confirmation and revert): good + set against good must be worse (bisect/verify.py's judge,
+  confirmation and revert): good + set against good must be worse (measure/pairs.py's answer_pair,
   the same test as `vmbisect verify`), and bad - set against bad must be better.
 
 Every boot, run and decision is stored as it happens; a resumed campaign replays the search from
@@ -32,12 +32,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from orchestrator.bisect.decide import ERROR, Decision, decide
-from orchestrator.bisect.endpoints import EndpointCheck, Next, Threshold, check_endpoints, endpoints_next, level
-from orchestrator.bisect.verify import judge as judge_pair
-from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.decisions import Decided, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
+from orchestrator.measure.decide import ERROR, Decision, decide
+from orchestrator.measure.endpoints import (
+    EndpointCheck,
+    Next,
+    Threshold,
+    check_endpoints,
+    endpoints_next,
+    level,
+    too_noisy,
+)
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.pairs import answer_pair
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
@@ -48,6 +56,9 @@ from orchestrator.stats import Boot, components, relative_change, reps_to_detect
 
 # The endpoint check stops at this many times max_boots a side (commit bisection's cap).
 REFERENCE_BOOTS = 2
+# The revert pair (bad against bad - set) in the revert's words: bad worse than bad - set means
+# taking the set out restores the metric.
+SET_REVERT = {PairVerdict.CONFIRMED: PairVerdict.SET_RESTORES, PairVerdict.NOT_SEEN: PairVerdict.SET_NOT_RESTORED}
 
 
 class SetRefused(UserError):
@@ -210,7 +221,7 @@ class SetBisection:
         if taken_out != named:
             revert = {**revert, "units": ", ".join(sorted(taken_out))}
         result = self._result(campaign_id, found, confirmation, revert)
-        rest = self._rest(without, good, bad) if revert["verdict"] == "restores" else ""
+        rest = self._rest(without, good, bad) if revert["verdict"] is PairVerdict.SET_RESTORES else ""
         if rest:
             result = dataclasses.replace(result, notes=(*result.notes, rest))
         self.store.set_state(campaign_id, "done", result.to_dict())
@@ -263,8 +274,9 @@ class SetBisection:
             if step is Next.START:
                 return check
             if step is Next.REFUSE:
+                check = too_noisy(check, r.threshold, r.runs_per_boot, r.max_boots, r.error)
                 self.store.set_state(campaign_id, "refused",
-                                     Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
+                                     Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
                 raise SetRefused(f"set bisection refused: {check.message}")
             need += 1
 
@@ -381,36 +393,36 @@ class SetBisection:
         return since
 
     def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, str]:
-        """`other` against `base` on fresh boots: confirmed when `other` is worse (bisect/verify.py's
+        """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
         against bad - set (the set taken out restores the metric)."""
         subject = other if role is Role.CONFIRM else base
         done = next((d for d in self.store.decisions(campaign_id)
                      if d.role is role and d.commit == subject and d.kind is not Kind.MEASURING), None)
         if done is not None:
-            return {"verdict": done.verdict, "text": done.reason}
+            return {"verdict": PairVerdict(done.verdict), "text": done.reason}
         since = self._since(campaign_id, role, subject)
         self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
         try:
             self.judge.interleave([base, other], self._pair_boots(good, bad), since)
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
-            self.store.add_decision(campaign_id, Decided(subject, role, "cannot tell", text, 0.0, 0, _fault(exc)))
-            return {"verdict": "cannot tell", "text": text}
+            self.store.add_decision(campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
+                                                         _fault(exc)))
+            return {"verdict": PairVerdict.CANNOT_TELL, "text": text}
         boots = self.judge.evidence()
         fresh: list[list[Boot]] = [[b for b in boots.get(x, []) if b.seq >= since] for x in (base, other)]
         r = self.rules
         threshold = r.relative(level(boots[good]))
-        answer = judge_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
-        verdict = answer.verdict if role is Role.CONFIRM else {"confirmed": "restores", "not seen": "does not restore"}.get(
-            answer.verdict, answer.verdict)
+        answer = answer_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
+        verdict = answer.verdict if role is Role.CONFIRM else SET_REVERT.get(answer.verdict, answer.verdict)
         names = label(self.candidates.applied[other if role is Role.CONFIRM else base], self.names)
         change = answer.test.describe() if answer.test else "too few boots"
         text = (f"{verdict}: {names} against good {change}" if role is Role.CONFIRM else
                 f"{verdict}: {names} against bad {_flip(answer)}")
         p = answer.test.p if answer.test else 1.0
         self.store.add_decision(campaign_id, Decided(subject, role, verdict, text,
-                                                     1 - p if answer.verdict == "confirmed" else p,
+                                                     1 - p if answer.verdict is PairVerdict.CONFIRMED else p,
                                                      sum(len(b.runs) for bs in fresh for b in bs)))
         return {"verdict": verdict, "text": text}
 
@@ -425,7 +437,7 @@ class SetBisection:
         if found.unknown:
             notes.append(f"{len(found.unknown)} candidate(s) could not be judged (skipped): "
                          + "; ".join(label(s, self.names) for s in found.unknown))
-        if confirmation["verdict"] != "confirmed" or revert["verdict"] != "restores":
+        if confirmation["verdict"] is not PairVerdict.CONFIRMED or revert["verdict"] is not PairVerdict.SET_RESTORES:
             notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
                          "answer (a pair gets boots_per_commit boots a side, more when the endpoints' boot noise "
                          "asks for them, max_boots_per_commit at most: raise boots_per_commit for more)")

@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.bisect.posterior import NOISELESS, Dag, Kind, llr_of
 from orchestrator.bisect.rounds import (
     EARLY_P,
@@ -26,6 +25,7 @@ from orchestrator.bisect.rounds import (
     visit,
 )
 from orchestrator.campaign import Threshold
+from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.stats import Boot, StepOdds, TwoSample
 
 SEQ = iter(range(10**6))
