@@ -22,6 +22,10 @@ class Verdict(StrEnum):
     MORE = "more"
 
 
+# The verdicts a step or candidate is judged by (a skip is none).
+JUDGED = (Verdict.GOOD, Verdict.BAD)
+
+
 class Role(StrEnum):
     """good / bad: the endpoints' check; step: a bisection step; recheck: a step re-examined;
     confirm / revert: the culprit against its parent, the tip with it reverted against the tip;
@@ -76,6 +80,29 @@ class PairVerdict(StrEnum):
     SET_NOT_RESTORED = "does not restore"
 
 
+class Marker(StrEnum):
+    """The verdict field of a decision that is no verdict: the campaign moved to another host
+    (`moved`), a pair measurement started (`measuring`, with its first boot in `since`)."""
+
+    MOVED = "moved"
+    MEASURING = "measuring"
+
+
+Said = Verdict | PairVerdict | Marker
+_WORDS: dict[str, Said] = {m.value: m for e in (Verdict, PairVerdict, Marker) for m in e}
+
+
+def said(word: str) -> Said:
+    """A stored verdict word as its enum member (the values of Verdict, PairVerdict and Marker do
+    not overlap)."""
+    if isinstance(word, (Verdict, PairVerdict, Marker)):
+        return word
+    try:
+        return _WORDS[word]
+    except KeyError:
+        raise ValueError(f"unknown verdict {word!r}; valid: {', '.join(_WORDS)}") from None
+
+
 class Refusal(StrEnum):
     """Why the endpoints' check is not clear (orchestrator/measure/endpoints.py): good is already
     past the threshold, bad is not worse at all, bad is worse but short of the threshold, the two
@@ -91,18 +118,22 @@ class Refusal(StrEnum):
 
 @dataclass(frozen=True)
 class Decided:
-    """One stored decision. `verdict` is a Verdict's value for endpoints, steps and rechecks, the
-    confirmation's or revert's answer for those roles, `moved` for a host move."""
+    """One stored decision. `verdict` is a Verdict for endpoints, steps, rechecks and candidates,
+    a PairVerdict for confirmations and reverts, a Marker for a host move and a pair measurement
+    under way (a word read from the store is taken as its member)."""
 
     commit: str
     role: Role
-    verdict: str
+    verdict: Said
     reason: str
     confidence: float
     samples: int
     kind: Kind = Kind.MEASURED
     inherited_from: str = ""
     since: int = -1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", said(self.verdict))
 
     @property
     def inherited(self) -> bool:

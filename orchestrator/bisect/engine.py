@@ -50,7 +50,7 @@ from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Found, Lab, Search, latest
 from orchestrator.bisect.search import Host as LabHost
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import JUDGED, Decided, Kind, Marker, PairVerdict, Role, Verdict
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
@@ -60,7 +60,14 @@ from orchestrator.errors import (
     UserError,
 )
 from orchestrator.measure.decide import ERROR
-from orchestrator.measure.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next, too_noisy
+from orchestrator.measure.endpoints import (
+    EndpointCheck,
+    Next,
+    check_endpoints,
+    endpoint_decisions,
+    endpoints_next,
+    too_noisy,
+)
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
@@ -261,7 +268,7 @@ class Engine:
                 if len(lab.hosts) <= 1:
                     raise
                 self.store.add_decision(campaign_id, Decided(
-                    "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; "
+                    "", Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; "
                     "the campaign goes on on the other hosts", 0.0, 0, Kind.MOVED))
                 lab.drop(exc.host)
                 self._judge_of = lab.hosts[0].judge
@@ -275,10 +282,8 @@ class Engine:
         self.vcs.start(good, bad, c.first_parent)  # pins the range in vmbisect's clone
         check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
-            for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
-                n = self.judge.runs(commit)
-                self.store.add_decision(campaign_id, Decided(commit, role, role.value, check.message, 1.0, n,
-                                                             Kind.ENDPOINTS))
+            for d in endpoint_decisions(check, good, bad, self.judge.runs):
+                self.store.add_decision(campaign_id, d)
         search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
                                        self.error, self._emit)
         if self.build_cpus:
@@ -293,7 +298,7 @@ class Engine:
         for round_no in range(MAX_ROUNDS + 1):
             state = search.run(nominate)
             self.store.set_bisect_log(campaign_id, search.log(state))
-            if state.kind == "found":
+            if state.kind is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
                         state.mass, confirmation, confirmation.get("revert")) < 1 - self.error):
@@ -310,7 +315,7 @@ class Engine:
             booted = sum(len(self.judge.evidence().get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
-            again = doubt in asked and (state.kind == "found" or asked[doubt] == booted)
+            again = doubt in asked and (state.kind is BisectOutcome.FOUND or asked[doubt] == booted)
             if round_no == MAX_ROUNDS or again:
                 unresolved = doubts
                 break
@@ -408,7 +413,7 @@ class Engine:
         measured on the way (culprit against parent, then the revert), which carry the
         candidate from its posterior `mass` to the campaign's 1 - error."""
         latest = self._latest(campaign_id)
-        judged = [d for d in latest if d.verdict in ("good", "bad")]
+        judged = [d for d in latest if d.verdict in JUDGED]
         parent = self.vcs.parent(culprit)
         images = self.judge.images()
         try:
@@ -441,13 +446,13 @@ class Engine:
                       self._emit)
         prior = llr_of(mass)
         confirmation = pairs.confirm(culprit, parent, good, bad, prior, int(self.c.confirm == "revert"))
-        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
+        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] is not PairVerdict.NOT_SEEN:
             confirmation["revert"] = pairs.revert(culprit, good, bad, prior + confirmation["evidence"])
-            if confirmation["revert"]["verdict"] == "revert does not restore the metric":
+            if confirmation["revert"]["verdict"] is PairVerdict.NOT_RESTORED:
                 return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
                     f"{confirmation['revert']['text']}")), confirmation
-        if confirmation.get("verdict") == "not seen":
+        if confirmation.get("verdict") is PairVerdict.NOT_SEEN:
             return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.NOT_SEEN, (
                 f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
                 f"interleaved: {confirmation['text']}")), confirmation
@@ -467,7 +472,7 @@ class Engine:
         if not unclear:
             return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
-        judged = [d for d in latest.values() if d.verdict in ("good", "bad")]
+        judged = [d for d in latest.values() if d.verdict in JUDGED]
         around = [x for c in unclear for x in self._boundary(campaign_id, judged, c, self.vcs.parent(c))]
         return Doubts(list(dict.fromkeys(unclear + around)), Doubt.AMBIGUOUS, (
             f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}"))
@@ -476,8 +481,8 @@ class Engine:
         """The verdicts that made `culprit` the answer: the nearest bad ones at or after it and the
         nearest good ones at or after its parent (one of them is wrong when the two do not
         differ), followed to the measurements they were inherited from."""
-        blamed = [d.commit for d in judged if d.verdict == "bad" and self.vcs.is_ancestor(culprit, d.commit)]
-        cleared = [d.commit for d in judged if d.verdict == "good" and self.vcs.is_ancestor(parent, d.commit)]
+        blamed = [d.commit for d in judged if d.verdict is Verdict.BAD and self.vcs.is_ancestor(culprit, d.commit)]
+        cleared = [d.commit for d in judged if d.verdict is Verdict.GOOD and self.vcs.is_ancestor(parent, d.commit)]
         # nearest: no other blamed commit between the culprit and it; no other cleared one after it
         blamed = [x for x in blamed if not any(y != x and self.vcs.is_ancestor(y, x) for y in blamed)]
         cleared = [x for x in cleared if not any(y != x and self.vcs.is_ancestor(x, y) for y in cleared)]
@@ -547,7 +552,7 @@ class Engine:
     def _finish(self, campaign_id: int, state: Found, check: EndpointCheck, good: str, bad: str,
                 unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
         latest = self._latest(campaign_id)
-        measured = [d for d in latest if d.verdict in ("good", "bad") and not d.inherited]
+        measured = [d for d in latest if d.verdict in JUDGED and not d.inherited]
         # the posterior's mass of the answer (every boot of every commit, as the search weighs
         # them now): the chance that the culprit is the one named (or in the class named)
         confidence = state.mass
@@ -559,12 +564,12 @@ class Engine:
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
         kind, culprit, candidates = state.kind, state.culprit, state.candidates
-        if state.kind == "found" and unresolved.kind is Doubt.NOOP:
-            kind, culprit = "inconclusive", ""
+        if state.kind is BisectOutcome.FOUND and unresolved.kind is Doubt.NOOP:
+            kind, culprit = BisectOutcome.INCONCLUSIVE, ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
-        revert = confirmation.pop("revert", None) if kind == "found" else None
-        if kind == "found":
+        revert = confirmation.pop("revert", None) if kind is BisectOutcome.FOUND else None
+        if kind is BisectOutcome.FOUND:
             confidence = answer_confidence(confidence, confirmation, revert)
             if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
@@ -572,10 +577,10 @@ class Engine:
                 # the steps'; the answer is named, never with high confidence
                 confidence = min(confidence, CONTRADICTED)
         result = BisectResult(
-            BisectOutcome(kind), culprit, self.vcs.parent(culprit) if culprit else "",
-            () if kind == "found" else tuple(candidates), confidence, confidence_words(confidence, doubtful),
+            kind, culprit, self.vcs.parent(culprit) if culprit else "",
+            () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
-            sum(len(v) for v in everywhere.values()), confirmation if kind == "found" else {}, revert)
+            sum(len(v) for v in everywhere.values()), confirmation if kind is BisectOutcome.FOUND else {}, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
         return Outcome(result.outcome, culprit, tuple(candidates), check, self.search.steps, tuple(notes), confidence, result)
 

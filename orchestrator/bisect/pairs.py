@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from orchestrator.bisect.rounds import Pair, pair, settled
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Decided, Kind, Marker, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.stats import Boot, pooled_boot_variance
@@ -81,7 +81,7 @@ class Pairs:
             if d.role is role and d.commit == commit and d.kind is Kind.MEASURING:
                 return d.since
         since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(self.campaign_id, Decided(commit, role, "measuring", f"from boot {since}: both booted "
+        self.store.add_decision(self.campaign_id, Decided(commit, role, Marker.MEASURING, f"from boot {since}: both booted "
                                                      "interleaved (A B B A), on boots of their own", 0.0, 0,
                                                      Kind.MEASURING, since=since))
         return since
@@ -104,17 +104,18 @@ class Pairs:
             state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
                                      to_come)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-            return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
+            return {"verdict": PairVerdict.CANNOT_TELL, "text": f"could not be measured: {exc}"[:500]}
         t = state.test
         if t is None:
-            return {"verdict": "cannot tell", "text": "too few boots to compare"}
+            return {"verdict": PairVerdict.CANNOT_TELL, "text": "too few boots to compare"}
         significant = t.p < self.c.alpha and self._worse(t.change)
         seen = significant and self._carries(t.low, t.high)
         weight = state.log_bf
         # not seen: the change looks more like none than like the good-to-bad one, or is surely
         # smaller than the regression asked about; cannot tell: neither significant nor against
         # it (too few boots for this noise)
-        verdict = "confirmed" if seen else ("not seen" if weight < 0 or significant else "cannot tell")
+        verdict = PairVerdict.CONFIRMED if seen else (
+            PairVerdict.NOT_SEEN if weight < 0 or significant else PairVerdict.CANNOT_TELL)
         text = f"culprit against parent {t.describe()}"
         if significant and not seen:
             text += f", smaller than the {self.c.metric.threshold.describe()} asked about"
@@ -155,22 +156,22 @@ class Pairs:
         revert = self.revert_of(culprit, bad)
         result: dict[str, Any]
         if not revert.commit:
-            result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
+            result = {"verdict": PairVerdict.NO_APPLY, "text": f"{PairVerdict.NO_APPLY}: {revert.reason}"}
         else:
             try:
                 state = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
                                          lambda t: self._restores(t, good, bad), good, bad, prior, 0)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-                return {"verdict": "cannot tell", "commit": revert.commit,
+                return {"verdict": PairVerdict.CANNOT_TELL, "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
             boots = self.judge.evidence()
             t = state.test
             if t is None:
-                return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
+                return {"verdict": PairVerdict.CANNOT_TELL, "commit": revert.commit, "text": "too few boots to compare"}
             gap = boots_gap(boots[good], boots[bad])
             position = self._position(t, gap)
             restores = self._restores(t, good, bad)
-            verdict = "revert restores the metric" if restores else "revert does not restore the metric"
+            verdict = PairVerdict.RESTORES if restores else PairVerdict.NOT_RESTORED
             result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
                       "position": position, "evidence": state.log_bf,
                       "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "

@@ -48,10 +48,11 @@ from orchestrator.bisect.rounds import (
     visit,
 )
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.decisions import Decided, Kind, Marker, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.results import BisectOutcome
 
 # Rounds of the search before it gives up on a posterior that does not settle (each round
 # measures at least one commit; a 1,000-commit range takes about 20 at one slot).
@@ -73,7 +74,7 @@ class Found:
     """The search's answer: `kind` found (`culprit`), only_skipped (`candidates`, untestable),
     or inconclusive (no commit left to measure while the posterior is still split)."""
 
-    kind: str
+    kind: BisectOutcome
     culprit: str = ""
     candidates: tuple[str, ...] = ()
     mass: float = 0.0
@@ -114,7 +115,7 @@ def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
 
 
 def decided(commit: str, role: Role, d: Decision, samples: int) -> Decided:
-    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, samples, d.kind)
+    return Decided(commit, role, d.verdict, d.reason, d.confidence, samples, d.kind)
 
 
 class Search:
@@ -188,10 +189,10 @@ class Search:
 
     def found(self, m: Move) -> Found:
         if m.act is Act.CONFIRM:
-            return Found("found", m.culprit, mass=m.mass)
+            return Found(BisectOutcome.FOUND, m.culprit, mass=m.mass)
         if m.act is Act.ONLY_SKIPPED:
-            return Found("only_skipped", candidates=m.candidates, mass=m.mass)
-        return Found("inconclusive", candidates=self.alive(), mass=m.mass)
+            return Found(BisectOutcome.ONLY_SKIPPED, candidates=m.candidates, mass=m.mass)
+        return Found(BisectOutcome.INCONCLUSIVE, candidates=self.alive(), mass=m.mass)
 
     def alive(self) -> tuple[str, ...]:
         """The likeliest culprits holding 1 - error of the mass together, oldest first."""
@@ -213,7 +214,7 @@ class Search:
         and the answer as git writes it (a comment)."""
         marks = [(c, Mark(d.verdict)) for c, d in latest(self.store.decisions(self.campaign_id)).items()]
         text = bisect_log(self.good, self.bad, marks, self.c.first_parent)
-        if answer is not None and answer.kind == "found":
+        if answer is not None and answer.kind is BisectOutcome.FOUND:
             text += f"# first bad commit: [{answer.culprit}]\n"
         elif answer is not None and answer.candidates:
             text += "# only skipped commits left to test\n" + "".join(
@@ -295,7 +296,7 @@ class Search:
                 return
             self.lab.drop(host.name)
             self.store.add_decision(self.campaign_id, Decided(
-                commit, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not "
+                commit, Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not "
                 f"compared; {commit[:12]} goes to another slot", 0.0, 0, Kind.MOVED))
         self.emit("requeue", commit, message=f"{exc}; {commit[:12]} goes to another slot")
 
@@ -333,12 +334,12 @@ class Search:
                 return inherited
             return self._boots(judge, commit, role, min_boots, cap, error)
         except BuildFailed as exc:
-            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
+            return Decided(commit, role, Verdict.SKIP, f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
         except BootFailed as exc:
-            verdict = "bad" if self.c.skip_policy.boot_failure == "bad" else "skip"
+            verdict = Verdict.BAD if self.c.skip_policy.boot_failure == "bad" else Verdict.SKIP
             return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Kind.BOOT_FAILED)
         except WorkloadFailed as exc:
-            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
+            return Decided(commit, role, Verdict.SKIP, f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
 
     def _boots(self, judge: Judge, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Decided:
         good, bad = self.good, self.bad
@@ -365,9 +366,9 @@ class Search:
                runs: int) -> Decided:
         d = decide(odds, have, min(min_boots, have), have, error)
         if v is Visit.APART:
-            return Decided(commit, role, Verdict.SKIP.value, d.reason, 0.0, runs, Kind.APART)
+            return Decided(commit, role, Verdict.SKIP, d.reason, 0.0, runs, Kind.APART)
         if d.verdict is Verdict.MORE:  # no odds at all (the references were not measured on this host)
-            return Decided(commit, role, Verdict.SKIP.value, f"ambiguous after {have} boots: no odds", 0.0, runs,
+            return Decided(commit, role, Verdict.SKIP, f"ambiguous after {have} boots: no odds", 0.0, runs,
                            Kind.AMBIGUOUS)
         return decided(commit, role, d, runs)
 

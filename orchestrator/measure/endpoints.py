@@ -14,9 +14,9 @@ import math
 import statistics
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Sequence
+from typing import Callable, Sequence
 
-from orchestrator.decisions import Refusal
+from orchestrator.decisions import Decided, Kind, Refusal, Role, Verdict
 from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
 
 
@@ -140,6 +140,13 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
     if boots_each >= cap and check.problem is Refusal.TOO_NOISY and check.boots_needed <= cap:
         return Next.START  # apart, and a step's visit and a revisit together can reach it
     return Next.REFUSE if boots_each >= cap else Next.MORE
+
+
+def endpoint_decisions(check: EndpointCheck, good: str, bad: str, runs: Callable[[str], int]) -> list[Decided]:
+    """The decisions a search stores when its endpoints' check starts it: good is good and bad is
+    bad, on `runs(side)` runs each, the check's message as the reason."""
+    return [Decided(side, role, verdict, check.message, 1.0, runs(side), Kind.ENDPOINTS)
+            for side, role, verdict in ((good, Role.GOOD, Verdict.GOOD), (bad, Role.BAD, Verdict.BAD))]
 
 
 def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, max_boots: int,

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Protocol, TypeVar
 
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import JUDGED, Decided, Kind, Marker, Role
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
@@ -114,7 +114,7 @@ class Judge:
 
     def _moved(self, exc: HostFailed) -> None:
         self.store.add_decision(self.campaign_id, Decided(
-            "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
+            "", Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
             "campaign goes on on another host, its references measured there again", 0.0, 0, Kind.MOVED))
         self.emit("requeue", "", 0, f"{exc}; the campaign goes on on another host (the references are measured "
                   "there again)")
@@ -214,7 +214,7 @@ class Judge:
         if not sha:
             return None
         for d in reversed(known):
-            if d.commit != key and images.get(d.commit) == sha and d.verdict in ("good", "bad") and not d.inherited:
+            if d.commit != key and images.get(d.commit) == sha and d.verdict in JUDGED and not d.inherited:
                 return Decided(key, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
                                d.confidence, 0, Kind.INHERITED, d.commit)
         return None

@@ -66,7 +66,8 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     result = read(kind, row.state, row.result)
     if isinstance(result, SetBisectResult):
         named = frozenset(result.units)
-        out = frozenset(str(result.revert.get("units", "")).split(", ")) - {""} or named  # runner._taken_out
+        taken = result.revert.get("units", ())  # runner._taken_out: a list (a string before 2026-11-27)
+        out = frozenset(taken.split(", ") if isinstance(taken, str) else taken) - {""} or named
         if named | out <= set(names):  # else the units are not known here (a config campaign's sides not found)
             keys += [(key_of(named, names), label(named, names)),
                      (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]

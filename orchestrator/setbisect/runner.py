@@ -31,8 +31,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from orchestrator.decisions import Decided, Kind, PairVerdict, Role, Verdict
+from orchestrator.decisions import JUDGED, Decided, Kind, Marker, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import (
@@ -40,6 +41,7 @@ from orchestrator.measure.endpoints import (
     Next,
     Threshold,
     check_endpoints,
+    endpoint_decisions,
     endpoints_next,
     level,
     too_noisy,
@@ -202,9 +204,8 @@ class SetBisection:
             with home.references:
                 check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
-            for key, role in ((good, Role.GOOD), (bad, Role.BAD)):
-                self.store.add_decision(campaign_id, Decided(key, role, role.value, check.message, 1.0,
-                                                             self.judge.runs(key), Kind.ENDPOINTS))
+            for d in endpoint_decisions(check, good, bad, self.judge.runs):
+                self.store.add_decision(campaign_id, d)
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE)
         found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
         if self._lab is not None:
@@ -219,7 +220,7 @@ class SetBisection:
         confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
         revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
         if taken_out != named:
-            revert = {**revert, "units": ", ".join(sorted(taken_out))}
+            revert = {**revert, "units": sorted(taken_out)}
         result = self._result(campaign_id, found, confirmation, revert)
         rest = self._rest(without, good, bad) if revert["verdict"] is PairVerdict.SET_RESTORES else ""
         if rest:
@@ -342,14 +343,14 @@ class SetBisection:
                 have = len(judge.evidence().get(key, []))
                 d: Decision = decide(judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
                 if d.verdict is not Verdict.MORE:
-                    return Decided(key, Role.CANDIDATE, d.verdict.value, f"{what}: {d.reason}", d.confidence,
+                    return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence,
                                    judge.runs(key), d.kind)
                 if self._lab is not None and self._lab.halt.is_set():
                     raise Halted(key)
                 judge.refresh(good, bad)
                 judge.boot_once(key)
         except KernelFault as exc:
-            return Decided(key, Role.CANDIDATE, Verdict.SKIP.value, f"{what}: {exc}"[:2000], 0.0,
+            return Decided(key, Role.CANDIDATE, Verdict.SKIP, f"{what}: {exc}"[:2000], 0.0,
                            judge.runs(key), _fault(exc))
 
     def _same(self, campaign_id: int, key: str) -> Decided | None:
@@ -359,7 +360,7 @@ class SetBisection:
         for d in reversed(self.store.decisions(campaign_id)):
             comparable = d.role in (Role.GOOD, Role.BAD) or (d.role is Role.CANDIDATE and self.candidates.made_here(
                 d.commit))
-            if (comparable and d.commit != key and not d.inherited and d.verdict in ("good", "bad")
+            if (comparable and d.commit != key and not d.inherited and d.verdict in JUDGED
                     and self.candidates.made(d.commit).same_as() == identity):
                 return d
         return None
@@ -388,11 +389,11 @@ class SetBisection:
             if d.role is role and d.commit == key and d.kind is Kind.MEASURING:
                 return d.since
         since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(campaign_id, Decided(key, role, "measuring", f"from boot {since}: both booted "
+        self.store.add_decision(campaign_id, Decided(key, role, Marker.MEASURING, f"from boot {since}: both booted "
                                                      "afresh, interleaved", 0.0, 0, Kind.MEASURING, since=since))
         return since
 
-    def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, str]:
+    def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, Any]:
         """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
         against bad - set (the set taken out restores the metric)."""
@@ -426,8 +427,8 @@ class SetBisection:
                                                      sum(len(b.runs) for bs in fresh for b in bs)))
         return {"verdict": verdict, "text": text}
 
-    def _result(self, campaign_id: int, found: SearchResult, confirmation: dict[str, str],
-                revert: dict[str, str]) -> SetBisectResult:
+    def _result(self, campaign_id: int, found: SearchResult, confirmation: dict[str, Any],
+                revert: dict[str, Any]) -> SetBisectResult:
         by_name = {u.name: u for u in self.units}
         notes = [f"{by_name[u].name} goes as one unit: {by_name[u].why}" for u in found.units if by_name[u].why]
         if found.found is Found.TOGETHER:

@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Decided, Kind, Marker, Role
 from orchestrator.errors import HostFailed, InfraError
 from orchestrator.measure.judge import CampaignStore, Judge
 
@@ -149,6 +149,6 @@ class Slots:
         self.drop(host.name)
         what = f"{key} goes to another slot" if key else "the campaign goes on on the other hosts"
         self.store.add_decision(self.campaign_id, Decided(
-            key, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; {what}",
+            key, Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; {what}",
             0.0, 0, Kind.MOVED))
         self.emit("requeue", key, message=f"{exc}; {what}")
