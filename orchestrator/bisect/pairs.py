@@ -2,7 +2,8 @@
 parent, and bad with the culprit reverted against bad (docs/campaign.md, steps 4 and 5).
 
 Both sides of a pair are booted afresh, interleaved (A B B A), one pair at a time from a first
-boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots), the
+boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots): the
+one pair measurement of orchestrator/measure/pairs.py with a Sequential stop rule. The
 confirmation first, then the revert, until `rounds.settled` says the pairs answered: each one's
 own t-test (the boot noise pooled over the campaign: one noise model) shows the change, and the
 candidate's prior odds from the search plus the pairs' evidence reach the campaign's 1 - error;
@@ -18,9 +19,10 @@ from typing import Any, Callable
 
 from orchestrator.bisect.rounds import Pair, pair, settled
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Marker, PairVerdict, Role
+from orchestrator.decisions import Decided, Kind, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.pairs import Sequential, fresh, measure_pair, pair_since
 from orchestrator.stats import Boot, pooled_boot_variance
 
 
@@ -45,50 +47,28 @@ class Pairs:
         started), interleaved A B B A one pair at a time until `rounds.settled` says this pair
         answered (with `prior`, the candidate's log odds so far, and `to_come` pairs still to be
         measured), or the cap of max_boots_per_commit a side; the pair's state."""
-        since = self._since(role, commit)
-        n = max(2, min(len(x) for x in self._pair([a, b], since)))
-        while True:
-            self.judge.interleave([a, b] if n % 2 else [b, a], n, since)
+        since = pair_since(self.store, self.campaign_id, self.judge, role, commit)
+
+        def done() -> bool:
             state = self._state(a, b, since, sign, settles, good, bad)
-            if state.boots >= self.c.max_boots_per_commit or settled(
-                    [state], self.c.max_boots_per_commit, self.error, prior, to_come):
-                return state
-            n += 1
+            return state.boots >= self.c.max_boots_per_commit or settled(
+                [state], self.c.max_boots_per_commit, self.error, prior, to_come)
+
+        measure_pair(self.judge, a, b, since, Sequential(done))
+        return self._state(a, b, since, sign, settles, good, bad)
 
     def _state(self, a: str, b: str, since: int, sign: int, settles: Callable[[Any], bool], good: str,
                bad: str) -> Pair:
         """The pair `b` against `a` from boot `since` on (rounds.pair, the noise pooled over the
         campaign's other boots), `seen` when `settles` holds for its test."""
         boots = self.judge.evidence()
-        pa, pb = self._pair([a, b], since)
+        pa, pb = fresh(self.judge, [a, b], since)
         ss, df = pooled_boot_variance([bs for x, bs in boots.items() if x not in (a, b)])
         state = pair(pa, pb, sign * boots_gap(boots[good], boots[bad]), ss, df, self.error)
         return dataclasses.replace(state, seen=state.seen and state.test is not None and settles(state.test))
 
     def _worse(self, change: float) -> bool:
         return change < 0 if self.direction == "higher" else change > 0
-
-    def _since(self, role: Role, commit: str) -> int:
-        """The first boot of a pair measurement (`role` confirm or revert, of `commit`): stored
-        as a `measuring` decision when it starts, so a resumed campaign goes on with the same
-        boots. A measurement started before the latest step or re-examination is stale: the
-        verdicts moved since, and the pair is measured afresh; so is one started on a host the
-        campaign moved away from."""
-        decisions = self.store.decisions(self.campaign_id)
-        last_verdict = max((i for i, d in enumerate(decisions) if d.role in (Role.STEP, Role.RECHECK, Role.HOST)),
-                           default=-1)
-        for d in decisions[last_verdict + 1:]:
-            if d.role is role and d.commit == commit and d.kind is Kind.MEASURING:
-                return d.since
-        since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(self.campaign_id, Decided(commit, role, Marker.MEASURING, f"from boot {since}: both booted "
-                                                     "interleaved (A B B A), on boots of their own", 0.0, 0,
-                                                     Kind.MEASURING, since=since))
-        return since
-
-    def _pair(self, commits: list[str], since: int) -> list[list[Boot]]:
-        boots = self.judge.evidence()
-        return [[b for b in boots.get(x, []) if b.seq >= since] for x in commits]
 
     def confirm(self, culprit: str, parent: str, good: str, bad: str, prior: float = 0.0,
                 to_come: int = 0) -> dict[str, Any]:

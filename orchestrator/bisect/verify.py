@@ -1,7 +1,8 @@
 """`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
 parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
-interleaved by the judge (orchestrator/measure/judge.py, Judge.measure), so a verification and a
-bisection's confirmation are the same measurement (the A B B A order, not a drift model, keeps a
+interleaved by the judge, each pair the one pair measurement (orchestrator/measure/pairs.py)
+with `boots` a side as its stop rule, so a verification and a bisection's confirmation are the
+same measurement (the A B B A order, not a drift model, keeps a
 drifting host out of it). A bisection's confirmation pools the boot noise over the campaign's
 other boots (stats.compare_pooled); a verification has only its pair's boots: Welch's test on
 their values (measure/pairs.py `answer_pair`). `judge_revert` is pure.
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from orchestrator.decisions import PairVerdict
 from orchestrator.measure.endpoints import level
-from orchestrator.measure.pairs import PairAnswer, answer_pair
+from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
 from orchestrator.results import VerifyResult
 from orchestrator.stats import Boot, compare_boots, relative_change
 
@@ -62,7 +63,18 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
     vcs.prepare()
     commit = vcs.resolve(rev, "commit")
     parent = vcs.parent(commit)
-    measured = judge_.measure([parent, commit], boots)
+
+    def measured_pairs(*pairs: tuple[str, str]) -> dict[str, list[Boot]]:
+        """Each pair (B against A) booted interleaved to `boots` a side on the current host;
+        every pair again on the next host when that one fails."""
+        def on_this_host() -> dict[str, list[Boot]]:
+            for a, b in pairs:
+                measure_pair(judge_, a, b, 0, Fixed(boots))
+            return judge_.evidence()
+
+        return judge_.moving(on_this_host)
+
+    measured = measured_pairs((parent, commit))
     revert_line = ""
     if revert_on:
         tip = vcs.resolve(revert_on, "revert_on")
@@ -72,7 +84,7 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
         else:
             # the pair already measured boots nothing more, unless its host failed since: then
             # all four are measured on the next host, and compared there
-            measured = judge_.measure([parent, commit, tip, revert.commit], boots)
+            measured = measured_pairs((parent, commit), (tip, revert.commit))
             revert_line = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
                                        direction, c.alpha)
     threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(

@@ -277,15 +277,6 @@ class Judge:
                 self.boot_once(key)
             round_no += 1
 
-    def measure(self, keys: list[str], boots: int) -> dict[str, list[Boot]]:
-        """Every key booted interleaved (A B B A) until it has `boots` boots on the current host
-        (all of them again on another host when that one fails); the evidence by key."""
-        def interleaved() -> dict[str, list[Boot]]:
-            self.interleave(keys, boots)
-            return self.evidence()
-
-        return self.moving(interleaved)
-
     def refresh(self, good: str, bad: str) -> None:
         """Boot both references again when REFRESH_AFTER boots passed since either's last one,
         the one that went first last time second (A B B A)."""

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.decisions import JUDGED, Decided, Kind, Marker, PairVerdict, Role, Verdict
+from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import (
@@ -47,14 +47,14 @@ from orchestrator.measure.endpoints import (
     too_noisy,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.pairs import answer_pair
+from orchestrator.measure.pairs import Fixed, answer_pair, measure_pair, pair_since
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
 from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
 from orchestrator.setbisect.slots import Halted, Host, Slots
-from orchestrator.stats import Boot, components, relative_change, reps_to_detect
+from orchestrator.stats import components, relative_change, reps_to_detect
 
 # The endpoint check stops at this many times max_boots a side (commit bisection's cap).
 REFERENCE_BOOTS = 2
@@ -379,20 +379,6 @@ class SetBisection:
             need = self.rules.max_boots
         return min(self.rules.max_boots, max(2, self.rules.boots, need))
 
-    def _since(self, campaign_id: int, role: Role, key: str) -> int:
-        """The first boot of a pair measurement, stored as a `measuring` decision when it starts so
-        a resumed campaign goes on with the same boots; one started on a host the campaign moved
-        away from is measured afresh on the new host."""
-        decisions = self.store.decisions(campaign_id)
-        moved = max((i for i, d in enumerate(decisions) if d.role is Role.HOST), default=-1)
-        for d in decisions[moved + 1:]:
-            if d.role is role and d.commit == key and d.kind is Kind.MEASURING:
-                return d.since
-        since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(campaign_id, Decided(key, role, Marker.MEASURING, f"from boot {since}: both booted "
-                                                     "afresh, interleaved", 0.0, 0, Kind.MEASURING, since=since))
-        return since
-
     def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, Any]:
         """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
@@ -402,17 +388,16 @@ class SetBisection:
                      if d.role is role and d.commit == subject and d.kind is not Kind.MEASURING), None)
         if done is not None:
             return {"verdict": PairVerdict(done.verdict), "text": done.reason}
-        since = self._since(campaign_id, role, subject)
+        since = pair_since(self.store, campaign_id, self.judge, role, subject)
         self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
         try:
-            self.judge.interleave([base, other], self._pair_boots(good, bad), since)
+            fresh = measure_pair(self.judge, base, other, since, Fixed(self._pair_boots(good, bad)))
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
             self.store.add_decision(campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
                                                          _fault(exc)))
             return {"verdict": PairVerdict.CANNOT_TELL, "text": text}
         boots = self.judge.evidence()
-        fresh: list[list[Boot]] = [[b for b in boots.get(x, []) if b.seq >= since] for x in (base, other)]
         r = self.rules
         threshold = r.relative(level(boots[good]))
         answer = answer_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
