@@ -4,7 +4,7 @@ parent, and bad with the culprit reverted against bad (docs/campaign.md, steps 4
 Both sides of a pair are booted afresh, interleaved (A B B A), one pair at a time from a first
 boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots): the
 one pair measurement of orchestrator/measure/pairs.py with a Sequential stop rule. The
-confirmation first, then the revert, until `rounds.settled` says the pairs answered: each one's
+confirmation first, then the revert, until `measure.pairs.settled` says the pairs answered: each one's
 own t-test (the boot noise pooled over the campaign: one noise model) shows the change, and the
 candidate's prior odds from the search plus the pairs' evidence reach the campaign's 1 - error;
 or the evidence is against it; or the cap of max_boots_per_commit a side. Each answer is stored
@@ -17,13 +17,11 @@ import dataclasses
 import math
 from typing import Any, Callable
 
-from orchestrator.bisect.rounds import Pair, pair, settled
 from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.pairs import Sequential, fresh, measure_pair, pair_since
-from orchestrator.stats import Boot, pooled_boot_variance
+from orchestrator.measure.pairs import Pair, Sequential, boots_gap, measure_pair, pair_since, pair_state, settled
 
 
 class Pairs:
@@ -44,7 +42,7 @@ class Pairs:
     def _sequential(self, role: Role, commit: str, a: str, b: str, sign: int, settles: Callable[[Any], bool],
                     good: str, bad: str, prior: float, to_come: int) -> Pair:
         """`b` against `a` on fresh boots of their own (from the boot stored when the pair
-        started), interleaved A B B A one pair at a time until `rounds.settled` says this pair
+        started), interleaved A B B A one pair at a time until `measure.pairs.settled` says this pair
         answered (with `prior`, the candidate's log odds so far, and `to_come` pairs still to be
         measured), or the cap of max_boots_per_commit a side; the pair's state."""
         since = pair_since(self.store, self.campaign_id, self.judge, role, commit)
@@ -59,12 +57,9 @@ class Pairs:
 
     def _state(self, a: str, b: str, since: int, sign: int, settles: Callable[[Any], bool], good: str,
                bad: str) -> Pair:
-        """The pair `b` against `a` from boot `since` on (rounds.pair, the noise pooled over the
+        """The pair `b` against `a` from boot `since` on (measure.pairs.pair, the noise pooled over the
         campaign's other boots), `seen` when `settles` holds for its test."""
-        boots = self.judge.evidence()
-        pa, pb = fresh(self.judge, [a, b], since)
-        ss, df = pooled_boot_variance([bs for x, bs in boots.items() if x not in (a, b)])
-        state = pair(pa, pb, sign * boots_gap(boots[good], boots[bad]), ss, df, self.error)
+        state = pair_state(self.judge, a, b, since, good, bad, self.error, sign)
         return dataclasses.replace(state, seen=state.seen and state.test is not None and settles(state.test))
 
     def _worse(self, change: float) -> bool:
@@ -76,7 +71,7 @@ class Pairs:
         confirmation is evidence of its own (a step misled by unlucky boots is not confirmed by
         the same boots), and the interleaving, not a drift model, keeps a drifting host out of
         it. `prior`: the candidate's log odds from the search; `to_come`: pairs measured after
-        this one (the revert), which carry the rest (rounds.settled)."""
+        this one (the revert), which carry the rest (measure.pairs.settled)."""
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
                        if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
         try:
@@ -164,9 +159,3 @@ class Pairs:
         self.emit("confirm", culprit, message=result["text"])
         return result
 
-
-def boots_gap(good: list[Boot], bad: list[Boot]) -> float:
-    """The log distance from good to bad."""
-    from statistics import fmean
-
-    return fmean(b.value for b in bad) - fmean(b.value for b in good)

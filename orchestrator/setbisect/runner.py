@@ -47,14 +47,14 @@ from orchestrator.measure.endpoints import (
     too_noisy,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.pairs import Fixed, answer_pair, measure_pair, pair_since
+from orchestrator.measure.pairs import Sequential, answer_pair, fresh, measure_pair, pair_since, pair_state, settled
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
 from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
 from orchestrator.setbisect.slots import Halted, Host, Slots
-from orchestrator.stats import components, relative_change, reps_to_detect
+from orchestrator.stats import relative_change
 
 # The endpoint check stops at this many times max_boots a side (commit bisection's cap).
 REFERENCE_BOOTS = 2
@@ -367,18 +367,6 @@ class SetBisection:
 
     # ---- confirmation ------------------------------------------------------------------------
 
-    def _pair_boots(self, good: str, bad: str) -> int:
-        """Boots of each side of a pair: enough for the two-sided test to see the good-to-bad change
-        with 95% power at the campaign's boot noise (at least `boots`, at most `max_boots`)."""
-        boots = self.judge.evidence()
-        noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
-        gap = abs(relative_change(level(boots[good]), level(boots[bad])))
-        try:
-            need = reps_to_detect(noise, gap, self.rules.alpha, 0.95) if noise > 0 and gap > 0 else self.rules.boots
-        except ValueError:
-            need = self.rules.max_boots
-        return min(self.rules.max_boots, max(2, self.rules.boots, need))
-
     def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, Any]:
         """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
@@ -390,17 +378,27 @@ class SetBisection:
             return {"verdict": PairVerdict(done.verdict), "text": done.reason}
         since = pair_since(self.store, campaign_id, self.judge, role, subject)
         self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
+        r = self.rules
+        threshold = r.relative(level(self.judge.evidence()[good]))
+
+        def answered() -> bool:
+            """The pair's evidence (its boots against the campaign's pooled noise) settled it, or
+            the cap: as a bisection's confirmation stops, with the pair's own test to confirm it."""
+            state = pair_state(self.judge, base, other, since, good, bad, r.error)
+            pa, pb = fresh(self.judge, [base, other], since)
+            seen = answer_pair(pa, pb, r.direction, threshold, r.alpha, r.max_boots).verdict is PairVerdict.CONFIRMED
+            state = dataclasses.replace(state, seen=state.seen and seen)
+            return state.boots >= r.max_boots or settled([state], r.max_boots, r.error)
+
         try:
-            fresh = measure_pair(self.judge, base, other, since, Fixed(self._pair_boots(good, bad)))
+            boots = measure_pair(self.judge, base, other, since, Sequential(answered))
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
             self.store.add_decision(campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
                                                          _fault(exc)))
             return {"verdict": PairVerdict.CANNOT_TELL, "text": text}
-        boots = self.judge.evidence()
-        r = self.rules
-        threshold = r.relative(level(boots[good]))
-        answer = answer_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
+        threshold = r.relative(level(self.judge.evidence()[good]))
+        answer = answer_pair(boots[0], boots[1], r.direction, threshold, r.alpha, r.max_boots)
         verdict = answer.verdict if role is Role.CONFIRM else SET_REVERT.get(answer.verdict, answer.verdict)
         names = label(self.candidates.applied[other if role is Role.CONFIRM else base], self.names)
         change = answer.test.describe() if answer.test else "too few boots"
@@ -409,7 +407,7 @@ class SetBisection:
         p = answer.test.p if answer.test else 1.0
         self.store.add_decision(campaign_id, Decided(subject, role, verdict, text,
                                                      1 - p if answer.verdict is PairVerdict.CONFIRMED else p,
-                                                     sum(len(b.runs) for bs in fresh for b in bs)))
+                                                     sum(len(b.runs) for bs in boots for b in bs)))
         return {"verdict": verdict, "text": text}
 
     def _result(self, campaign_id: int, found: SearchResult, confirmation: dict[str, Any],
@@ -425,8 +423,8 @@ class SetBisection:
                          + "; ".join(label(s, self.names) for s in found.unknown))
         if confirmation["verdict"] is not PairVerdict.CONFIRMED or revert["verdict"] is not PairVerdict.SET_RESTORES:
             notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
-                         "answer (a pair gets boots_per_commit boots a side, more when the endpoints' boot noise "
-                         "asks for them, max_boots_per_commit at most: raise boots_per_commit for more)")
+                         "answer (a pair gets boots until its evidence answers, max_boots_per_commit a side at most: raise "
+                         "max_boots_per_commit for more)")
         asked = {self.candidates.key(a.applied) for a in found.asked}
         unasked = [d for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE and d.commit not in asked]
         if unasked:

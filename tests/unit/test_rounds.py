@@ -9,23 +9,20 @@ import pytest
 
 from orchestrator.bisect.posterior import NOISELESS, Dag, Kind, llr_of
 from orchestrator.bisect.rounds import (
-    EARLY_P,
     NOMINATE,
     Act,
     Move,
-    Pair,
     Target,
     Visit,
     ahead,
     next_boot,
     next_move,
-    pair,
     plan,
-    settled,
     visit,
 )
 from orchestrator.campaign import Threshold
 from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
+from orchestrator.measure.pairs import EARLY_P, Pair, pair, settled
 from orchestrator.stats import Boot, StepOdds, TwoSample
 
 SEQ = iter(range(10**6))
