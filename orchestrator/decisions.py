@@ -138,3 +138,11 @@ class Decided:
     @property
     def inherited(self) -> bool:
         return self.kind is Kind.INHERITED
+
+
+def moved(host: str, reason: str, key: str, what: str) -> Decided:
+    """The one record of a campaign moving off a failed lab host (role `host`, kind `moved`):
+    which host, why, that its boots are kept but never compared with another host's, and what
+    goes on (`what`); `key`: what it was measuring, "" outside a measurement."""
+    return Decided(key, Role.HOST, Marker.MOVED, f"host {host} failed: {reason}; its boots are kept, not compared; "
+                   f"{what}", 0.0, 0, Kind.MOVED)

@@ -37,7 +37,6 @@ import math
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -47,14 +46,12 @@ from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
-from orchestrator.bisect.search import Found, Lab, Search, latest
-from orchestrator.bisect.search import Host as LabHost
+from orchestrator.bisect.search import Found, Search, latest
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import JUDGED, Decided, Kind, Marker, PairVerdict, Role, Verdict
+from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
-    HostFailed,
     InfraError,
     KernelFault,
     UserError,
@@ -69,6 +66,7 @@ from orchestrator.measure.endpoints import (
     too_noisy,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
 from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
 from orchestrator.stats import drift
@@ -204,7 +202,7 @@ class Engine:
         self._start = time.monotonic()
         self._judge_of: Judge | None = None
         self._search: Search | None = None
-        self._lab: Lab | None = None
+        self._lab: Judges | None = None
 
     @property
     def search(self) -> Search:
@@ -232,47 +230,39 @@ class Engine:
                                    lambda phase, key, samples, message: self._emit(phase, key, samples, message))
         return self._judge_of
 
-    def lab_of(self, campaign_id: int) -> Lab:
-        """The campaign's hosts: one per distinct host of `slots` (its first slot's measurer
-        boots its guests, on any of its slots), home first; without slots, the one measurer."""
+    def lab_of(self, campaign_id: int) -> Judges:
+        """The campaign's lab of judges (orchestrator/measure/lab.py): one host per distinct host
+        of `slots` (its first slot's measurer boots its guests, on any of its slots), home first;
+        without slots, the one measurer."""
         if self._lab is not None:
             return self._lab
         home = self.judge_for(campaign_id)
         if len(self.slots) <= 1:
-            self._lab = Lab([LabHost(self.measurer.host or "", home, 1)])
+            self._lab = Judges([JudgeHost(self.measurer.host or "", home)], self.store, campaign_id, self._emit)
             return self._lab
-        hosts: dict[str, LabHost] = {}
-        for m in self.slots:
-            name = m.host or ""
-            if name in hosts:
-                hosts[name].slots += 1
-            else:
-                judge = home if not hosts else self.judge_for(campaign_id, m)
-                hosts[name] = LabHost(name, judge, 1)
-        self._lab = Lab(list(hosts.values()))
-        self._judge_of = self._lab.hosts[0].judge
-        self.measurer = self._judge_of.measurer
+        first = self.slots[0]
+        self._lab = Judges(hosts_of(self.slots, lambda m: home if m is first else self.judge_for(campaign_id, m)),
+                           self.store, campaign_id, self._emit, lambda commit: commit[:12])
+        self._home_moved()
         return self._lab
+
+    def _home_moved(self) -> None:
+        assert self._lab is not None
+        self._judge_of = self._lab.home.judge
+        self.measurer = self._judge_of.measurer
 
     # ---- the campaign ----------------------------------------------------------------------
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
         lab = self.lab_of(campaign_id)
-        if len(self.slots) <= 1:
-            return self.judge.moving(lambda: self._run(campaign_id))
-        while True:
-            try:
-                return self._run(campaign_id)
-            except HostFailed as exc:  # the home host failed outside a round: the next host is home
-                if len(lab.hosts) <= 1:
-                    raise
-                self.store.add_decision(campaign_id, Decided(
-                    "", Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; "
-                    "the campaign goes on on the other hosts", 0.0, 0, Kind.MOVED))
-                lab.drop(exc.host)
-                self._judge_of = lab.hosts[0].judge
-                self.measurer = self._judge_of.measurer
+        try:
+            if len(self.slots) <= 1:
+                return self.judge.moving(lambda: self._run(campaign_id))
+            # the home host failed outside a round: the next host is home
+            return lab.moving(lambda: self._run(campaign_id), self._home_moved)
+        finally:
+            lab.close()
 
     def _run(self, campaign_id: int) -> Outcome:
         c = self.c
@@ -359,9 +349,7 @@ class Engine:
         lab = self.lab_of(campaign_id)
         try:
             if len(lab.hosts) > 1:
-                with ThreadPoolExecutor(len(lab.hosts)) as pool:
-                    futures = [pool.submit(self._check_endpoints, h.judge, good, bad) for h in lab.hosts]
-                checks = [f.result() for f in futures]
+                checks = lab.on_every_host(lambda h: self._check_endpoints(h.judge, good, bad))
                 for h, ch in list(zip(lab.hosts, checks))[1:]:
                     if not ch.ok:
                         lab.drop(h.name)

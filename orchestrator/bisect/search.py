@@ -19,7 +19,8 @@ decision stored when it ends; nothing of the search is kept in memory between ro
 campaign killed mid-round resumes with the same posterior and the visits left, and no boot is
 taken twice (a visit that was under way goes on from its stored boots). A slot's host failing
 mid-round (HostFailed) stores the boot in flight as lost (the judge does), drops that host's
-slots, records the move, and gives the commit to another slot of the round.
+slots, records the move, and gives the commit to another slot of the round (the lab of judges,
+orchestrator/measure/lab.py, runs the slots).
 
 While a round measures, `build_ahead` builds the likeliest next picks (`rounds.ahead`) when the
 lab gives builds CPUs of their own (docs/campaign.md "Build ahead").
@@ -29,8 +30,7 @@ from __future__ import annotations
 
 import math
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
@@ -48,10 +48,11 @@ from orchestrator.bisect.rounds import (
     visit,
 )
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Marker, Role, Verdict
-from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
+from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.lab import JudgeHost, Judges
 from orchestrator.results import BisectOutcome
 
 # Rounds of the search before it gives up on a posterior that does not settle (each round
@@ -80,30 +81,6 @@ class Found:
     mass: float = 0.0
 
 
-@dataclass
-class Host:
-    """A lab host of the campaign: its judge (its own references) and how many slots it gives."""
-
-    name: str
-    judge: Judge
-    slots: int = 1
-
-
-@dataclass
-class Lab:
-    """The campaign's live hosts, in order (the first is home: confirmation and re-examination
-    are measured there)."""
-
-    hosts: list[Host] = field(default_factory=list)
-
-    @property
-    def slots(self) -> int:
-        return sum(h.slots for h in self.hosts)
-
-    def drop(self, name: str) -> None:
-        self.hosts = [h for h in self.hosts if h.name != name]
-
-
 def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
     """Each step commit's latest decision (a revisit or re-examination overrides the step), in
     the order the commits were first decided."""
@@ -122,7 +99,7 @@ class Search:
     """One campaign's commit search between `good` and `bad` over `lab`'s slots."""
 
     def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: Candidates, good: str,
-                 bad: str, lab: Lab, error: float, emit: Callable[..., None]) -> None:
+                 bad: str, lab: Judges, error: float, emit: Callable[..., None]) -> None:
         self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
         self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
         self.dag = Dag.from_rev_list(vcs.rev_list(good, bad, campaign.first_parent), campaign.first_parent)
@@ -264,41 +241,15 @@ class Search:
         return commit
 
     def _parallel(self, picks: list[str]) -> None:
-        """Each pick on a free slot in a thread of its own; a pick whose host failed goes to the
+        """Each pick on a free slot of the lab of judges; a pick whose host failed goes to the
         next free slot (its host's slots are gone)."""
-        todo = list(picks)
-        busy: dict[str, int] = {}
-        running: dict[Future[Decided | None], tuple[Host, str]] = {}
-        with ThreadPoolExecutor(max(1, self.lab.slots)) as pool:
-            while todo or running:
-                for host in list(self.lab.hosts):
-                    while todo and busy.get(host.name, 0) < host.slots:
-                        commit = todo.pop(0)
-                        busy[host.name] = busy.get(host.name, 0) + 1
-                        running[pool.submit(self.step, host.judge, commit)] = (host, commit)
-                if not running:
-                    raise InfraError("no host of the lab is up: " + ", ".join(todo))
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for f in done:
-                    host, commit = running.pop(f)
-                    busy[host.name] -= 1
-                    try:
-                        f.result()
-                    except HostFailed as exc:
-                        self.lost(host, exc, commit)
-                        todo.insert(0, commit)
+        measured: set[str] = set()
 
-    def lost(self, host: Host, exc: HostFailed, commit: str) -> None:
-        """A slot's host failed under `commit`: its boot in flight is stored as lost (the judge
-        did), its slots leave the lab, and the move is stored."""
-        with self._lock:
-            if host not in self.lab.hosts:
-                return
-            self.lab.drop(host.name)
-            self.store.add_decision(self.campaign_id, Decided(
-                commit, Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not "
-                f"compared; {commit[:12]} goes to another slot", 0.0, 0, Kind.MOVED))
-        self.emit("requeue", commit, message=f"{exc}; {commit[:12]} goes to another slot")
+        def visit(host: JudgeHost, commit: str) -> None:
+            self.step(host.judge, commit)
+            measured.add(commit)
+
+        self.lab.until(lambda: measured >= set(picks), lambda _slots: [c for c in picks if c not in measured], visit)
 
     def step(self, judge: Judge, commit: str) -> Decided | None:
         """One visit of `commit` on `judge`'s host, stored when it ends: the first until its

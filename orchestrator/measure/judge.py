@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Protocol, TypeVar
 
-from orchestrator.decisions import JUDGED, Decided, Kind, Marker, Role
+from orchestrator.decisions import JUDGED, Decided, Kind, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
@@ -113,9 +113,8 @@ class Judge:
                     self.on, self._unplaced, self._cache, self._seq_of = None, True, None, {}
 
     def _moved(self, exc: HostFailed) -> None:
-        self.store.add_decision(self.campaign_id, Decided(
-            "", Role.HOST, Marker.MOVED, f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
-            "campaign goes on on another host, its references measured there again", 0.0, 0, Kind.MOVED))
+        self.store.add_decision(self.campaign_id, moved(
+            exc.host, exc.reason, "", "the campaign goes on on another host, its references measured there again"))
         self.emit("requeue", "", 0, f"{exc}; the campaign goes on on another host (the references are measured "
                   "there again)")
 

@@ -19,8 +19,12 @@ Every boot, run and decision is stored as it happens; a resumed campaign replays
 its stored decisions (nothing measured twice) and goes on where it stopped.
 
 Slots (`slots`, wiring.lab_slots): with more than one, the candidates the search may ask next
-are measured at once on the other slots, one judge per host against its own references
-(slots.py); the endpoints and the confirmation stay on the home host (the first live one).
+are measured at once on the other slots, one judge per host against its own references (the
+lab of judges, orchestrator/measure/lab.py: while the search waits for the candidate it asks,
+the other slots measure what search.ahead says it may ask next, `base + B` while it asks
+`base + A`; each verdict is stored when reached and the search takes it from the store, one it
+never asks for stays as evidence); the endpoints and the confirmation stay on the home host
+(the first live one).
 """
 
 from __future__ import annotations
@@ -47,13 +51,13 @@ from orchestrator.measure.endpoints import (
     too_noisy,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.lab import Halted, JudgeHost, Judges, hosts_of
 from orchestrator.measure.pairs import Sequential, answer_pair, fresh, measure_pair, pair_since, pair_state, settled
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
 from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
-from orchestrator.setbisect.slots import Halted, Host, Slots
 from orchestrator.stats import relative_change
 
 # The endpoint check stops at this many times max_boots a side (commit bisection's cap).
@@ -146,7 +150,7 @@ class SetBisection:
         self._step = 0
         self._judge: Judge | None = None
         self.slots = list(slots)
-        self._lab: Slots | None = None
+        self._lab: Judges | None = None
         self._judges: list[Judge] = []  # every host's, the dropped ones too
         self._warmed = False
         self._lock = threading.Lock()
@@ -170,16 +174,8 @@ class SetBisection:
         if len(self.slots) <= 1:
             self._judge = self._new_judge(campaign_id, self.measurer)
             return self.judge.moving(lambda: self._run(campaign_id))
-        hosts: dict[str, Host] = {}
-        for m in self.slots:
-            if (m.host or "") in hosts:
-                hosts[m.host or ""].slots += 1
-            else:
-                hosts[m.host or ""] = Host(m.host or "", self._new_judge(campaign_id, CandidateMeasurer(
-                    m, self.candidates)))
-        good, bad = self.candidates.key(frozenset()), self.candidates.key(frozenset(self.names))
-        self._lab = lab = Slots(list(hosts.values()), lambda host, key: self._measure(campaign_id, host, key, good, bad),
-                                self.store, campaign_id, self._emit)
+        hosts = hosts_of(self.slots, lambda m: self._new_judge(campaign_id, CandidateMeasurer(m, self.candidates)))
+        self._lab = lab = Judges(hosts, self.store, campaign_id, self._emit)
         try:
             return lab.moving(lambda: self._run(campaign_id))
         finally:
@@ -291,8 +287,10 @@ class SetBisection:
         key = self.candidates.key(applied)
         stored = self._stored(campaign_id, key)
         if stored is None and self._lab is not None:  # several slots: measured with what may come next
-            self._lab.answer(key, lambda k: self._stored(campaign_id, k) is not None,
-                             lambda slots: self._wanted(campaign_id, slots))
+            self._lab.until(lambda: self._stored(campaign_id, key) is not None,
+                            lambda slots: [k for k in dict.fromkeys([key, *self._wanted(campaign_id, slots)])
+                                           if self._stored(campaign_id, k) is None],
+                            lambda host, k: self._measure(campaign_id, host, k, good, bad), ahead=True)
             stored = self._stored(campaign_id, key)
             assert stored is not None
         elif stored is None:
@@ -309,7 +307,7 @@ class SetBisection:
         return [self.candidates.key(a) for a in ahead(self.names, lambda a: verdicts.get(self.candidates.key(a)),
                                                        slots)]
 
-    def _references(self, host: Host, good: str, bad: str) -> None:
+    def _references(self, host: JudgeHost, good: str, bad: str) -> None:
         """Both sides booted on `host` (its judge's references), once for its slots; a slot stops
         between two boots when another failed."""
         with host.references:
@@ -318,7 +316,7 @@ class SetBisection:
                     raise Halted(host.name)
                 host.judge.interleave([good, bad], need)
 
-    def _measure(self, campaign_id: int, host: Host, key: str, good: str, bad: str) -> None:
+    def _measure(self, campaign_id: int, host: JudgeHost, key: str, good: str, bad: str) -> None:
         """A slot's work: `key` judged on `host` against that host's references, its verdict stored."""
         self._references(host, good, bad)
         d = self._judge_candidate(campaign_id, key, good, bad, host.judge)
