@@ -46,7 +46,7 @@ from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
-from orchestrator.bisect.search import Found, Search, latest
+from orchestrator.bisect.search import Search, SearchEnd, latest
 from orchestrator.campaign import Campaign
 from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import (
@@ -451,7 +451,7 @@ class Engine:
         resume): the search goes on to 1 - error from here."""
         return any(d.role is Role.CONFIRM and d.kind is not Kind.MEASURING for d in self.store.decisions(campaign_id))
 
-    def _ambiguous(self, campaign_id: int, state: Found) -> Doubts:
+    def _ambiguous(self, campaign_id: int, state: SearchEnd) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
@@ -537,7 +537,7 @@ class Engine:
 
     # ---- the answer --------------------------------------------------------------------------
 
-    def _finish(self, campaign_id: int, state: Found, check: EndpointCheck, good: str, bad: str,
+    def _finish(self, campaign_id: int, state: SearchEnd, check: EndpointCheck, good: str, bad: str,
                 unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
         latest = self._latest(campaign_id)
         measured = [d for d in latest if d.verdict in JUDGED and not d.inherited]

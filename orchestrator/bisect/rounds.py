@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from orchestrator.bisect.posterior import NOISELESS, Answer, Dag, Kind, answer, pick, posterior
+from orchestrator.bisect.posterior import NOISELESS, Dag, PosteriorAnswer, Standing, answer, pick, posterior
 from orchestrator.stats import Boot, StepOdds, drift_estimable, drift_weight
 
 # A first visit (one slot measuring one commit) ends when its verdict is this sure: the posterior
@@ -122,7 +122,7 @@ def next_boot(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], d
 class Round:
     """What the posterior says now: the answer so far, and the commits to measure next."""
 
-    answer: Answer
+    answer: PosteriorAnswer
     picks: tuple[str, ...]
 
 
@@ -134,7 +134,7 @@ def plan(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, unte
     untestable = set(untestable)
     post = posterior(dag, evidence, point, impossible)
     found = answer(post, error, untestable)
-    if found.kind is not Kind.SEARCHING:
+    if found.kind is not Standing.SEARCHING:
         return Round(found, ())
     return Round(found, tuple(pick(post, slots, untestable, busy, ready=ready)))
 
@@ -190,12 +190,12 @@ def next_move(dag: Dag, evidence: Mapping[str, float], slots: int, error: float,
     confirmed = confirmed or {}
     post = posterior(dag, evidence, point, impossible)
     strict = answer(post, error, untestable)
-    if strict.kind is Kind.ONLY_SKIPPED:
+    if strict.kind is Standing.ONLY_SKIPPED:
         return Move(Act.ONLY_SKIPPED, candidates=strict.candidates, mass=strict.mass)
-    if strict.kind is Kind.FOUND and confirmed.get(strict.culprit, 0):
+    if strict.kind is Standing.FOUND and confirmed.get(strict.culprit, 0):
         return Move(Act.DONE, strict.culprit, mass=strict.mass)
-    loose = strict if strict.kind is Kind.FOUND else answer(post, max(error, nominate), untestable)
-    if loose.kind is Kind.FOUND and not confirmed.get(loose.culprit, 0):
+    loose = strict if strict.kind is Standing.FOUND else answer(post, max(error, nominate), untestable)
+    if loose.kind is Standing.FOUND and not confirmed.get(loose.culprit, 0):
         return Move(Act.CONFIRM, loose.culprit, mass=loose.mass)
-    best = loose.culprit if loose.kind is Kind.FOUND else ""
+    best = loose.culprit if loose.kind is Standing.FOUND else ""
     return Move(Act.SEARCH, best, tuple(pick(post, slots, untestable, busy, total, ready)), mass=loose.mass)

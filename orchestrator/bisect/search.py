@@ -63,7 +63,7 @@ MAX_SEARCH_ROUNDS = 200
 REFERENCE_BOOTS = 2
 
 
-class Candidates(Protocol):
+class History(Protocol):
     """What the search needs of the repository (orchestrator/backends/git_bisect.py GitBisect)."""
 
     def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
@@ -71,7 +71,7 @@ class Candidates(Protocol):
 
 
 @dataclass(frozen=True)
-class Found:
+class SearchEnd:
     """The search's answer: `kind` found (`culprit`), only_skipped (`candidates`, untestable),
     or inconclusive (no commit left to measure while the posterior is still split)."""
 
@@ -98,7 +98,7 @@ def decided(commit: str, role: Role, d: Decision, samples: int) -> Decided:
 class Search:
     """One campaign's commit search between `good` and `bad` over `lab`'s slots."""
 
-    def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: Candidates, good: str,
+    def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: History, good: str,
                  bad: str, lab: Judges, error: float, emit: Callable[..., None]) -> None:
         self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
         self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
@@ -153,7 +153,7 @@ class Search:
         return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
 
     def unfinished(self) -> list[str]:
-        """Candidates booted but never decided: a visit under way when the controller stopped."""
+        """History booted but never decided: a visit under way when the controller stopped."""
         decided = latest(self.store.decisions(self.campaign_id))
         return [c for c in self.dag.commits if c != self.bad and c not in decided and self.boots(c)]
 
@@ -164,12 +164,12 @@ class Search:
         llr, untestable = self.judged()
         return next_move(self.dag, llr, max(1, self.lab.slots), self.error, untestable, nominate=nominate)
 
-    def found(self, m: Move) -> Found:
+    def found(self, m: Move) -> SearchEnd:
         if m.act is Act.CONFIRM:
-            return Found(BisectOutcome.FOUND, m.culprit, mass=m.mass)
+            return SearchEnd(BisectOutcome.FOUND, m.culprit, mass=m.mass)
         if m.act is Act.ONLY_SKIPPED:
-            return Found(BisectOutcome.ONLY_SKIPPED, candidates=m.candidates, mass=m.mass)
-        return Found(BisectOutcome.INCONCLUSIVE, candidates=self.alive(), mass=m.mass)
+            return SearchEnd(BisectOutcome.ONLY_SKIPPED, candidates=m.candidates, mass=m.mass)
+        return SearchEnd(BisectOutcome.INCONCLUSIVE, candidates=self.alive(), mass=m.mass)
 
     def alive(self) -> tuple[str, ...]:
         """The likeliest culprits holding 1 - error of the mass together, oldest first."""
@@ -186,7 +186,7 @@ class Search:
                 break
         return tuple(self.dag.commits[i] for i in sorted(kept))
 
-    def log(self, answer: Found | None = None) -> str:
+    def log(self, answer: SearchEnd | None = None) -> str:
         """The history as a `git bisect log` a user can replay: each decided commit's latest mark,
         and the answer as git writes it (a comment)."""
         marks = [(c, Mark(d.verdict)) for c, d in latest(self.store.decisions(self.campaign_id)).items()]
@@ -200,7 +200,7 @@ class Search:
 
     # ---- the rounds ------------------------------------------------------------------------
 
-    def run(self, nominate: float = 0.0) -> Found:
+    def run(self, nominate: float = 0.0) -> SearchEnd:
         """Rounds until the posterior answers (a culprit holding 1 - max(error, `nominate`) of
         the mass: with `nominate`, a candidate for the engine to confirm on fresh boots) or has
         nothing left to measure."""

@@ -92,7 +92,7 @@ class Rules:
             good_level, self.threshold.value)
 
 
-class _Unanswered(Exception):
+class _NotStored(Exception):
     """Replaying the search reached a candidate with no stored verdict."""
 
 
@@ -116,12 +116,12 @@ def replay(units: Sequence[Unit], decisions: Sequence[Decided]) -> tuple[list[tu
         key = candidates.key(applied)
         asked.append((key, applied))
         if key not in verdicts:
-            raise _Unanswered(key)
+            raise _NotStored(key)
         return verdict_answer(verdicts[key])
 
     try:
         return asked, minimize(names, oracle)
-    except _Unanswered:
+    except _NotStored:
         return asked, None
 
 
