@@ -5,7 +5,7 @@ Each trial boots a pair afresh (A B B A) of `--runs` runs a boot, boot values lo
 between-boot and within-boot noise given, B's true change `--change` (0: the search named a wrong
 set). Fixed: the size setbisect/runner.py `_pair_boots` computes (95% power to see the
 good-to-bad gap at the campaign's boot noise, at least 2 and `boots`, at most `max_boots`), judged
-once by measure/pairs.py `answer_pair`. Sequential: one boot pair at a time until
+once by measure/pairs.py `answer_pair`. Sequential: one boot pair at a time (from `--start` a side) until
 measure/pairs.py `settled` (the pair's evidence on the noise pooled over `--other` boots of
 other candidates, as a campaign's is, at the campaign's error, no prior: a set search has no
 posterior; its own test `answer_pair` confirmed, or the evidence against it) or the cap, then
@@ -57,7 +57,7 @@ def trial(rng: random.Random, change: float, gap: float, a: argparse.Namespace, 
     if not sequential:
         more(fixed_size(a.between, a.within, a.runs, gap, a.boots, a.max_boots))
         return answer_pair(pa, pb, "higher", a.threshold, 0.05, a.max_boots).verdict is PairVerdict.CONFIRMED, len(pa)
-    n = 2
+    n = a.start
     while True:
         more(n)
         state = pair(pa, pb, math.log1p(gap), ss, df, a.error)
@@ -83,6 +83,7 @@ def main() -> None:
     ap.add_argument("--other", type=int, default=20, help="boots of other candidates the noise is pooled over")
     ap.add_argument("--error", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=3, help="boots a side a sequential pair starts from")
     a = ap.parse_args()
     print(f"between {a.between:.0%}, within {a.within:.0%}, {a.runs} runs a boot, boots {a.boots}..{a.max_boots}, "
           f"threshold {a.threshold:+.0%}, gap {a.gap:+.0%}, {a.trials} trials")

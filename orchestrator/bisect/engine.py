@@ -59,11 +59,8 @@ from orchestrator.errors import (
 from orchestrator.measure.decide import ERROR
 from orchestrator.measure.endpoints import (
     EndpointCheck,
-    Next,
-    check_endpoints,
     endpoint_decisions,
-    endpoints_next,
-    too_noisy,
+    measure_endpoints,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
@@ -73,8 +70,6 @@ from orchestrator.stats import drift
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
 AHEAD_OUTCOMES = 2
-# The endpoint check may boot each reference up to this many times max_boots_per_commit.
-REFERENCE_BOOTS = 2
 # A re-examined step may have this many times max_boots_per_commit, once more for each further
 # re-examination, up to REEXAMINATIONS of them.
 REEXAMINE_BOOTS = 2
@@ -365,28 +360,14 @@ class Engine:
         return check
 
     def _check_endpoints(self, judge: Judge, good: str, bad: str) -> EndpointCheck:
-        """Both endpoints booted in A B B A pairs until `endpoints_next` says start or refuse:
-        the references grow later as the steps need them (rounds.next_boot)."""
+        """Both endpoints on `judge`'s host, checked sequentially (measure/endpoints.py)."""
         c = self.c
-        cap = REFERENCE_BOOTS * c.max_boots_per_commit
-        boots = judge.evidence()
-        need = max(c.boots_per_commit, min(len(boots.get(good, [])), len(boots.get(bad, []))))
-        while True:
-            try:
-                judge.interleave([good, bad] if need % 2 else [bad, good], need)
-            except KernelFault as exc:
-                raise EndpointFailed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
-            boots = judge.evidence()
-            check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
-                                    c.max_boots_per_commit, c.alpha, self.error)
-            self._emit("endpoints", message=check.message)
-            step = endpoints_next(check, min(len(boots[good]), len(boots[bad])), cap)
-            if step is Next.MORE:
-                need += 1
-                continue
-            if step is Next.START:
-                return check
-            return too_noisy(check, c.metric.threshold, c.runs_per_boot, c.max_boots_per_commit, self.error)
+        try:
+            return measure_endpoints(judge, good, bad, self.direction, c.metric.threshold, c.runs_per_boot,
+                                     c.boots_per_commit, c.max_boots_per_commit, c.alpha, self.error,
+                                     lambda check: self._emit("endpoints", message=check.message))
+        except KernelFault as exc:
+            raise EndpointFailed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
 
     def _latest(self, campaign_id: int) -> list[Decided]:
         """Each step commit's latest decision (a revisit or re-examination overrides the step),

@@ -14,7 +14,7 @@ import math
 import statistics
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 from orchestrator.decisions import Decided, Kind, Refusal, Role, Verdict
 from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
@@ -165,3 +165,41 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
     return dataclasses.replace(check, problem=Refusal.TOO_NOISY, boots_needed=need, message=(
         f"the noise needs {need} boots per commit to decide a step of {threshold.describe()} ({check.message}), but "
         f"max_boots_per_commit is {max_boots}"))
+
+
+# The endpoint check boots each side up to this many times max_boots_per_commit.
+REFERENCE_BOOTS = 2
+
+
+class Sides(Protocol):
+    """What the endpoint check boots on (orchestrator/measure/judge.py Judge)."""
+
+    def interleave(self, keys: list[str], need: int, since: int = 0) -> None: ...
+    def evidence(self) -> dict[str, list[Boot]]: ...
+
+
+def measure_endpoints(judge: Sides, good: str, bad: str, direction: str, threshold: Threshold, runs_per_boot: int,
+                      boots: int, max_boots: int, alpha: float, error: float,
+                      emit: Callable[[EndpointCheck], None] = lambda _c: None) -> EndpointCheck:
+    """Both endpoints booted in A B B A pairs on `judge` (from `boots` a side, or as many as
+    they have) until `endpoints_next` says start (the check, ok) or refuse (the check, not
+    ok: `too_noisy` gives the boots the noise needs when that is why), each check told to
+    `emit`; a side that does not build, boot or run raises its KernelFault (`judge.booting`
+    says which). Both searches check their endpoints so; the references grow later as the
+    steps need them."""
+    cap = REFERENCE_BOOTS * max_boots
+    have = judge.evidence()
+    need = max(boots, min(len(have.get(good, [])), len(have.get(bad, []))))
+    while True:
+        judge.interleave([good, bad] if need % 2 else [bad, good], need)
+        sides = judge.evidence()
+        check = check_endpoints(sides[good], sides[bad], direction, threshold, runs_per_boot, max_boots, alpha,
+                                error)
+        emit(check)
+        step = endpoints_next(check, min(len(sides[good]), len(sides[bad])), cap)
+        if step is Next.START:
+            return check
+        if step is Next.REFUSE:
+            return too_noisy(check, threshold, runs_per_boot, max_boots, error)
+        need += 1
+

@@ -56,10 +56,11 @@ class Fixed:
 
 @dataclass(frozen=True)
 class Sequential:
-    """One boot pair at a time (from 2 a side, or as many as the pair has) until `done()` (the
-    caller's test on the boots so far) says the pair answered."""
+    """One boot pair at a time (from `start` a side, or as many as the pair has) until `done()`
+    (the caller's test on the boots so far) says the pair answered."""
 
     done: Callable[[], bool]
+    start: int = 2
 
 
 def fresh(judge: Judge, keys: Sequence[str], since: int) -> list[list[Boot]]:
@@ -74,7 +75,7 @@ def measure_pair(judge: Judge, a: str, b: str, since: int, rule: Fixed | Sequent
     if isinstance(rule, Fixed):
         judge.interleave([a, b], rule.boots, since)
         return fresh(judge, [a, b], since)
-    n = max(2, min(len(x) for x in fresh(judge, [a, b], since)))
+    n = max(rule.start, min(len(x) for x in fresh(judge, [a, b], since)))
     while True:
         judge.interleave([a, b] if n % 2 else [b, a], n, since)
         if rule.done():

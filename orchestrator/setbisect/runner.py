@@ -42,17 +42,23 @@ from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import (
     EndpointCheck,
-    Next,
     Threshold,
-    check_endpoints,
     endpoint_decisions,
-    endpoints_next,
     level,
-    too_noisy,
+    measure_endpoints,
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import Halted, JudgeHost, Judges, hosts_of
-from orchestrator.measure.pairs import Sequential, answer_pair, fresh, measure_pair, pair_since, pair_state, settled
+from orchestrator.measure.pairs import (
+    PAIR_MIN_BOOTS,
+    Sequential,
+    answer_pair,
+    fresh,
+    measure_pair,
+    pair_since,
+    pair_state,
+    settled,
+)
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
@@ -60,8 +66,6 @@ from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, orde
 from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
 from orchestrator.stats import relative_change
 
-# The endpoint check stops at this many times max_boots a side (commit bisection's cap).
-REFERENCE_BOOTS = 2
 # The revert pair (bad against bad - set) in the revert's words: bad worse than bad - set means
 # taking the set out restores the metric.
 SET_REVERT = {PairVerdict.CONFIRMED: PairVerdict.SET_RESTORES, PairVerdict.NOT_SEEN: PairVerdict.SET_NOT_RESTORED}
@@ -253,29 +257,23 @@ class SetBisection:
         return named | (frozenset(more(named)) if more is not None else frozenset())
 
     def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
+        """Both sides on the home host, checked sequentially as commit bisection checks its
+        endpoints (measure/endpoints.py); failed or refused, stored so."""
         r = self.rules
-        need, cap = r.boots, REFERENCE_BOOTS * r.max_boots
-        while True:
-            try:
-                self.judge.interleave([good, bad], need)
-            except KernelFault as exc:
-                side = "good" if self.judge.booting == good else "bad"
-                message = f"set bisection refused: the {side} side does not boot or run the workload: {exc}"
-                self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, message).to_dict())
-                raise SetRefused(message) from exc
-            boots = self.judge.evidence()
-            check = check_endpoints(boots[good], boots[bad], r.direction, r.threshold, r.runs_per_boot, r.max_boots,
-                                    r.alpha, r.error)
-            self._emit("endpoints", message=check.message)
-            step = endpoints_next(check, need, cap)
-            if step is Next.START:
-                return check
-            if step is Next.REFUSE:
-                check = too_noisy(check, r.threshold, r.runs_per_boot, r.max_boots, r.error)
-                self.store.set_state(campaign_id, "refused",
-                                     Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
-                raise SetRefused(f"set bisection refused: {check.message}")
-            need += 1
+        try:
+            check = measure_endpoints(self.judge, good, bad, r.direction, r.threshold, r.runs_per_boot, r.boots,
+                                      r.max_boots, r.alpha, r.error,
+                                      lambda c: self._emit("endpoints", message=c.message))
+        except KernelFault as exc:
+            side = "good" if self.judge.booting == good else "bad"
+            message = f"set bisection refused: the {side} side does not boot or run the workload: {exc}"
+            self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, message).to_dict())
+            raise SetRefused(message) from exc
+        if not check.ok:
+            self.store.set_state(campaign_id, "refused",
+                                 Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
+            raise SetRefused(f"set bisection refused: {check.message}")
+        return check
 
     # ---- candidates --------------------------------------------------------------------------
 
@@ -389,7 +387,9 @@ class SetBisection:
             return state.boots >= r.max_boots or settled([state], r.max_boots, r.error)
 
         try:
-            boots = measure_pair(self.judge, base, other, since, Sequential(answered))
+            # from PAIR_MIN_BOOTS a side: the revert's boots also measure what bad without the set
+            # keeps of the regression (`_rest`), which 2 boots do not tell
+            boots = measure_pair(self.judge, base, other, since, Sequential(answered, PAIR_MIN_BOOTS))
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
             self.store.add_decision(campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
