@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from orchestrator import yamlcheck
 from orchestrator.errors import UserError
+from orchestrator.measure.endpoints import Threshold
 from orchestrator.notify.recipients import Notify, parse_notify
 from orchestrator.vm.spec import (
     AIO_MODES,
@@ -50,18 +51,6 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]{0,254}")
 BUILD_FAILURE_POLICIES = ("skip",)
 BOOT_FAILURE_POLICIES = ("skip", "bad")
 CONFIRMS = ("revert", "none")
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """`relative`: change of bad against good, e.g. -0.10 for "10% lower"; `absolute`: a bound
-    the metric crosses when it regresses (below it for higher-is-better, above for lower)."""
-
-    kind: str
-    value: float
-
-    def describe(self) -> str:
-        return f"{self.value:+.1%}" if self.kind == "relative" else f"bound {self.value:g}"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,10 @@ class Verdict(StrEnum):
     MORE = "more"
 
 
+# The verdicts a step or candidate is judged by (a skip is none).
+JUDGED = (Verdict.GOOD, Verdict.BAD)
+
+
 class Role(StrEnum):
     """good / bad: the endpoints' check; step: a bisection step; recheck: a step re-examined;
     confirm / revert: the culprit against its parent, the tip with it reverted against the tip;
@@ -58,14 +62,69 @@ class Kind(StrEnum):
     APART = "apart"
 
 
+class PairVerdict(StrEnum):
+    """What a pair measurement (B against A on fresh interleaved boots, orchestrator/measure/
+    pairs.py) answered. A culprit against its parent, a verification, good + a set against good:
+    B is significantly worse (`confirmed`), a change as large as the one asked about is ruled out
+    (`not_seen`), neither (`cannot_tell`). A revert of a commit on a tip against the tip:
+    `restores` / `not_restored` / `no_apply` (the revert does not apply); bad against bad - a set:
+    `set_restores` / `set_not_restored`. The values are the stored strings."""
+
+    CONFIRMED = "confirmed"
+    NOT_SEEN = "not seen"
+    CANNOT_TELL = "cannot tell"
+    RESTORES = "revert restores the metric"
+    NOT_RESTORED = "revert does not restore the metric"
+    NO_APPLY = "revert does not apply"
+    SET_RESTORES = "restores"
+    SET_NOT_RESTORED = "does not restore"
+
+
+class Marker(StrEnum):
+    """The verdict field of a decision that is no verdict: the campaign moved to another host
+    (`moved`), a pair measurement started (`measuring`, with its first boot in `since`)."""
+
+    MOVED = "moved"
+    MEASURING = "measuring"
+
+
+Said = Verdict | PairVerdict | Marker
+_WORDS: dict[str, Said] = {m.value: m for e in (Verdict, PairVerdict, Marker) for m in e}
+
+
+def said(word: str) -> Said:
+    """A stored verdict word as its enum member (the values of Verdict, PairVerdict and Marker do
+    not overlap)."""
+    if isinstance(word, (Verdict, PairVerdict, Marker)):
+        return word
+    try:
+        return _WORDS[word]
+    except KeyError:
+        raise ValueError(f"unknown verdict {word!r}; valid: {', '.join(_WORDS)}") from None
+
+
+class Refusal(StrEnum):
+    """Why the endpoints' check is not clear (orchestrator/measure/endpoints.py): good is already
+    past the threshold, bad is not worse at all, bad is worse but short of the threshold, the two
+    do not differ significantly, the noise needs more boots per step than allowed. Stored as a
+    refused campaign's cause."""
+
+    GOOD_NOT_GOOD = "good_not_good"
+    BAD_NOT_BAD = "bad_not_bad"
+    SHORT_OF_THRESHOLD = "short_of_threshold"
+    NOT_SIGNIFICANT = "not_significant"
+    TOO_NOISY = "too_noisy"
+
+
 @dataclass(frozen=True)
 class Decided:
-    """One stored decision. `verdict` is a Verdict's value for endpoints, steps and rechecks, the
-    confirmation's or revert's answer for those roles, `moved` for a host move."""
+    """One stored decision. `verdict` is a Verdict for endpoints, steps, rechecks and candidates,
+    a PairVerdict for confirmations and reverts, a Marker for a host move and a pair measurement
+    under way (a word read from the store is taken as its member)."""
 
     commit: str
     role: Role
-    verdict: str
+    verdict: Said
     reason: str
     confidence: float
     samples: int
@@ -73,6 +132,17 @@ class Decided:
     inherited_from: str = ""
     since: int = -1
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", said(self.verdict))
+
     @property
     def inherited(self) -> bool:
         return self.kind is Kind.INHERITED
+
+
+def moved(host: str, reason: str, key: str, what: str) -> Decided:
+    """The one record of a campaign moving off a failed lab host (role `host`, kind `moved`):
+    which host, why, that its boots are kept but never compared with another host's, and what
+    goes on (`what`); `key`: what it was measuring, "" outside a measurement."""
+    return Decided(key, Role.HOST, Marker.MOVED, f"host {host} failed: {reason}; its boots are kept, not compared; "
+                   f"{what}", 0.0, 0, Kind.MOVED)

@@ -44,7 +44,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, InterfaceError, Operat
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from orchestrator import paths
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Decided, Kind, Role, said
 from orchestrator.errors import InfraError, UserError
 from orchestrator.stats import Boot
 
@@ -697,7 +697,7 @@ class Store:
     def decisions(self, campaign_id: int) -> list[Decided]:
         with self._session() as s:
             rows = s.scalars(select(DecisionRow).where(DecisionRow.campaign_id == campaign_id).order_by(DecisionRow.id))
-            return [Decided(r.commit, Role(r.role), r.verdict, r.reason, r.confidence, r.samples, Kind(r.kind),
+            return [Decided(r.commit, Role(r.role), said(r.verdict), r.reason, r.confidence, r.samples, Kind(r.kind),
                             r.inherited_from, r.since) for r in rows]
 
     # ---- the mail sent when a campaign ends (orchestrator/notify/) ----

@@ -81,7 +81,7 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     a = p.parse_args()
     started = time.monotonic()
-    print("Simulated campaigns driven by the pure search core (orchestrator.bisect.posterior/rounds/endpoints, "
+    print("Simulated campaigns driven by the pure search core (orchestrator.bisect.posterior/rounds, measure.endpoints/pairs, "
           "stats) with a simulated measurement and lab clock: NOT the engine (bench/bisect_accuracy drives it).")
     print(f"{a.trials} seeded trials per row, {a.jobs} process(es); policy: first visit error {VISIT_ERROR}, revisit "
           f"{REVISIT_ERROR}, confirmation at mass >= {1 - NOMINATE:.2f}, answer at >= 0.99 with it.")

@@ -27,7 +27,6 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.bisect.posterior import Dag, llr_of
 from orchestrator.bisect.rounds import (
     NOMINATE,
@@ -41,12 +40,12 @@ from orchestrator.bisect.rounds import (
     ahead,
     next_boot,
     next_move,
-    pair,
-    settled,
     visit,
 )
 from orchestrator.campaign import Threshold
+from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.measure.judge import REFRESH_AFTER  # the drift guard's, as the engine's
+from orchestrator.measure.pairs import pair, settled
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds
 
 # Durations (seconds). Builds: docs/kernel-builds.md (make bench-build, 2 cores, 2026-11-22): cold
@@ -333,7 +332,7 @@ class Campaign:
         fresh boots of their own (keys tagged), each pair interleaved (A B B A): one slot takes
         turns; with more slots, up to CONFIRM_SLOTS of them each measure one pair (confirmation,
         revert, confirmation, revert) side by side, until their summed evidence settles it
-        (rounds.settled); the sum goes to the culprit's posterior. Advances every clock."""
+        (measure.pairs.settled); the sum goes to the culprit's posterior. Advances every clock."""
         p = self.p
         parent = self.shas[self.index[culprit] - 1]
         revert = f"revert-{culprit}"

@@ -37,39 +37,39 @@ import math
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from orchestrator.backends.gitlog import BisectState
-from orchestrator.bisect.decide import ERROR
-from orchestrator.bisect.endpoints import EndpointCheck, Next, check_endpoints, endpoints_next
 from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
-from orchestrator.bisect.search import Found, Lab, Search, latest
-from orchestrator.bisect.search import Host as LabHost
-from orchestrator.campaign import Campaign, Threshold
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.bisect.search import Search, SearchEnd, latest
+from orchestrator.campaign import Campaign
+from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
-    HostFailed,
     InfraError,
     KernelFault,
     UserError,
 )
+from orchestrator.measure.decide import ERROR
+from orchestrator.measure.endpoints import (
+    EndpointCheck,
+    endpoint_decisions,
+    measure_endpoints,
+)
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
 from orchestrator.ports import Event, KernelBuilder, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
-from orchestrator.stats import boots_needed, drift
+from orchestrator.stats import drift
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
 AHEAD_OUTCOMES = 2
-# The endpoint check may boot each reference up to this many times max_boots_per_commit.
-REFERENCE_BOOTS = 2
 # A re-examined step may have this many times max_boots_per_commit, once more for each further
 # re-examination, up to REEXAMINATIONS of them.
 REEXAMINE_BOOTS = 2
@@ -197,7 +197,7 @@ class Engine:
         self._start = time.monotonic()
         self._judge_of: Judge | None = None
         self._search: Search | None = None
-        self._lab: Lab | None = None
+        self._lab: Judges | None = None
 
     @property
     def search(self) -> Search:
@@ -225,47 +225,39 @@ class Engine:
                                    lambda phase, key, samples, message: self._emit(phase, key, samples, message))
         return self._judge_of
 
-    def lab_of(self, campaign_id: int) -> Lab:
-        """The campaign's hosts: one per distinct host of `slots` (its first slot's measurer
-        boots its guests, on any of its slots), home first; without slots, the one measurer."""
+    def lab_of(self, campaign_id: int) -> Judges:
+        """The campaign's lab of judges (orchestrator/measure/lab.py): one host per distinct host
+        of `slots` (its first slot's measurer boots its guests, on any of its slots), home first;
+        without slots, the one measurer."""
         if self._lab is not None:
             return self._lab
         home = self.judge_for(campaign_id)
         if len(self.slots) <= 1:
-            self._lab = Lab([LabHost(self.measurer.host or "", home, 1)])
+            self._lab = Judges([JudgeHost(self.measurer.host or "", home)], self.store, campaign_id, self._emit)
             return self._lab
-        hosts: dict[str, LabHost] = {}
-        for m in self.slots:
-            name = m.host or ""
-            if name in hosts:
-                hosts[name].slots += 1
-            else:
-                judge = home if not hosts else self.judge_for(campaign_id, m)
-                hosts[name] = LabHost(name, judge, 1)
-        self._lab = Lab(list(hosts.values()))
-        self._judge_of = self._lab.hosts[0].judge
-        self.measurer = self._judge_of.measurer
+        first = self.slots[0]
+        self._lab = Judges(hosts_of(self.slots, lambda m: home if m is first else self.judge_for(campaign_id, m)),
+                           self.store, campaign_id, self._emit, lambda commit: commit[:12])
+        self._home_moved()
         return self._lab
+
+    def _home_moved(self) -> None:
+        assert self._lab is not None
+        self._judge_of = self._lab.home.judge
+        self.measurer = self._judge_of.measurer
 
     # ---- the campaign ----------------------------------------------------------------------
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
         lab = self.lab_of(campaign_id)
-        if len(self.slots) <= 1:
-            return self.judge.moving(lambda: self._run(campaign_id))
-        while True:
-            try:
-                return self._run(campaign_id)
-            except HostFailed as exc:  # the home host failed outside a round: the next host is home
-                if len(lab.hosts) <= 1:
-                    raise
-                self.store.add_decision(campaign_id, Decided(
-                    "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; "
-                    "the campaign goes on on the other hosts", 0.0, 0, Kind.MOVED))
-                lab.drop(exc.host)
-                self._judge_of = lab.hosts[0].judge
-                self.measurer = self._judge_of.measurer
+        try:
+            if len(self.slots) <= 1:
+                return self.judge.moving(lambda: self._run(campaign_id))
+            # the home host failed outside a round: the next host is home
+            return lab.moving(lambda: self._run(campaign_id), self._home_moved)
+        finally:
+            lab.close()
 
     def _run(self, campaign_id: int) -> Outcome:
         c = self.c
@@ -275,10 +267,8 @@ class Engine:
         self.vcs.start(good, bad, c.first_parent)  # pins the range in vmbisect's clone
         check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
-            for commit, role in ((good, Role.GOOD), (bad, Role.BAD)):
-                n = self.judge.runs(commit)
-                self.store.add_decision(campaign_id, Decided(commit, role, role.value, check.message, 1.0, n,
-                                                             Kind.ENDPOINTS))
+            for d in endpoint_decisions(check, good, bad, self.judge.runs):
+                self.store.add_decision(campaign_id, d)
         search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
                                        self.error, self._emit)
         if self.build_cpus:
@@ -293,7 +283,7 @@ class Engine:
         for round_no in range(MAX_ROUNDS + 1):
             state = search.run(nominate)
             self.store.set_bisect_log(campaign_id, search.log(state))
-            if state.kind == "found":
+            if state.kind is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
                         state.mass, confirmation, confirmation.get("revert")) < 1 - self.error):
@@ -310,7 +300,7 @@ class Engine:
             booted = sum(len(self.judge.evidence().get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
-            again = doubt in asked and (state.kind == "found" or asked[doubt] == booted)
+            again = doubt in asked and (state.kind is BisectOutcome.FOUND or asked[doubt] == booted)
             if round_no == MAX_ROUNDS or again:
                 unresolved = doubts
                 break
@@ -354,9 +344,7 @@ class Engine:
         lab = self.lab_of(campaign_id)
         try:
             if len(lab.hosts) > 1:
-                with ThreadPoolExecutor(len(lab.hosts)) as pool:
-                    futures = [pool.submit(self._check_endpoints, h.judge, good, bad) for h in lab.hosts]
-                checks = [f.result() for f in futures]
+                checks = lab.on_every_host(lambda h: self._check_endpoints(h.judge, good, bad))
                 for h, ch in list(zip(lab.hosts, checks))[1:]:
                     if not ch.ok:
                         lab.drop(h.name)
@@ -367,33 +355,19 @@ class Engine:
             self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, str(exc)).to_dict())
             raise
         if not check.ok:
-            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
+            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
             raise CampaignRefused(f"campaign refused: {check.message}")
         return check
 
     def _check_endpoints(self, judge: Judge, good: str, bad: str) -> EndpointCheck:
-        """Both endpoints booted in A B B A pairs until `endpoints_next` says start or refuse:
-        the references grow later as the steps need them (rounds.next_boot)."""
+        """Both endpoints on `judge`'s host, checked sequentially (measure/endpoints.py)."""
         c = self.c
-        cap = REFERENCE_BOOTS * c.max_boots_per_commit
-        boots = judge.evidence()
-        need = max(c.boots_per_commit, min(len(boots.get(good, [])), len(boots.get(bad, []))))
-        while True:
-            try:
-                judge.interleave([good, bad] if need % 2 else [bad, good], need)
-            except KernelFault as exc:
-                raise EndpointFailed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
-            boots = judge.evidence()
-            check = check_endpoints(boots[good], boots[bad], self.direction, c.metric.threshold, c.runs_per_boot,
-                                    c.max_boots_per_commit, c.alpha, self.error)
-            self._emit("endpoints", message=check.message)
-            step = endpoints_next(check, min(len(boots[good]), len(boots[bad])), cap)
-            if step is Next.MORE:
-                need += 1
-                continue
-            if step is Next.START:
-                return check
-            return too_noisy(check, c.metric.threshold, c.runs_per_boot, c.max_boots_per_commit, self.error)
+        try:
+            return measure_endpoints(judge, good, bad, self.direction, c.metric.threshold, c.runs_per_boot,
+                                     c.boots_per_commit, c.max_boots_per_commit, c.alpha, self.error,
+                                     lambda check: self._emit("endpoints", message=check.message))
+        except KernelFault as exc:
+            raise EndpointFailed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
 
     def _latest(self, campaign_id: int) -> list[Decided]:
         """Each step commit's latest decision (a revisit or re-examination overrides the step),
@@ -408,7 +382,7 @@ class Engine:
         measured on the way (culprit against parent, then the revert), which carry the
         candidate from its posterior `mass` to the campaign's 1 - error."""
         latest = self._latest(campaign_id)
-        judged = [d for d in latest if d.verdict in ("good", "bad")]
+        judged = [d for d in latest if d.verdict in JUDGED]
         parent = self.vcs.parent(culprit)
         images = self.judge.images()
         try:
@@ -441,13 +415,13 @@ class Engine:
                       self._emit)
         prior = llr_of(mass)
         confirmation = pairs.confirm(culprit, parent, good, bad, prior, int(self.c.confirm == "revert"))
-        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] != "not seen":
+        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] is not PairVerdict.NOT_SEEN:
             confirmation["revert"] = pairs.revert(culprit, good, bad, prior + confirmation["evidence"])
-            if confirmation["revert"]["verdict"] == "revert does not restore the metric":
+            if confirmation["revert"]["verdict"] is PairVerdict.NOT_RESTORED:
                 return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
                     f"{confirmation['revert']['text']}")), confirmation
-        if confirmation.get("verdict") == "not seen":
+        if confirmation.get("verdict") is PairVerdict.NOT_SEEN:
             return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.NOT_SEEN, (
                 f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
                 f"interleaved: {confirmation['text']}")), confirmation
@@ -458,7 +432,7 @@ class Engine:
         resume): the search goes on to 1 - error from here."""
         return any(d.role is Role.CONFIRM and d.kind is not Kind.MEASURING for d in self.store.decisions(campaign_id))
 
-    def _ambiguous(self, campaign_id: int, state: Found) -> Doubts:
+    def _ambiguous(self, campaign_id: int, state: SearchEnd) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
@@ -467,7 +441,7 @@ class Engine:
         if not unclear:
             return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
-        judged = [d for d in latest.values() if d.verdict in ("good", "bad")]
+        judged = [d for d in latest.values() if d.verdict in JUDGED]
         around = [x for c in unclear for x in self._boundary(campaign_id, judged, c, self.vcs.parent(c))]
         return Doubts(list(dict.fromkeys(unclear + around)), Doubt.AMBIGUOUS, (
             f"{len(unclear)} candidate(s) were skipped as ambiguous: {', '.join(x[:12] for x in unclear)}"))
@@ -476,8 +450,8 @@ class Engine:
         """The verdicts that made `culprit` the answer: the nearest bad ones at or after it and the
         nearest good ones at or after its parent (one of them is wrong when the two do not
         differ), followed to the measurements they were inherited from."""
-        blamed = [d.commit for d in judged if d.verdict == "bad" and self.vcs.is_ancestor(culprit, d.commit)]
-        cleared = [d.commit for d in judged if d.verdict == "good" and self.vcs.is_ancestor(parent, d.commit)]
+        blamed = [d.commit for d in judged if d.verdict is Verdict.BAD and self.vcs.is_ancestor(culprit, d.commit)]
+        cleared = [d.commit for d in judged if d.verdict is Verdict.GOOD and self.vcs.is_ancestor(parent, d.commit)]
         # nearest: no other blamed commit between the culprit and it; no other cleared one after it
         blamed = [x for x in blamed if not any(y != x and self.vcs.is_ancestor(y, x) for y in blamed)]
         cleared = [x for x in cleared if not any(y != x and self.vcs.is_ancestor(x, y) for y in cleared)]
@@ -544,10 +518,10 @@ class Engine:
 
     # ---- the answer --------------------------------------------------------------------------
 
-    def _finish(self, campaign_id: int, state: Found, check: EndpointCheck, good: str, bad: str,
+    def _finish(self, campaign_id: int, state: SearchEnd, check: EndpointCheck, good: str, bad: str,
                 unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
         latest = self._latest(campaign_id)
-        measured = [d for d in latest if d.verdict in ("good", "bad") and not d.inherited]
+        measured = [d for d in latest if d.verdict in JUDGED and not d.inherited]
         # the posterior's mass of the answer (every boot of every commit, as the search weighs
         # them now): the chance that the culprit is the one named (or in the class named)
         confidence = state.mass
@@ -559,12 +533,12 @@ class Engine:
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
         kind, culprit, candidates = state.kind, state.culprit, state.candidates
-        if state.kind == "found" and unresolved.kind is Doubt.NOOP:
-            kind, culprit = "inconclusive", ""
+        if state.kind is BisectOutcome.FOUND and unresolved.kind is Doubt.NOOP:
+            kind, culprit = BisectOutcome.INCONCLUSIVE, ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
-        revert = confirmation.pop("revert", None) if kind == "found" else None
-        if kind == "found":
+        revert = confirmation.pop("revert", None) if kind is BisectOutcome.FOUND else None
+        if kind is BisectOutcome.FOUND:
             confidence = answer_confidence(confidence, confirmation, revert)
             if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
@@ -572,10 +546,10 @@ class Engine:
                 # the steps'; the answer is named, never with high confidence
                 confidence = min(confidence, CONTRADICTED)
         result = BisectResult(
-            BisectOutcome(kind), culprit, self.vcs.parent(culprit) if culprit else "",
-            () if kind == "found" else tuple(candidates), confidence, confidence_words(confidence, doubtful),
+            kind, culprit, self.vcs.parent(culprit) if culprit else "",
+            () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
-            sum(len(v) for v in everywhere.values()), confirmation if kind == "found" else {}, revert)
+            sum(len(v) for v in everywhere.values()), confirmation if kind is BisectOutcome.FOUND else {}, revert)
         self.store.set_state(campaign_id, "done", result.to_dict())
         return Outcome(result.outcome, culprit, tuple(candidates), check, self.search.steps, tuple(notes), confidence, result)
 
@@ -601,19 +575,3 @@ def answer_confidence(mass: float, confirmation: dict[str, Any], revert: dict[st
     odds = llr_of(mass) + confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
     return 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
 
-
-def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, max_boots: int,
-              error: float) -> EndpointCheck:
-    """A refusal at the endpoints' cap: when good and bad were not told apart and the noise
-    measured would need more than `max_boots` boots per step even for a change of the
-    threshold's size, that is the reason given (the boots needed), not the chance p-value."""
-    check = dataclasses.replace(check, ok=False)
-    noise = check.noise
-    if check.problem != "not_significant" or noise is None or threshold.kind != "relative" or not threshold.value:
-        return check
-    need = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, threshold.value, error)
-    if need <= max_boots:
-        return check
-    return dataclasses.replace(check, problem="too_noisy", boots_needed=need, message=(
-        f"the noise needs {need} boots per commit to decide a step of {threshold.describe()} ({check.message}), but "
-        f"max_boots_per_commit is {max_boots}"))

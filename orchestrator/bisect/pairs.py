@@ -2,8 +2,9 @@
 parent, and bad with the culprit reverted against bad (docs/campaign.md, steps 4 and 5).
 
 Both sides of a pair are booted afresh, interleaved (A B B A), one pair at a time from a first
-boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots), the
-confirmation first, then the revert, until `rounds.settled` says the pairs answered: each one's
+boot stored as a `measuring` decision (so a resumed campaign goes on with the same boots): the
+one pair measurement of orchestrator/measure/pairs.py with a Sequential stop rule. The
+confirmation first, then the revert, until `measure.pairs.settled` says the pairs answered: each one's
 own t-test (the boot noise pooled over the campaign: one noise model) shows the change, and the
 candidate's prior odds from the search plus the pairs' evidence reach the campaign's 1 - error;
 or the evidence is against it; or the cap of max_boots_per_commit a side. Each answer is stored
@@ -16,12 +17,11 @@ import dataclasses
 import math
 from typing import Any, Callable
 
-from orchestrator.bisect.rounds import Pair, pair, settled
 from orchestrator.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Decided, Kind, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.stats import Boot, pooled_boot_variance
+from orchestrator.measure.pairs import Pair, Sequential, boots_gap, measure_pair, pair_since, pair_state, settled
 
 
 class Pairs:
@@ -42,53 +42,28 @@ class Pairs:
     def _sequential(self, role: Role, commit: str, a: str, b: str, sign: int, settles: Callable[[Any], bool],
                     good: str, bad: str, prior: float, to_come: int) -> Pair:
         """`b` against `a` on fresh boots of their own (from the boot stored when the pair
-        started), interleaved A B B A one pair at a time until `rounds.settled` says this pair
+        started), interleaved A B B A one pair at a time until `measure.pairs.settled` says this pair
         answered (with `prior`, the candidate's log odds so far, and `to_come` pairs still to be
         measured), or the cap of max_boots_per_commit a side; the pair's state."""
-        since = self._since(role, commit)
-        n = max(2, min(len(x) for x in self._pair([a, b], since)))
-        while True:
-            self.judge.interleave([a, b] if n % 2 else [b, a], n, since)
+        since = pair_since(self.store, self.campaign_id, self.judge, role, commit)
+
+        def done() -> bool:
             state = self._state(a, b, since, sign, settles, good, bad)
-            if state.boots >= self.c.max_boots_per_commit or settled(
-                    [state], self.c.max_boots_per_commit, self.error, prior, to_come):
-                return state
-            n += 1
+            return state.boots >= self.c.max_boots_per_commit or settled(
+                [state], self.c.max_boots_per_commit, self.error, prior, to_come)
+
+        measure_pair(self.judge, a, b, since, Sequential(done))
+        return self._state(a, b, since, sign, settles, good, bad)
 
     def _state(self, a: str, b: str, since: int, sign: int, settles: Callable[[Any], bool], good: str,
                bad: str) -> Pair:
-        """The pair `b` against `a` from boot `since` on (rounds.pair, the noise pooled over the
+        """The pair `b` against `a` from boot `since` on (measure.pairs.pair, the noise pooled over the
         campaign's other boots), `seen` when `settles` holds for its test."""
-        boots = self.judge.evidence()
-        pa, pb = self._pair([a, b], since)
-        ss, df = pooled_boot_variance([bs for x, bs in boots.items() if x not in (a, b)])
-        state = pair(pa, pb, sign * boots_gap(boots[good], boots[bad]), ss, df, self.error)
+        state = pair_state(self.judge, a, b, since, good, bad, self.error, sign)
         return dataclasses.replace(state, seen=state.seen and state.test is not None and settles(state.test))
 
     def _worse(self, change: float) -> bool:
         return change < 0 if self.direction == "higher" else change > 0
-
-    def _since(self, role: Role, commit: str) -> int:
-        """The first boot of a pair measurement (`role` confirm or revert, of `commit`): stored
-        as a `measuring` decision when it starts, so a resumed campaign goes on with the same
-        boots. A measurement started before the latest step or re-examination is stale: the
-        verdicts moved since, and the pair is measured afresh; so is one started on a host the
-        campaign moved away from."""
-        decisions = self.store.decisions(self.campaign_id)
-        last_verdict = max((i for i, d in enumerate(decisions) if d.role in (Role.STEP, Role.RECHECK, Role.HOST)),
-                           default=-1)
-        for d in decisions[last_verdict + 1:]:
-            if d.role is role and d.commit == commit and d.kind is Kind.MEASURING:
-                return d.since
-        since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(self.campaign_id, Decided(commit, role, "measuring", f"from boot {since}: both booted "
-                                                     "interleaved (A B B A), on boots of their own", 0.0, 0,
-                                                     Kind.MEASURING, since=since))
-        return since
-
-    def _pair(self, commits: list[str], since: int) -> list[list[Boot]]:
-        boots = self.judge.evidence()
-        return [[b for b in boots.get(x, []) if b.seq >= since] for x in commits]
 
     def confirm(self, culprit: str, parent: str, good: str, bad: str, prior: float = 0.0,
                 to_come: int = 0) -> dict[str, Any]:
@@ -96,7 +71,7 @@ class Pairs:
         confirmation is evidence of its own (a step misled by unlucky boots is not confirmed by
         the same boots), and the interleaving, not a drift model, keeps a drifting host out of
         it. `prior`: the candidate's log odds from the search; `to_come`: pairs measured after
-        this one (the revert), which carry the rest (rounds.settled)."""
+        this one (the revert), which carry the rest (measure.pairs.settled)."""
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
                        if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
         try:
@@ -104,17 +79,18 @@ class Pairs:
             state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
                                      to_come)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-            return {"verdict": "cannot tell", "text": f"could not be measured: {exc}"[:500]}
+            return {"verdict": PairVerdict.CANNOT_TELL, "text": f"could not be measured: {exc}"[:500]}
         t = state.test
         if t is None:
-            return {"verdict": "cannot tell", "text": "too few boots to compare"}
+            return {"verdict": PairVerdict.CANNOT_TELL, "text": "too few boots to compare"}
         significant = t.p < self.c.alpha and self._worse(t.change)
         seen = significant and self._carries(t.low, t.high)
         weight = state.log_bf
         # not seen: the change looks more like none than like the good-to-bad one, or is surely
         # smaller than the regression asked about; cannot tell: neither significant nor against
         # it (too few boots for this noise)
-        verdict = "confirmed" if seen else ("not seen" if weight < 0 or significant else "cannot tell")
+        verdict = PairVerdict.CONFIRMED if seen else (
+            PairVerdict.NOT_SEEN if weight < 0 or significant else PairVerdict.CANNOT_TELL)
         text = f"culprit against parent {t.describe()}"
         if significant and not seen:
             text += f", smaller than the {self.c.metric.threshold.describe()} asked about"
@@ -155,22 +131,22 @@ class Pairs:
         revert = self.revert_of(culprit, bad)
         result: dict[str, Any]
         if not revert.commit:
-            result = {"verdict": "revert does not apply", "text": f"revert does not apply: {revert.reason}"}
+            result = {"verdict": PairVerdict.NO_APPLY, "text": f"{PairVerdict.NO_APPLY}: {revert.reason}"}
         else:
             try:
                 state = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
                                          lambda t: self._restores(t, good, bad), good, bad, prior, 0)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-                return {"verdict": "cannot tell", "commit": revert.commit,
+                return {"verdict": PairVerdict.CANNOT_TELL, "commit": revert.commit,
                         "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
             boots = self.judge.evidence()
             t = state.test
             if t is None:
-                return {"verdict": "cannot tell", "commit": revert.commit, "text": "too few boots to compare"}
+                return {"verdict": PairVerdict.CANNOT_TELL, "commit": revert.commit, "text": "too few boots to compare"}
             gap = boots_gap(boots[good], boots[bad])
             position = self._position(t, gap)
             restores = self._restores(t, good, bad)
-            verdict = "revert restores the metric" if restores else "revert does not restore the metric"
+            verdict = PairVerdict.RESTORES if restores else PairVerdict.NOT_RESTORED
             result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
                       "position": position, "evidence": state.log_bf,
                       "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
@@ -183,9 +159,3 @@ class Pairs:
         self.emit("confirm", culprit, message=result["text"])
         return result
 
-
-def boots_gap(good: list[Boot], bad: list[Boot]) -> float:
-    """The log distance from good to bad."""
-    from statistics import fmean
-
-    return fmean(b.value for b in bad) - fmean(b.value for b in good)

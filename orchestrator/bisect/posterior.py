@@ -203,19 +203,19 @@ def pick(post: Posterior, slots: int, untestable: Iterable[str] = (), busy: Iter
     return [dag.commits[i] for i in sorted(chosen)]
 
 
-class Kind(str, Enum):
+class Standing(str, Enum):
     SEARCHING = "searching"
     FOUND = "found"
     ONLY_SKIPPED = "only_skipped"
 
 
 @dataclass(frozen=True)
-class Answer:
+class PosteriorAnswer:
     """FOUND: `culprit` holds at least 1 - error of the mass; ONLY_SKIPPED: the culprit is one
     of `candidates` (at least 1 - error together), which no testable commit can tell apart;
     SEARCHING: neither yet (`mass` is the largest class's)."""
 
-    kind: Kind
+    kind: Standing
     culprit: str = ""
     candidates: tuple[str, ...] = ()
     mass: float = 0.0
@@ -237,7 +237,7 @@ def classes(dag: Dag, untestable: Iterable[str]) -> list[list[int]]:
     return list(groups.values())
 
 
-def answer(post: Posterior, error: float, untestable: Iterable[str] = ()) -> Answer:
+def answer(post: Posterior, error: float, untestable: Iterable[str] = ()) -> PosteriorAnswer:
     """The stop rule: a culprit (or a class of untestable ones) with mass >= 1 - error."""
     dag = post.dag
     skipped = any(c in dag.index and c != dag.commits[-1] for c in untestable)
@@ -248,11 +248,11 @@ def answer(post: Posterior, error: float, untestable: Iterable[str] = ()) -> Ans
     else:
         best, mass = max(((g, float(post.weights[g].sum())) for g in groups), key=lambda x: x[1])
     if mass < 1 - error:
-        return Answer(Kind.SEARCHING, mass=mass)
+        return PosteriorAnswer(Standing.SEARCHING, mass=mass)
     commits = tuple(dag.commits[i] for i in best)
     if len(commits) == 1:
-        return Answer(Kind.FOUND, commits[0], commits, mass)
-    return Answer(Kind.ONLY_SKIPPED, "", commits, mass)
+        return PosteriorAnswer(Standing.FOUND, commits[0], commits, mass)
+    return PosteriorAnswer(Standing.ONLY_SKIPPED, "", commits, mass)
 
 
 class Mark(str, Enum):

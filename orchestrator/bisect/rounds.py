@@ -1,6 +1,5 @@
 """Where the next boot goes (pure): which commits a round measures, when a commit's visit ends,
-whether a step's next boot goes to the step or to a reference, when a confirmation pair is
-settled, and what to build ahead for the next round.
+whether a step's next boot goes to the step or to a reference, and what to build ahead for the next round.
 
 The engine keeps nothing of this in memory: every answer is computed again from the boots and
 decisions in the store (orchestrator.bisect.posterior for the posterior)."""
@@ -14,8 +13,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from orchestrator.bisect.posterior import NOISELESS, Answer, Dag, Kind, answer, pick, posterior
-from orchestrator.stats import Boot, StepOdds, TwoSample, compare_pooled, drift_estimable, drift_weight, evidence
+from orchestrator.bisect.posterior import NOISELESS, Dag, PosteriorAnswer, Standing, answer, pick, posterior
+from orchestrator.stats import Boot, StepOdds, drift_estimable, drift_weight
 
 # A first visit (one slot measuring one commit) ends when its verdict is this sure: the posterior
 # needs a commit's side, not its certainty, except next to the culprit, where it sends the search
@@ -32,15 +31,6 @@ REVISIT_ERROR = 0.01
 # 76 at 8% between-boot noise (1,000 campaigns); 0.3 and 0.5 about as much, 0.6 costs 4 more
 # (300 campaigns each, docs/campaign.md).
 NOMINATE = 0.4
-# A pair answers from this many boots a side; before that (its first look, 2+2) only when its
-# own test's p-value is below EARLY_P. A pair looks after every boot pair, so it tests a wrong
-# candidate again and again: answering at 2+2 with p < alpha, two chance differences (a good
-# candidate against its good parent at p=0.004, its revert at p=0.04) named a wrong culprit
-# with confidence 0.999 in 3 of 5,000 simulated campaigns (bench/bisect_accuracy). A change
-# that is obvious on 2+2 boots (the demo's -54%, p < 1e-6 on the campaign's noise) still
-# answers there.
-PAIR_MIN_BOOTS = 3
-EARLY_P = 0.001
 # A step far from both references (a second change) is not one of the two.
 APART = 0.001
 # A commit still unclear after this many times max_boots_per_commit boots over all its visits is
@@ -129,64 +119,10 @@ def next_boot(good: Sequence[Boot], bad: Sequence[Boot], step: Sequence[Boot], d
 
 
 @dataclass(frozen=True)
-class Pair:
-    """A confirmation pair's state: its log Bayes factor for "the change is the references'"
-    against "no change" (`log_bf`), its boots a side, the test it rests on (`test`, None below
-    two boots a side), and whether that test shows the change (`seen`: one-sided p < `alpha`
-    in the references' direction; the engine asks more, see Pairs)."""
-
-    log_bf: float
-    boots: int
-    test: TwoSample | None = None
-    seen: bool = False
-
-
-def pair(a: Sequence[Boot], b: Sequence[Boot], expected: float, ss: float, df: int, alpha: float,
-         min_boots: int = 2) -> Pair:
-    """The confirmation (or revert) so far: `b` against `a` on fresh interleaved boots,
-    `expected` the log change the references show, the boot noise pooled over the campaign's
-    other boots (`ss`, `df`: stats.pooled_boot_variance) and the pair's own
-    (stats.compare_pooled); its evidence is stats.evidence of that test. `alpha` is the
-    campaign's error, not its significance level: a pair looks after every boot pair, and at
-    p < 0.05 two chance differences carried a wrong candidate (see PAIR_MIN_BOOTS)."""
-    n = min(len(a), len(b))
-    t = compare_pooled(a, b, ss, df) if n >= min_boots else None
-    if t is None:
-        return Pair(0.0, n)
-    seen = t.p < 2 * alpha and (math.log1p(t.change) < 0) == (expected < 0)
-    return Pair(evidence(t, math.expm1(expected)), n, t, seen)
-
-
-def settled(pairs: Sequence[Pair], cap: int, error: float, prior: float = 0.0, to_come: int = 0) -> bool:
-    """Whether the confirmation (the culprit against its parent) and the revert (bad with the
-    culprit reverted against bad), fresh boots of their own, have answered "is this the
-    culprit": their log Bayes factors add to the candidate's prior log odds (`prior`, from
-    the posterior's mass). Run side by side (two slots, or one slot taking turns) or one after
-    the other (`to_come`: pairs still to be measured after these), they stop at the first boot
-    pair after which (from PAIR_MIN_BOOTS boots a side, or earlier when a pair's p-value is
-    below EARLY_P)
-    - the sum is against the candidate (<= -log((1 - error) / error)), or every pair has `cap`
-      boots a side; or
-    - every pair's own test shows the change (`seen`) with evidence for it, and the prior and
-      the evidence carry the candidate to log((1 - error) / error) (or pairs are still to
-      come, which must carry it). Each pair seen keeps a pair's chance excess from carrying a
-      candidate the other does not see (at 3% between-boot and 10% within-boot noise that named
-      a wrong culprit once in 1,000 simulated campaigns), and the answer a report gives ("the
-      culprit against its parent -15%, p=0.02") is the one that stopped it."""
-    bound = math.log((1 - error) / error)
-    total = sum(p.log_bf for p in pairs)
-    if total <= -bound or all(p.boots >= cap for p in pairs):
-        return True
-    carried = to_come > 0 or prior + total >= bound
-    return carried and all(p.seen and p.log_bf > 0 and (p.boots >= PAIR_MIN_BOOTS or (
-        p.test is not None and p.test.p < EARLY_P)) for p in pairs)
-
-
-@dataclass(frozen=True)
 class Round:
     """What the posterior says now: the answer so far, and the commits to measure next."""
 
-    answer: Answer
+    answer: PosteriorAnswer
     picks: tuple[str, ...]
 
 
@@ -198,7 +134,7 @@ def plan(dag: Dag, evidence: Mapping[str, float], slots: int, error: float, unte
     untestable = set(untestable)
     post = posterior(dag, evidence, point, impossible)
     found = answer(post, error, untestable)
-    if found.kind is not Kind.SEARCHING:
+    if found.kind is not Standing.SEARCHING:
         return Round(found, ())
     return Round(found, tuple(pick(post, slots, untestable, busy, ready=ready)))
 
@@ -254,12 +190,12 @@ def next_move(dag: Dag, evidence: Mapping[str, float], slots: int, error: float,
     confirmed = confirmed or {}
     post = posterior(dag, evidence, point, impossible)
     strict = answer(post, error, untestable)
-    if strict.kind is Kind.ONLY_SKIPPED:
+    if strict.kind is Standing.ONLY_SKIPPED:
         return Move(Act.ONLY_SKIPPED, candidates=strict.candidates, mass=strict.mass)
-    if strict.kind is Kind.FOUND and confirmed.get(strict.culprit, 0):
+    if strict.kind is Standing.FOUND and confirmed.get(strict.culprit, 0):
         return Move(Act.DONE, strict.culprit, mass=strict.mass)
-    loose = strict if strict.kind is Kind.FOUND else answer(post, max(error, nominate), untestable)
-    if loose.kind is Kind.FOUND and not confirmed.get(loose.culprit, 0):
+    loose = strict if strict.kind is Standing.FOUND else answer(post, max(error, nominate), untestable)
+    if loose.kind is Standing.FOUND and not confirmed.get(loose.culprit, 0):
         return Move(Act.CONFIRM, loose.culprit, mass=loose.mass)
-    best = loose.culprit if loose.kind is Kind.FOUND else ""
+    best = loose.culprit if loose.kind is Standing.FOUND else ""
     return Move(Act.SEARCH, best, tuple(pick(post, slots, untestable, busy, total, ready)), mass=loose.mass)

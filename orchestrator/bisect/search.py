@@ -19,7 +19,8 @@ decision stored when it ends; nothing of the search is kept in memory between ro
 campaign killed mid-round resumes with the same posterior and the visits left, and no boot is
 taken twice (a visit that was under way goes on from its stored boots). A slot's host failing
 mid-round (HostFailed) stores the boot in flight as lost (the judge does), drops that host's
-slots, records the move, and gives the commit to another slot of the round.
+slots, records the move, and gives the commit to another slot of the round (the lab of judges,
+orchestrator/measure/lab.py, runs the slots).
 
 While a round measures, `build_ahead` builds the likeliest next picks (`rounds.ahead`) when the
 lab gives builds CPUs of their own (docs/campaign.md "Build ahead").
@@ -29,11 +30,9 @@ from __future__ import annotations
 
 import math
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
-from orchestrator.bisect.decide import Decision, decide
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
 from orchestrator.bisect.rounds import (
     REVISIT_ERROR,
@@ -50,8 +49,11 @@ from orchestrator.bisect.rounds import (
 )
 from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, Role, Verdict
-from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError, WorkloadFailed
+from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
+from orchestrator.measure.decide import Decision, decide
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.lab import JudgeHost, Judges
+from orchestrator.results import BisectOutcome
 
 # Rounds of the search before it gives up on a posterior that does not settle (each round
 # measures at least one commit; a 1,000-commit range takes about 20 at one slot).
@@ -61,7 +63,7 @@ MAX_SEARCH_ROUNDS = 200
 REFERENCE_BOOTS = 2
 
 
-class Candidates(Protocol):
+class History(Protocol):
     """What the search needs of the repository (orchestrator/backends/git_bisect.py GitBisect)."""
 
     def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
@@ -69,38 +71,14 @@ class Candidates(Protocol):
 
 
 @dataclass(frozen=True)
-class Found:
+class SearchEnd:
     """The search's answer: `kind` found (`culprit`), only_skipped (`candidates`, untestable),
     or inconclusive (no commit left to measure while the posterior is still split)."""
 
-    kind: str
+    kind: BisectOutcome
     culprit: str = ""
     candidates: tuple[str, ...] = ()
     mass: float = 0.0
-
-
-@dataclass
-class Host:
-    """A lab host of the campaign: its judge (its own references) and how many slots it gives."""
-
-    name: str
-    judge: Judge
-    slots: int = 1
-
-
-@dataclass
-class Lab:
-    """The campaign's live hosts, in order (the first is home: confirmation and re-examination
-    are measured there)."""
-
-    hosts: list[Host] = field(default_factory=list)
-
-    @property
-    def slots(self) -> int:
-        return sum(h.slots for h in self.hosts)
-
-    def drop(self, name: str) -> None:
-        self.hosts = [h for h in self.hosts if h.name != name]
 
 
 def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
@@ -114,14 +92,14 @@ def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
 
 
 def decided(commit: str, role: Role, d: Decision, samples: int) -> Decided:
-    return Decided(commit, role, d.verdict.value, d.reason, d.confidence, samples, d.kind)
+    return Decided(commit, role, d.verdict, d.reason, d.confidence, samples, d.kind)
 
 
 class Search:
     """One campaign's commit search between `good` and `bad` over `lab`'s slots."""
 
-    def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: Candidates, good: str,
-                 bad: str, lab: Lab, error: float, emit: Callable[..., None]) -> None:
+    def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: History, good: str,
+                 bad: str, lab: Judges, error: float, emit: Callable[..., None]) -> None:
         self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
         self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
         self.dag = Dag.from_rev_list(vcs.rev_list(good, bad, campaign.first_parent), campaign.first_parent)
@@ -175,7 +153,7 @@ class Search:
         return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
 
     def unfinished(self) -> list[str]:
-        """Candidates booted but never decided: a visit under way when the controller stopped."""
+        """History booted but never decided: a visit under way when the controller stopped."""
         decided = latest(self.store.decisions(self.campaign_id))
         return [c for c in self.dag.commits if c != self.bad and c not in decided and self.boots(c)]
 
@@ -186,12 +164,12 @@ class Search:
         llr, untestable = self.judged()
         return next_move(self.dag, llr, max(1, self.lab.slots), self.error, untestable, nominate=nominate)
 
-    def found(self, m: Move) -> Found:
+    def found(self, m: Move) -> SearchEnd:
         if m.act is Act.CONFIRM:
-            return Found("found", m.culprit, mass=m.mass)
+            return SearchEnd(BisectOutcome.FOUND, m.culprit, mass=m.mass)
         if m.act is Act.ONLY_SKIPPED:
-            return Found("only_skipped", candidates=m.candidates, mass=m.mass)
-        return Found("inconclusive", candidates=self.alive(), mass=m.mass)
+            return SearchEnd(BisectOutcome.ONLY_SKIPPED, candidates=m.candidates, mass=m.mass)
+        return SearchEnd(BisectOutcome.INCONCLUSIVE, candidates=self.alive(), mass=m.mass)
 
     def alive(self) -> tuple[str, ...]:
         """The likeliest culprits holding 1 - error of the mass together, oldest first."""
@@ -208,12 +186,12 @@ class Search:
                 break
         return tuple(self.dag.commits[i] for i in sorted(kept))
 
-    def log(self, answer: Found | None = None) -> str:
+    def log(self, answer: SearchEnd | None = None) -> str:
         """The history as a `git bisect log` a user can replay: each decided commit's latest mark,
         and the answer as git writes it (a comment)."""
         marks = [(c, Mark(d.verdict)) for c, d in latest(self.store.decisions(self.campaign_id)).items()]
         text = bisect_log(self.good, self.bad, marks, self.c.first_parent)
-        if answer is not None and answer.kind == "found":
+        if answer is not None and answer.kind is BisectOutcome.FOUND:
             text += f"# first bad commit: [{answer.culprit}]\n"
         elif answer is not None and answer.candidates:
             text += "# only skipped commits left to test\n" + "".join(
@@ -222,7 +200,7 @@ class Search:
 
     # ---- the rounds ------------------------------------------------------------------------
 
-    def run(self, nominate: float = 0.0) -> Found:
+    def run(self, nominate: float = 0.0) -> SearchEnd:
         """Rounds until the posterior answers (a culprit holding 1 - max(error, `nominate`) of
         the mass: with `nominate`, a candidate for the engine to confirm on fresh boots) or has
         nothing left to measure."""
@@ -263,41 +241,15 @@ class Search:
         return commit
 
     def _parallel(self, picks: list[str]) -> None:
-        """Each pick on a free slot in a thread of its own; a pick whose host failed goes to the
+        """Each pick on a free slot of the lab of judges; a pick whose host failed goes to the
         next free slot (its host's slots are gone)."""
-        todo = list(picks)
-        busy: dict[str, int] = {}
-        running: dict[Future[Decided | None], tuple[Host, str]] = {}
-        with ThreadPoolExecutor(max(1, self.lab.slots)) as pool:
-            while todo or running:
-                for host in list(self.lab.hosts):
-                    while todo and busy.get(host.name, 0) < host.slots:
-                        commit = todo.pop(0)
-                        busy[host.name] = busy.get(host.name, 0) + 1
-                        running[pool.submit(self.step, host.judge, commit)] = (host, commit)
-                if not running:
-                    raise InfraError("no host of the lab is up: " + ", ".join(todo))
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for f in done:
-                    host, commit = running.pop(f)
-                    busy[host.name] -= 1
-                    try:
-                        f.result()
-                    except HostFailed as exc:
-                        self.lost(host, exc, commit)
-                        todo.insert(0, commit)
+        measured: set[str] = set()
 
-    def lost(self, host: Host, exc: HostFailed, commit: str) -> None:
-        """A slot's host failed under `commit`: its boot in flight is stored as lost (the judge
-        did), its slots leave the lab, and the move is stored."""
-        with self._lock:
-            if host not in self.lab.hosts:
-                return
-            self.lab.drop(host.name)
-            self.store.add_decision(self.campaign_id, Decided(
-                commit, Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not "
-                f"compared; {commit[:12]} goes to another slot", 0.0, 0, Kind.MOVED))
-        self.emit("requeue", commit, message=f"{exc}; {commit[:12]} goes to another slot")
+        def visit(host: JudgeHost, commit: str) -> None:
+            self.step(host.judge, commit)
+            measured.add(commit)
+
+        self.lab.until(lambda: measured >= set(picks), lambda _slots: [c for c in picks if c not in measured], visit)
 
     def step(self, judge: Judge, commit: str) -> Decided | None:
         """One visit of `commit` on `judge`'s host, stored when it ends: the first until its
@@ -333,12 +285,12 @@ class Search:
                 return inherited
             return self._boots(judge, commit, role, min_boots, cap, error)
         except BuildFailed as exc:
-            return Decided(commit, role, "skip", f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
+            return Decided(commit, role, Verdict.SKIP, f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
         except BootFailed as exc:
-            verdict = "bad" if self.c.skip_policy.boot_failure == "bad" else "skip"
+            verdict = Verdict.BAD if self.c.skip_policy.boot_failure == "bad" else Verdict.SKIP
             return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Kind.BOOT_FAILED)
         except WorkloadFailed as exc:
-            return Decided(commit, role, "skip", f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
+            return Decided(commit, role, Verdict.SKIP, f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
 
     def _boots(self, judge: Judge, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Decided:
         good, bad = self.good, self.bad
@@ -365,9 +317,9 @@ class Search:
                runs: int) -> Decided:
         d = decide(odds, have, min(min_boots, have), have, error)
         if v is Visit.APART:
-            return Decided(commit, role, Verdict.SKIP.value, d.reason, 0.0, runs, Kind.APART)
+            return Decided(commit, role, Verdict.SKIP, d.reason, 0.0, runs, Kind.APART)
         if d.verdict is Verdict.MORE:  # no odds at all (the references were not measured on this host)
-            return Decided(commit, role, Verdict.SKIP.value, f"ambiguous after {have} boots: no odds", 0.0, runs,
+            return Decided(commit, role, Verdict.SKIP, f"ambiguous after {have} boots: no odds", 0.0, runs,
                            Kind.AMBIGUOUS)
         return decided(commit, role, d, runs)
 

@@ -1,10 +1,11 @@
 """`vmbisect verify`: is a suspect commit the cause of a regression? The commit against its
 parent (and, when asked, a tip with the commit reverted against the tip) on boots measured
-interleaved by the judge (orchestrator/measure/judge.py, Judge.measure), so a verification and a
-bisection's confirmation are the same measurement (the A B B A order, not a drift model, keeps a
+interleaved by the judge, each pair the one pair measurement (orchestrator/measure/pairs.py)
+with `boots` a side as its stop rule, so a verification and a bisection's confirmation are the
+same measurement (the A B B A order, not a drift model, keeps a
 drifting host out of it). A bisection's confirmation pools the boot noise over the campaign's
 other boots (stats.compare_pooled); a verification has only its pair's boots: Welch's test on
-their values. `judge` and `judge_revert` are pure.
+their values (measure/pairs.py `answer_pair`). `judge_revert` is pure.
 
 Answers, in one line:
 - confirmed: the commit is significantly worse than its parent (two-sided test on boot
@@ -20,9 +21,11 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from orchestrator.bisect.endpoints import level
+from orchestrator.decisions import PairVerdict
+from orchestrator.measure.endpoints import level
+from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
 from orchestrator.results import VerifyResult
-from orchestrator.stats import Boot, TwoSample, compare_boots, components, relative_change, reps_to_detect
+from orchestrator.stats import Boot, compare_boots, relative_change
 
 if TYPE_CHECKING:
     from orchestrator.bisect.engine import Vcs
@@ -30,56 +33,25 @@ if TYPE_CHECKING:
     from orchestrator.measure.judge import Judge
 
 
-@dataclass(frozen=True)
-class Answer:
-    verdict: str  # confirmed, not seen, cannot tell
-    line: str
-    test: TwoSample | None
-    boots_needed: int = 0
-
-
-def judge(parent: Sequence[Boot], commit: Sequence[Boot], direction: str, threshold: float, alpha: float,
-          max_boots: int) -> Answer:
-    """`threshold`: the relative regression asked about (e.g. -0.10 for higher-is-better)."""
-    t = compare_boots(parent, commit)
-    if t is None:
-        return Answer("cannot tell", "cannot tell: too few boots to compare (at least 2 per side)", None, 2)
-    worse = t.change < 0 if direction == "higher" else t.change > 0
-    noise = components([list(parent), list(commit)])
-    try:
-        need = reps_to_detect(noise.boot_cov, abs(threshold), alpha, 0.8)
-    except ValueError:
-        need = 10 * max_boots
-    what = f"commit against parent {t.describe()}"
-    if t.p < alpha and worse:
-        return Answer("confirmed", f"confirmed: {what}", t, need)
-    reach = t.low if direction == "higher" else t.high
-    if (direction == "higher" and reach > threshold) or (direction == "lower" and reach < threshold):
-        return Answer("not seen", f"not seen: {what}; a change of {threshold:+.0%} is ruled out", t, need)
-    more = max(need, len(parent) + 1)
-    return Answer("cannot tell", f"cannot tell with these boots: {what}; about {more} boots per side would "
-                  f"(boot noise {noise.boot_cov:.1%})", t, more)
-
-
 def judge_revert(tip: Sequence[Boot], reverted: Sequence[Boot], parent: Sequence[Boot], commit: Sequence[Boot],
                  direction: str, alpha: float) -> str:
     """The tip with the commit reverted against the tip: does it restore what the commit cost?"""
     t = compare_boots(tip, reverted)
     if t is None:
-        return "revert: cannot tell: too few boots"
+        return f"revert: {PairVerdict.CANNOT_TELL}: too few boots"
     cost = compare_boots(parent, commit)
     better = t.change > 0 if direction == "higher" else t.change < 0
     share = (math.log1p(t.change) / -math.log1p(cost.change)) if cost and cost.change else 0.0
     if t.p < alpha and better and share >= 0.5:
-        return f"revert restores the metric: tip with the commit reverted against tip {t.describe()}"
-    return f"revert does not restore the metric: tip with the commit reverted against tip {t.describe()}"
+        return f"{PairVerdict.RESTORES}: tip with the commit reverted against tip {t.describe()}"
+    return f"{PairVerdict.NOT_RESTORED}: tip with the commit reverted against tip {t.describe()}"
 
 
 @dataclass(frozen=True)
 class Verification:
     commit: str
     parent: str
-    answer: Answer
+    answer: PairAnswer
     revert: str  # the revert's line, "" when not asked
     boot_means: dict[str, list[float]]
 
@@ -91,22 +63,33 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
     vcs.prepare()
     commit = vcs.resolve(rev, "commit")
     parent = vcs.parent(commit)
-    measured = judge_.measure([parent, commit], boots)
+
+    def measured_pairs(*pairs: tuple[str, str]) -> dict[str, list[Boot]]:
+        """Each pair (B against A) booted interleaved to `boots` a side on the current host;
+        every pair again on the next host when that one fails."""
+        def on_this_host() -> dict[str, list[Boot]]:
+            for a, b in pairs:
+                measure_pair(judge_, a, b, 0, Fixed(boots))
+            return judge_.evidence()
+
+        return judge_.moving(on_this_host)
+
+    measured = measured_pairs((parent, commit))
     revert_line = ""
     if revert_on:
         tip = vcs.resolve(revert_on, "revert_on")
         revert = vcs.revert(commit, tip)
         if not revert.commit:
-            revert_line = f"revert does not apply: {revert.reason}"
+            revert_line = f"{PairVerdict.NO_APPLY}: {revert.reason}"
         else:
             # the pair already measured boots nothing more, unless its host failed since: then
             # all four are measured on the next host, and compared there
-            measured = judge_.measure([parent, commit, tip, revert.commit], boots)
+            measured = measured_pairs((parent, commit), (tip, revert.commit))
             revert_line = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
                                        direction, c.alpha)
     threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
         level(measured[parent]), c.metric.threshold.value)
-    answer = judge(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
+    answer = answer_pair(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
     judge_.store.set_state(judge_.campaign_id, "done", VerifyResult(
         commit, parent, answer.verdict, tuple(x for x in (answer.line, revert_line) if x), answer.boots_needed).to_dict())

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Protocol, TypeVar
 
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import JUDGED, Decided, Kind, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilder, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
@@ -120,9 +120,8 @@ class Judge:
                     self.on, self._unplaced, self._cache, self._seq_of = None, True, None, {}
 
     def _moved(self, exc: HostFailed) -> None:
-        self.store.add_decision(self.campaign_id, Decided(
-            "", Role.HOST, "moved", f"host {exc.host} failed: {exc.reason}; its boots are kept, not compared; the "
-            "campaign goes on on another host, its references measured there again", 0.0, 0, Kind.MOVED))
+        self.store.add_decision(self.campaign_id, moved(
+            exc.host, exc.reason, "", "the campaign goes on on another host, its references measured there again"))
         self.emit("requeue", "", 0, f"{exc}; the campaign goes on on another host (the references are measured "
                   "there again)")
 
@@ -223,7 +222,7 @@ class Judge:
         if not sha:
             return None
         for d in reversed(known):
-            if d.commit != key and images.get(d.commit) == sha and d.verdict in ("good", "bad") and not d.inherited:
+            if d.commit != key and images.get(d.commit) == sha and d.verdict in JUDGED and not d.inherited:
                 return Decided(key, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
                                d.confidence, 0, Kind.INHERITED, d.commit)
         return None
@@ -290,15 +289,6 @@ class Judge:
             for key in (todo if round_no % 2 == 0 else todo[::-1]):
                 self.boot_once(key)
             round_no += 1
-
-    def measure(self, keys: list[str], boots: int) -> dict[str, list[Boot]]:
-        """Every key booted interleaved (A B B A) until it has `boots` boots on the current host
-        (all of them again on another host when that one fails); the evidence by key."""
-        def interleaved() -> dict[str, list[Boot]]:
-            self.interleave(keys, boots)
-            return self.evidence()
-
-        return self.moving(interleaved)
 
     def refresh(self, good: str, bad: str) -> None:
         """Boot both references again when REFRESH_AFTER boots passed since either's last one,

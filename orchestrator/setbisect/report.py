@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
-from orchestrator.bisect.endpoints import level
 from orchestrator.decisions import Kind, Role
+from orchestrator.measure.endpoints import level
 from orchestrator.render.page import page, table
 from orchestrator.report import boots_by_host
 from orchestrator.results import SetBisectResult, answer_as, stopped
@@ -101,7 +101,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
 
 def _ahead(keys: Sequence[tuple[str, str]], decisions: Sequence[Any], boots: Mapping[str, Any],
            done: bool, units_known: bool = True) -> list[tuple[str, str]]:
-    """The candidates other slots measured ahead that the search has not asked (slots.py): judged
+    """The candidates other slots measured ahead that the search has not asked (measure/lab.py): judged
     (kept as evidence; their verdict's reason names them), or booted and stopped before a verdict.
     Without the units (a config campaign whose sides are not found) nothing can be replayed: every
     candidate is listed by its key, its reason naming it."""

@@ -3,24 +3,28 @@ checks its endpoints, the search (search.py) asking the judge about candidates, 
 confirmed on fresh boots, the result stored.
 
 - Endpoints: good and bad booted interleaved until `check_endpoints` is clear (the sequential
-  rule of orchestrator/bisect/endpoints.py); refused when they do not differ, do not differ by
+  rule of orchestrator/measure/endpoints.py); refused when they do not differ, do not differ by
   the threshold, or the noise is too large for the boots allowed; failed when a side does not
   build, boot or take its settings.
 - Candidates: each one booted (A B B A with the references, which are booted again as other
   candidates' boots pass) until the sequential test of commit bisection (stats.step_odds,
-  bisect/decide.py) says good or bad; a candidate that cannot be built, booted or set, or that
+  measure/decide.py) says good or bad; a candidate that cannot be built, booted or set, or that
   stays ambiguous at the cap of boots, is a skip (the search goes on as if it stayed); one whose
   kernel and settings are the same as another judged one carries that verdict without a boot.
 - Confirmation, on boots taken after the search (the analogue of commit bisection's
-  confirmation and revert): good + set against good must be worse (bisect/verify.py's judge,
+  confirmation and revert): good + set against good must be worse (measure/pairs.py's answer_pair,
   the same test as `vmbisect verify`), and bad - set against bad must be better.
 
 Every boot, run and decision is stored as it happens; a resumed campaign replays the search from
 its stored decisions (nothing measured twice) and goes on where it stopped.
 
 Slots (`slots`, wiring.lab_slots): with more than one, the candidates the search may ask next
-are measured at once on the other slots, one judge per host against its own references
-(slots.py); the endpoints and the confirmation stay on the home host (the first live one).
+are measured at once on the other slots, one judge per host against its own references (the
+lab of judges, orchestrator/measure/lab.py: while the search waits for the candidate it asks,
+the other slots measure what search.ahead says it may ask next, `base + B` while it asks
+`base + A`; each verdict is stored when reached and the search takes it from the store, one it
+never asks for stays as evidence); the endpoints and the confirmation stay on the home host
+(the first live one).
 """
 
 from __future__ import annotations
@@ -31,23 +35,40 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from orchestrator.bisect.decide import ERROR, Decision, decide
-from orchestrator.bisect.endpoints import EndpointCheck, Next, Threshold, check_endpoints, endpoints_next, level
-from orchestrator.bisect.verify import judge as judge_pair
-from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
+from orchestrator.measure.decide import ERROR, Decision, decide
+from orchestrator.measure.endpoints import (
+    EndpointCheck,
+    Threshold,
+    endpoint_decisions,
+    level,
+    measure_endpoints,
+)
 from orchestrator.measure.judge import CampaignStore, Judge
+from orchestrator.measure.lab import Halted, JudgeHost, Judges, hosts_of
+from orchestrator.measure.pairs import (
+    PAIR_MIN_BOOTS,
+    Sequential,
+    answer_pair,
+    fresh,
+    measure_pair,
+    pair_since,
+    pair_state,
+    settled,
+)
 from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
 from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
-from orchestrator.setbisect.slots import Halted, Host, Slots
-from orchestrator.stats import Boot, components, relative_change, reps_to_detect
+from orchestrator.stats import relative_change
 
-# The endpoint check stops at this many times max_boots a side (commit bisection's cap).
-REFERENCE_BOOTS = 2
+# The revert pair (bad against bad - set) in the revert's words: bad worse than bad - set means
+# taking the set out restores the metric.
+SET_REVERT = {PairVerdict.CONFIRMED: PairVerdict.SET_RESTORES, PairVerdict.NOT_SEEN: PairVerdict.SET_NOT_RESTORED}
 
 
 class SetRefused(UserError):
@@ -75,7 +96,7 @@ class Rules:
             good_level, self.threshold.value)
 
 
-class _Unanswered(Exception):
+class _NotStored(Exception):
     """Replaying the search reached a candidate with no stored verdict."""
 
 
@@ -99,12 +120,12 @@ def replay(units: Sequence[Unit], decisions: Sequence[Decided]) -> tuple[list[tu
         key = candidates.key(applied)
         asked.append((key, applied))
         if key not in verdicts:
-            raise _Unanswered(key)
+            raise _NotStored(key)
         return verdict_answer(verdicts[key])
 
     try:
         return asked, minimize(names, oracle)
-    except _Unanswered:
+    except _NotStored:
         return asked, None
 
 
@@ -133,7 +154,7 @@ class SetBisection:
         self._step = 0
         self._judge: Judge | None = None
         self.slots = list(slots)
-        self._lab: Slots | None = None
+        self._lab: Judges | None = None
         self._judges: list[Judge] = []  # every host's, the dropped ones too
         self._warmed = False
         self._lock = threading.Lock()
@@ -157,16 +178,8 @@ class SetBisection:
         if len(self.slots) <= 1:
             self._judge = self._new_judge(campaign_id, self.measurer)
             return self.judge.moving(lambda: self._run(campaign_id))
-        hosts: dict[str, Host] = {}
-        for m in self.slots:
-            if (m.host or "") in hosts:
-                hosts[m.host or ""].slots += 1
-            else:
-                hosts[m.host or ""] = Host(m.host or "", self._new_judge(campaign_id, CandidateMeasurer(
-                    m, self.candidates)))
-        good, bad = self.candidates.key(frozenset()), self.candidates.key(frozenset(self.names))
-        self._lab = lab = Slots(list(hosts.values()), lambda host, key: self._measure(campaign_id, host, key, good, bad),
-                                self.store, campaign_id, self._emit)
+        hosts = hosts_of(self.slots, lambda m: self._new_judge(campaign_id, CandidateMeasurer(m, self.candidates)))
+        self._lab = lab = Judges(hosts, self.store, campaign_id, self._emit)
         try:
             return lab.moving(lambda: self._run(campaign_id))
         finally:
@@ -191,9 +204,8 @@ class SetBisection:
             with home.references:
                 check = self._endpoints(campaign_id, good, bad)
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
-            for key, role in ((good, Role.GOOD), (bad, Role.BAD)):
-                self.store.add_decision(campaign_id, Decided(key, role, role.value, check.message, 1.0,
-                                                             self.judge.runs(key), Kind.ENDPOINTS))
+            for d in endpoint_decisions(check, good, bad, self.judge.runs):
+                self.store.add_decision(campaign_id, d)
         self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE)
         found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
         if self._lab is not None:
@@ -208,9 +220,9 @@ class SetBisection:
         confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
         revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
         if taken_out != named:
-            revert = {**revert, "units": ", ".join(sorted(taken_out))}
+            revert = {**revert, "units": sorted(taken_out)}
         result = self._result(campaign_id, found, confirmation, revert)
-        rest = self._rest(without, good, bad) if revert["verdict"] == "restores" else ""
+        rest = self._rest(without, good, bad) if revert["verdict"] is PairVerdict.SET_RESTORES else ""
         if rest:
             result = dataclasses.replace(result, notes=(*result.notes, rest))
         self.store.set_state(campaign_id, "done", result.to_dict())
@@ -245,28 +257,23 @@ class SetBisection:
         return named | (frozenset(more(named)) if more is not None else frozenset())
 
     def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
+        """Both sides on the home host, checked sequentially as commit bisection checks its
+        endpoints (measure/endpoints.py); failed or refused, stored so."""
         r = self.rules
-        need, cap = r.boots, REFERENCE_BOOTS * r.max_boots
-        while True:
-            try:
-                self.judge.interleave([good, bad], need)
-            except KernelFault as exc:
-                side = "good" if self.judge.booting == good else "bad"
-                message = f"set bisection refused: the {side} side does not boot or run the workload: {exc}"
-                self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, message).to_dict())
-                raise SetRefused(message) from exc
-            boots = self.judge.evidence()
-            check = check_endpoints(boots[good], boots[bad], r.direction, r.threshold, r.runs_per_boot, r.max_boots,
-                                    r.alpha, r.error)
-            self._emit("endpoints", message=check.message)
-            step = endpoints_next(check, need, cap)
-            if step is Next.START:
-                return check
-            if step is Next.REFUSE:
-                self.store.set_state(campaign_id, "refused",
-                                     Stopped(StopKind.REFUSED, check.message, check.problem).to_dict())
-                raise SetRefused(f"set bisection refused: {check.message}")
-            need += 1
+        try:
+            check = measure_endpoints(self.judge, good, bad, r.direction, r.threshold, r.runs_per_boot, r.boots,
+                                      r.max_boots, r.alpha, r.error,
+                                      lambda c: self._emit("endpoints", message=c.message))
+        except KernelFault as exc:
+            side = "good" if self.judge.booting == good else "bad"
+            message = f"set bisection refused: the {side} side does not boot or run the workload: {exc}"
+            self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, message).to_dict())
+            raise SetRefused(message) from exc
+        if not check.ok:
+            self.store.set_state(campaign_id, "refused",
+                                 Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
+            raise SetRefused(f"set bisection refused: {check.message}")
+        return check
 
     # ---- candidates --------------------------------------------------------------------------
 
@@ -278,8 +285,10 @@ class SetBisection:
         key = self.candidates.key(applied)
         stored = self._stored(campaign_id, key)
         if stored is None and self._lab is not None:  # several slots: measured with what may come next
-            self._lab.answer(key, lambda k: self._stored(campaign_id, k) is not None,
-                             lambda slots: self._wanted(campaign_id, slots))
+            self._lab.until(lambda: self._stored(campaign_id, key) is not None,
+                            lambda slots: [k for k in dict.fromkeys([key, *self._wanted(campaign_id, slots)])
+                                           if self._stored(campaign_id, k) is None],
+                            lambda host, k: self._measure(campaign_id, host, k, good, bad), ahead=True)
             stored = self._stored(campaign_id, key)
             assert stored is not None
         elif stored is None:
@@ -296,7 +305,7 @@ class SetBisection:
         return [self.candidates.key(a) for a in ahead(self.names, lambda a: verdicts.get(self.candidates.key(a)),
                                                        slots)]
 
-    def _references(self, host: Host, good: str, bad: str) -> None:
+    def _references(self, host: JudgeHost, good: str, bad: str) -> None:
         """Both sides booted on `host` (its judge's references), once for its slots; a slot stops
         between two boots when another failed."""
         with host.references:
@@ -305,7 +314,7 @@ class SetBisection:
                     raise Halted(host.name)
                 host.judge.interleave([good, bad], need)
 
-    def _measure(self, campaign_id: int, host: Host, key: str, good: str, bad: str) -> None:
+    def _measure(self, campaign_id: int, host: JudgeHost, key: str, good: str, bad: str) -> None:
         """A slot's work: `key` judged on `host` against that host's references, its verdict stored."""
         self._references(host, good, bad)
         d = self._judge_candidate(campaign_id, key, good, bad, host.judge)
@@ -330,14 +339,14 @@ class SetBisection:
                 have = len(judge.evidence().get(key, []))
                 d: Decision = decide(judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
                 if d.verdict is not Verdict.MORE:
-                    return Decided(key, Role.CANDIDATE, d.verdict.value, f"{what}: {d.reason}", d.confidence,
+                    return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence,
                                    judge.runs(key), d.kind)
                 if self._lab is not None and self._lab.halt.is_set():
                     raise Halted(key)
                 judge.refresh(good, bad)
                 judge.boot_once(key)
         except KernelFault as exc:
-            return Decided(key, Role.CANDIDATE, Verdict.SKIP.value, f"{what}: {exc}"[:2000], 0.0,
+            return Decided(key, Role.CANDIDATE, Verdict.SKIP, f"{what}: {exc}"[:2000], 0.0,
                            judge.runs(key), _fault(exc))
 
     def _same(self, campaign_id: int, key: str) -> Decided | None:
@@ -347,75 +356,60 @@ class SetBisection:
         for d in reversed(self.store.decisions(campaign_id)):
             comparable = d.role in (Role.GOOD, Role.BAD) or (d.role is Role.CANDIDATE and self.candidates.made_here(
                 d.commit))
-            if (comparable and d.commit != key and not d.inherited and d.verdict in ("good", "bad")
+            if (comparable and d.commit != key and not d.inherited and d.verdict in JUDGED
                     and self.candidates.made(d.commit).same_as() == identity):
                 return d
         return None
 
     # ---- confirmation ------------------------------------------------------------------------
 
-    def _pair_boots(self, good: str, bad: str) -> int:
-        """Boots of each side of a pair: enough for the two-sided test to see the good-to-bad change
-        with 95% power at the campaign's boot noise (at least `boots`, at most `max_boots`)."""
-        boots = self.judge.evidence()
-        noise = components([bs for bs in boots.values() if len(bs) > 1]).boot_cov
-        gap = abs(relative_change(level(boots[good]), level(boots[bad])))
-        try:
-            need = reps_to_detect(noise, gap, self.rules.alpha, 0.95) if noise > 0 and gap > 0 else self.rules.boots
-        except ValueError:
-            need = self.rules.max_boots
-        return min(self.rules.max_boots, max(2, self.rules.boots, need))
-
-    def _since(self, campaign_id: int, role: Role, key: str) -> int:
-        """The first boot of a pair measurement, stored as a `measuring` decision when it starts so
-        a resumed campaign goes on with the same boots; one started on a host the campaign moved
-        away from is measured afresh on the new host."""
-        decisions = self.store.decisions(campaign_id)
-        moved = max((i for i, d in enumerate(decisions) if d.role is Role.HOST), default=-1)
-        for d in decisions[moved + 1:]:
-            if d.role is role and d.commit == key and d.kind is Kind.MEASURING:
-                return d.since
-        since = sum(len(bs) for bs in self.judge.boots().values())
-        self.store.add_decision(campaign_id, Decided(key, role, "measuring", f"from boot {since}: both booted "
-                                                     "afresh, interleaved", 0.0, 0, Kind.MEASURING, since=since))
-        return since
-
-    def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, str]:
-        """`other` against `base` on fresh boots: confirmed when `other` is worse (bisect/verify.py's
+    def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, Any]:
+        """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
         against bad - set (the set taken out restores the metric)."""
         subject = other if role is Role.CONFIRM else base
         done = next((d for d in self.store.decisions(campaign_id)
                      if d.role is role and d.commit == subject and d.kind is not Kind.MEASURING), None)
         if done is not None:
-            return {"verdict": done.verdict, "text": done.reason}
-        since = self._since(campaign_id, role, subject)
+            return {"verdict": PairVerdict(done.verdict), "text": done.reason}
+        since = pair_since(self.store, campaign_id, self.judge, role, subject)
         self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
+        r = self.rules
+        threshold = r.relative(level(self.judge.evidence()[good]))
+
+        def answered() -> bool:
+            """The pair's evidence (its boots against the campaign's pooled noise) settled it, or
+            the cap: as a bisection's confirmation stops, with the pair's own test to confirm it."""
+            state = pair_state(self.judge, base, other, since, good, bad, r.error)
+            pa, pb = fresh(self.judge, [base, other], since)
+            seen = answer_pair(pa, pb, r.direction, threshold, r.alpha, r.max_boots).verdict is PairVerdict.CONFIRMED
+            state = dataclasses.replace(state, seen=state.seen and seen)
+            return state.boots >= r.max_boots or settled([state], r.max_boots, r.error)
+
         try:
-            self.judge.interleave([base, other], self._pair_boots(good, bad), since)
+            # from PAIR_MIN_BOOTS a side: the revert's boots also measure what bad without the set
+            # keeps of the regression (`_rest`), which 2 boots do not tell
+            boots = measure_pair(self.judge, base, other, since, Sequential(answered, PAIR_MIN_BOOTS))
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
-            self.store.add_decision(campaign_id, Decided(subject, role, "cannot tell", text, 0.0, 0, _fault(exc)))
-            return {"verdict": "cannot tell", "text": text}
-        boots = self.judge.evidence()
-        fresh: list[list[Boot]] = [[b for b in boots.get(x, []) if b.seq >= since] for x in (base, other)]
-        r = self.rules
-        threshold = r.relative(level(boots[good]))
-        answer = judge_pair(fresh[0], fresh[1], r.direction, threshold, r.alpha, r.max_boots)
-        verdict = answer.verdict if role is Role.CONFIRM else {"confirmed": "restores", "not seen": "does not restore"}.get(
-            answer.verdict, answer.verdict)
+            self.store.add_decision(campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
+                                                         _fault(exc)))
+            return {"verdict": PairVerdict.CANNOT_TELL, "text": text}
+        threshold = r.relative(level(self.judge.evidence()[good]))
+        answer = answer_pair(boots[0], boots[1], r.direction, threshold, r.alpha, r.max_boots)
+        verdict = answer.verdict if role is Role.CONFIRM else SET_REVERT.get(answer.verdict, answer.verdict)
         names = label(self.candidates.applied[other if role is Role.CONFIRM else base], self.names)
         change = answer.test.describe() if answer.test else "too few boots"
         text = (f"{verdict}: {names} against good {change}" if role is Role.CONFIRM else
                 f"{verdict}: {names} against bad {_flip(answer)}")
         p = answer.test.p if answer.test else 1.0
         self.store.add_decision(campaign_id, Decided(subject, role, verdict, text,
-                                                     1 - p if answer.verdict == "confirmed" else p,
-                                                     sum(len(b.runs) for bs in fresh for b in bs)))
+                                                     1 - p if answer.verdict is PairVerdict.CONFIRMED else p,
+                                                     sum(len(b.runs) for bs in boots for b in bs)))
         return {"verdict": verdict, "text": text}
 
-    def _result(self, campaign_id: int, found: SearchResult, confirmation: dict[str, str],
-                revert: dict[str, str]) -> SetBisectResult:
+    def _result(self, campaign_id: int, found: SearchResult, confirmation: dict[str, Any],
+                revert: dict[str, Any]) -> SetBisectResult:
         by_name = {u.name: u for u in self.units}
         notes = [f"{by_name[u].name} goes as one unit: {by_name[u].why}" for u in found.units if by_name[u].why]
         if found.found is Found.TOGETHER:
@@ -425,10 +419,10 @@ class SetBisection:
         if found.unknown:
             notes.append(f"{len(found.unknown)} candidate(s) could not be judged (skipped): "
                          + "; ".join(label(s, self.names) for s in found.unknown))
-        if confirmation["verdict"] != "confirmed" or revert["verdict"] != "restores":
+        if confirmation["verdict"] is not PairVerdict.CONFIRMED or revert["verdict"] is not PairVerdict.SET_RESTORES:
             notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
-                         "answer (a pair gets boots_per_commit boots a side, more when the endpoints' boot noise "
-                         "asks for them, max_boots_per_commit at most: raise boots_per_commit for more)")
+                         "answer (a pair gets boots until its evidence answers, max_boots_per_commit a side at most: raise "
+                         "max_boots_per_commit for more)")
         asked = {self.candidates.key(a.applied) for a in found.asked}
         unasked = [d for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE and d.commit not in asked]
         if unasked:

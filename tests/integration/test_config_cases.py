@@ -164,4 +164,4 @@ def test_the_revert_takes_out_the_units_that_would_select_the_named_option_back(
     rules = Rules("iops", "higher", Threshold("relative", -0.2), runs_per_boot=2, boots=2, max_boots=6)
     result = SetBisection(sides.units(), maker, measurer, store, rules).run(cid)
     assert result.units == ("CONFIG_DEBUG_LOCK_ALLOC",) and result.revert["verdict"] == "restores"
-    assert result.revert["units"] == "CONFIG_DEBUG_LOCK_ALLOC, CONFIG_PROVE_LOCKING"
+    assert result.revert["units"] == ["CONFIG_DEBUG_LOCK_ALLOC", "CONFIG_PROVE_LOCKING"]

@@ -6,8 +6,10 @@ from __future__ import annotations
 import random
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.verify import judge, verify_commit
+from orchestrator.bisect.verify import verify_commit
+from orchestrator.decisions import PairVerdict
 from orchestrator.measure.judge import Judge
+from orchestrator.measure.pairs import answer_pair
 from orchestrator.stats import Boot
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
@@ -35,7 +37,7 @@ def verification(tmp_path, commit: str, revert_on: str = "", restores: bool = Tr
 
 def test_verify_confirms_the_culprit_with_interleaved_boots(tmp_path):
     repo, store, cid, result, measurer = verification(tmp_path, "c6")
-    assert result.answer.verdict == "confirmed" and result.answer.line.startswith("confirmed: commit against parent -")
+    assert result.answer.verdict is PairVerdict.CONFIRMED and result.answer.line.startswith("confirmed: commit against parent -")
     assert result.parent == repo.names["c5"]
     order = [repo.name_of(x) for x in measurer.booted]
     assert order[:4] == ["c5", "c6", "c6", "c5"]  # A B B A
@@ -44,7 +46,7 @@ def test_verify_confirms_the_culprit_with_interleaved_boots(tmp_path):
 
 def test_verify_does_not_see_a_neutral_commit(tmp_path):
     _, _, _, result, _ = verification(tmp_path, "c8")
-    assert result.answer.verdict == "not seen" and "a change of -10% is ruled out" in result.answer.line
+    assert result.answer.verdict is PairVerdict.NOT_SEEN and "a change of -10% is ruled out" in result.answer.line
 
 
 def test_verify_measures_the_revert_on_a_tip(tmp_path):
@@ -56,15 +58,15 @@ def test_verify_measures_the_revert_on_a_tip(tmp_path):
 
 def test_too_few_boots_for_the_noise_cannot_tell_and_say_how_many_would():
     parent, commit = boots(100, 3, 0.15, 1), boots(95, 3, 0.15, 2, start=1)
-    answer = judge(parent, commit, "higher", -0.10, 0.05, 8)
-    assert answer.verdict == "cannot tell" and answer.boots_needed > 3
+    answer = answer_pair(parent, commit, "higher", -0.10, 0.05, 8)
+    assert answer.verdict is PairVerdict.CANNOT_TELL and answer.boots_needed > 3
     assert f"about {answer.boots_needed} boots per side would" in answer.line
 
 
 def test_a_lower_is_better_metric_is_confirmed_when_it_rises():
     parent, commit = boots(10, 6, 0.02, 1), boots(12, 6, 0.02, 2, start=1)
-    assert judge(parent, commit, "lower", 0.10, 0.05, 8).verdict == "confirmed"
-    assert judge(commit, parent, "lower", 0.10, 0.05, 8).verdict != "confirmed"
+    assert answer_pair(parent, commit, "lower", 0.10, 0.05, 8).verdict is PairVerdict.CONFIRMED
+    assert answer_pair(commit, parent, "lower", 0.10, 0.05, 8).verdict is not PairVerdict.CONFIRMED
 
 
 def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engines_fake_ports(tmp_path):
@@ -90,7 +92,7 @@ def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engi
     judge_ = Judge(cid, store, FakeBuilder(), measurer, c.metric.name, c.runs_per_boot)
     result = verify_commit(judge_, GitBisect(repo.path, tmp_path / "work"), c, "higher", again.commit, again.boots,
                            again.revert_on)
-    assert result.answer.verdict == "confirmed" and result.parent == repo.names["c5"]
+    assert result.answer.verdict is PairVerdict.CONFIRMED and result.parent == repo.names["c5"]
     assert result.revert.startswith("revert restores the metric")
     assert store.campaign(cid).result["answer"] == "confirmed"
 
@@ -102,7 +104,7 @@ def test_a_verification_whose_host_fails_during_the_revert_measures_all_four_aga
     repo, store, cid, result, measurer = verification(
         tmp_path, "c6", revert_on="c11", host="fast", host_fails_after={"fast": 40}, spare_hosts=["slow"],
         speed={"fast": 1.0, "slow": 0.5})
-    assert result.answer.verdict == "confirmed"
+    assert result.answer.verdict is PairVerdict.CONFIRMED
     assert result.revert.startswith("revert restores the metric")
     ok = [b for b in store.boots(cid) if b.status == "ok"]
     names = {sha: name for name, sha in repo.names.items()}

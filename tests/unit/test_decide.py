@@ -1,12 +1,12 @@
-"""The step decision and the endpoint check on boots (orchestrator.bisect.decide, endpoints)."""
+"""The step decision and the endpoint check on boots (orchestrator.measure.decide, endpoints)."""
 
 import random
 
 import pytest
 
-from orchestrator.bisect.decide import ERROR, decide
-from orchestrator.bisect.endpoints import Threshold, check_endpoints
 from orchestrator.decisions import Verdict
+from orchestrator.measure.decide import ERROR, decide
+from orchestrator.measure.endpoints import Threshold, check_endpoints
 from orchestrator.stats import Boot, step_odds
 
 

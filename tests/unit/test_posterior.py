@@ -9,8 +9,8 @@ import pytest
 from orchestrator.bisect.posterior import (
     NOISELESS,
     Dag,
-    Kind,
     Mark,
+    Standing,
     answer,
     bisect_log,
     llr_of,
@@ -45,7 +45,7 @@ def test_flat_prior_and_noiseless_answers_pick_what_git_bisect_picks_on_a_line(n
         while True:
             post = posterior(dag, evidence)
             found = answer(post, 0.01)
-            if found.kind is Kind.FOUND:
+            if found.kind is Standing.FOUND:
                 assert found.culprit == dag.commits[culprit] and len(alive) == 1
                 break
             [mine] = pick(post, 1)
@@ -85,7 +85,7 @@ def test_noiseless_bisection_of_a_merge_heavy_history_finds_every_culprit(culpri
     for _ in range(len(dag)):
         post = posterior(dag, evidence)
         found = answer(post, 0.01)
-        if found.kind is Kind.FOUND:
+        if found.kind is Standing.FOUND:
             assert found.culprit == culprit
             assert len(evidence) <= 5  # log2(10) rounded up, + 1 for the DAG's uneven splits
             return
@@ -100,11 +100,11 @@ def test_a_skipped_commit_carries_no_evidence_and_is_not_the_answer_alone() -> N
     # culprit c5, c5 cannot be tested: c4 good, c6 bad leave c5 and c6 together
     evidence = {"c4": -NOISELESS, "c6": NOISELESS}
     post = posterior(dag, evidence)
-    assert answer(post, 0.01).kind is Kind.SEARCHING  # c5 could still be told from c6 by testing c5
+    assert answer(post, 0.01).kind is Standing.SEARCHING  # c5 could still be told from c6 by testing c5
     assert pick(post, 1) == ["c5"]
     assert pick(post, 1, untestable={"c5"}) == []
     found = answer(post, 0.01, untestable={"c5"})
-    assert found.kind is Kind.ONLY_SKIPPED and found.candidates == ("c5", "c6")
+    assert found.kind is Standing.ONLY_SKIPPED and found.candidates == ("c5", "c6")
 
 
 def test_two_slots_split_a_flat_line_into_thirds_and_four_into_fifths() -> None:
@@ -144,7 +144,7 @@ def test_an_ambiguous_commit_is_picked_again_and_its_later_evidence_replaces_the
     dag = line(16)
     around = {"c7": llr_of(1e-6), "c9": llr_of(1 - 1e-6)}
     post = posterior(dag, {**around, "c8": llr_of(0.6)})
-    assert answer(post, 0.01).kind is Kind.SEARCHING
+    assert answer(post, 0.01).kind is Standing.SEARCHING
     assert pick(post, 1) == ["c8"]  # the culprit is c8 or c9: c8 is revisited, not given up
     assert answer(posterior(dag, {**around, "c8": llr_of(0.9999)}), 0.01).culprit == "c8"
     sure = {"c8": llr_of(0.999)}  # its llr from all its boots now: the first look is not added again
@@ -173,7 +173,7 @@ def test_the_stop_rule_needs_the_culprit_to_hold_one_minus_error_of_the_mass() -
     post = posterior(dag, evidence)  # c4 : c5 : c6 = 1 : 49 : 1
     assert post.of("c5") == pytest.approx(49 / 51)
     assert answer(post, 0.05).culprit == "c5"
-    assert answer(post, 0.01).kind is Kind.SEARCHING
+    assert answer(post, 0.01).kind is Standing.SEARCHING
     # the confirmation's evidence counts for the culprit alone
     post = posterior(dag, evidence, point={"c5": math.log(100)})
     assert answer(post, 0.01).culprit == "c5"

@@ -7,25 +7,22 @@ import random
 
 import pytest
 
-from orchestrator.bisect.endpoints import Next, check_endpoints, endpoints_next
-from orchestrator.bisect.posterior import NOISELESS, Dag, Kind, llr_of
+from orchestrator.bisect.posterior import NOISELESS, Dag, Standing, llr_of
 from orchestrator.bisect.rounds import (
-    EARLY_P,
     NOMINATE,
     Act,
     Move,
-    Pair,
     Target,
     Visit,
     ahead,
     next_boot,
     next_move,
-    pair,
     plan,
-    settled,
     visit,
 )
 from orchestrator.campaign import Threshold
+from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
+from orchestrator.measure.pairs import EARLY_P, Pair, pair, settled
 from orchestrator.stats import Boot, StepOdds, TwoSample
 
 SEQ = iter(range(10**6))
@@ -148,7 +145,7 @@ def test_a_round_picks_as_many_commits_as_slots_and_stops_on_a_culprit() -> None
     dag = line(30)
     assert plan(dag, {}, 4, 0.01).picks == ("c6", "c12", "c18", "c24")
     done = plan(dag, {"c9": -NOISELESS, "c10": NOISELESS}, 4, 0.01)
-    assert done.answer.kind is Kind.FOUND and done.answer.culprit == "c10" and done.picks == ()
+    assert done.answer.kind is Standing.FOUND and done.answer.culprit == "c10" and done.picks == ()
 
 
 def test_build_ahead_lists_the_next_picks_of_each_way_the_round_can_end() -> None:
