@@ -232,7 +232,7 @@ class StopKind(StrEnum):
 class Stopped:
     """A campaign that stopped before its answer, why (`stop`), the reason for people and, for a
     refusal, the endpoint check's problem (good_not_good, bad_not_bad, short_of_threshold,
-    not_significant, too_noisy; orchestrator/bisect/endpoints.py)."""
+    not_significant, too_noisy; orchestrator/measure/endpoints.py)."""
 
     stop: StopKind
     reason: str
