@@ -146,3 +146,11 @@ def moved(host: str, reason: str, key: str, what: str) -> Decided:
     goes on (`what`); `key`: what it was measuring, "" outside a measurement."""
     return Decided(key, Role.HOST, Marker.MOVED, f"host {host} failed: {reason}; its boots are kept, not compared; "
                    f"{what}", 0.0, 0, Kind.MOVED)
+
+
+class Found(StrEnum):
+    """What a set bisection found (orchestrator/setbisect/search.py): ONE: a single unit moves
+    the metric; TOGETHER: several are needed, none alone does."""
+
+    ONE = "one"
+    TOGETHER = "together"

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Mapping, TypeVar, Union
 
-from orchestrator.setbisect.search import Found
+from orchestrator.decisions import Found
 
 
 class BisectOutcome(StrEnum):

@@ -9,10 +9,10 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.decisions import Found
 from orchestrator.errors import UserError
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.results import SetBisectResult
-from orchestrator.setbisect.search import Found
 from orchestrator.specs import SettingsSpec
 
 if TYPE_CHECKING:

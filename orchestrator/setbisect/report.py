@@ -12,14 +12,13 @@ from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
-from orchestrator.decisions import Kind, Role
+from orchestrator.decisions import Found, Kind, Role
 from orchestrator.measure.endpoints import level
 from orchestrator.render.page import page, table
 from orchestrator.report import boots_by_host
 from orchestrator.results import SetBisectResult, answer_as, stopped
 from orchestrator.setbisect.model import BAD, GOOD, Unit, key_of, label, ordered
 from orchestrator.setbisect.runner import replay
-from orchestrator.setbisect.search import Found
 from orchestrator.stats import relative_change
 from orchestrator.store import Store
 

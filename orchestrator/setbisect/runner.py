@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
+from orchestrator.decisions import JUDGED, Decided, Found, Kind, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import (
@@ -63,7 +63,7 @@ from orchestrator.ports import Event, Measurer
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
-from orchestrator.setbisect.search import Answer, Found, SearchResult, ahead, minimize
+from orchestrator.setbisect.search import Answer, SearchResult, ahead, minimize
 from orchestrator.stats import relative_change
 
 # The revert pair (bad against bad - set) in the revert's words: bad worse than bad - set means

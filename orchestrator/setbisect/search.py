@@ -37,18 +37,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from orchestrator.decisions import Found
+
 
 class Answer(StrEnum):
     MOVES = "moves"
     STAYS = "stays"
     UNKNOWN = "unknown"
-
-
-class Found(StrEnum):
-    """ONE: a single unit moves the metric; TOGETHER: several are needed, none alone does."""
-
-    ONE = "one"
-    TOGETHER = "together"
 
 
 Oracle = Callable[[frozenset[str]], Answer]

@@ -82,8 +82,8 @@ def test_the_captured_results_cover_every_kind_and_every_way_a_campaign_ends():
 
 
 def test_a_set_bisection_reads_its_revert_units_as_a_list_also_from_a_store_that_joined_them():
+    from orchestrator.decisions import Found
     from orchestrator.results import SetBisectResult
-    from orchestrator.setbisect.search import Found
 
     joined = {"found": "together", "units": ["a", "b"], "revert": {"verdict": "restores", "units": "a, b, c"}}
     old = read("settings", "done", joined)

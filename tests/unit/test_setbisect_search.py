@@ -7,8 +7,9 @@ import math
 
 import pytest
 
+from orchestrator.decisions import Found
 from orchestrator.setbisect.model import Change, Unit, key_of, label, ordered
-from orchestrator.setbisect.search import Answer, Found, ahead, minimize, next_question
+from orchestrator.setbisect.search import Answer, ahead, minimize, next_question
 
 NAMES = [f"u{i}" for i in range(12)]
 
