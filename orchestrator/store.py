@@ -78,7 +78,7 @@ class CampaignRow(Base):
     __tablename__ = "campaigns"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(Short(64))
-    kind: Mapped[str] = mapped_column(Short(16), default="bisect")  # orchestrator/specs.py: what `spec` is
+    kind: Mapped[str] = mapped_column(Short(16), default="bisect")  # orchestrator/kinds/specs.py: what `spec` is
     spec: Mapped[str] = mapped_column(Text)
     state: Mapped[str] = mapped_column(Short(16), default="running")
     bisect_log: Mapped[str] = mapped_column(Text, default="")
@@ -513,7 +513,7 @@ class Store:
         return self._sessions()
 
     def new_campaign(self, name: str, spec: Mapping[str, Any], kind: str = "bisect") -> int:
-        """A campaign of `kind` whose typed spec (orchestrator/specs.py) wrote `spec`."""
+        """A campaign of `kind` whose typed spec (orchestrator/kinds/specs.py) wrote `spec`."""
         with self._session() as s, s.begin():
             row = CampaignRow(name=name, kind=kind, spec=json.dumps(spec, default=str))
             s.add(row)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Callable
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
+from orchestrator.bisect.campaign import Campaign
 from orchestrator.bisect.engine import Engine, Outcome, Vcs
 from orchestrator.bisect.workdir import campaign_workdir
-from orchestrator.campaign import Campaign
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.hosts.lab import Lab
@@ -24,13 +24,13 @@ from orchestrator.ports import Event
 from orchestrator.store import Store
 
 if TYPE_CHECKING:
-    from orchestrator.configbisect.sides import Sides
-    from orchestrator.configbisect.spec import ConfigSpec
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.kbuild.builder import CpuLease
     from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.ports import KernelArtifact
     from orchestrator.setbisect.campaign import KernelChoice, SettingsCampaign
+    from orchestrator.setbisect.configsides import Sides
+    from orchestrator.setbisect.configspec import ConfigSpec
     from orchestrator.setbisect.runner import SetBisection
 
 
@@ -173,9 +173,9 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
     of `pool` (`lab_slots`: the candidates the search may ask next measured at once; the endpoints
     and confirmation on the first host), or on one host (a resumed one-slot campaign goes on on
     the host of its runs)."""
-    from orchestrator.configbisect.maker import ConfigMaker
-    from orchestrator.configbisect.run import SLOT, rules, sides_for
     from orchestrator.kbuild import gitrepo
+    from orchestrator.setbisect.configmaker import ConfigMaker
+    from orchestrator.setbisect.configrun import SLOT, rules, sides_for
     from orchestrator.setbisect.runner import SetBisection
 
     campaign = spec.campaign

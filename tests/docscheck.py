@@ -318,8 +318,7 @@ def check_example(data: Any, base: Path) -> None:
     metric and its threshold's sign, the config recipe. Raises UserError (or, for a string,
     says it is not YAML)."""
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.campaign import check_threshold_sign, parse_campaign
-    from orchestrator.configbisect.spec import parse_config_campaign
+    from orchestrator.bisect.campaign import check_threshold_sign, parse_campaign
     from orchestrator.errors import UserError, choices_error
     from orchestrator.hosts import lab as lab_module
     from orchestrator.hosts.lab import parse_lab
@@ -328,6 +327,7 @@ def check_example(data: Any, base: Path) -> None:
     from orchestrator.notify.config import parse_smtp
     from orchestrator.notify.recipients import parse_notify
     from orchestrator.setbisect.campaign import parse_settings
+    from orchestrator.setbisect.configspec import parse_config_campaign
 
     if isinstance(data, str):
         raise UserError("not YAML")
@@ -435,11 +435,11 @@ class KeyFile:
 
 
 def key_files() -> list[KeyFile]:
-    from orchestrator.campaign import parse_campaign
-    from orchestrator.configbisect.spec import parse_config_campaign
+    from orchestrator.bisect.campaign import parse_campaign
     from orchestrator.hosts.lab import parse_lab
     from orchestrator.notify.config import load_smtp
     from orchestrator.setbisect.campaign import parse_settings
+    from orchestrator.setbisect.configspec import parse_config_campaign
 
     def mail() -> None:
         with tempfile.TemporaryDirectory() as tmp:

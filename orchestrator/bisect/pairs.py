@@ -17,7 +17,7 @@ import dataclasses
 import math
 from typing import Any, Callable
 
-from orchestrator.campaign import Campaign
+from orchestrator.bisect.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge

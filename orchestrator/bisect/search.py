@@ -33,6 +33,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
+from orchestrator.bisect.campaign import Campaign
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
 from orchestrator.bisect.rounds import (
     REVISIT_ERROR,
@@ -47,7 +48,6 @@ from orchestrator.bisect.rounds import (
     next_move,
     visit,
 )
-from orchestrator.campaign import Campaign
 from orchestrator.decisions import Decided, Kind, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide

@@ -20,13 +20,13 @@ def run(a: argparse.Namespace) -> int:
     reports/demo-<id>.md and .html); the answer checked against the shipped culprit."""
     import yaml
 
-    from orchestrator.campaign import load_campaign
+    from orchestrator.bisect.campaign import load_campaign
     from orchestrator.demo import CAMPAIGN, ensure_demo_repo
     from orchestrator.kinds.bisect import preflight
     from orchestrator.kinds.run import execute, report_files
+    from orchestrator.kinds.specs import BisectSpec
     from orchestrator.kinds.table import record
     from orchestrator.results import BisectResult
-    from orchestrator.specs import BisectSpec
     from orchestrator.store import Store
 
     started = time.monotonic()

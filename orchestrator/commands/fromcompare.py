@@ -43,11 +43,11 @@ def campaign_text(store: Store, compare_id: str, key: str) -> str:
 def run(a: argparse.Namespace) -> int:
     import yaml
 
-    from orchestrator.campaign import parse_campaign
+    from orchestrator.bisect.campaign import parse_campaign
     from orchestrator.kinds.bisect import check_range, preflight
     from orchestrator.kinds.run import execute
+    from orchestrator.kinds.specs import BisectSpec
     from orchestrator.kinds.table import record
-    from orchestrator.specs import BisectSpec
     from orchestrator.store import Store
 
     if a.campaign is not None:

@@ -22,8 +22,8 @@ from orchestrator.errors import UserError
 from orchestrator.vm.options import parse_pinning, parse_topology
 
 if TYPE_CHECKING:
-    from orchestrator.campaign import Campaign
-    from orchestrator.specs import VerifySpec
+    from orchestrator.bisect.campaign import Campaign
+    from orchestrator.kinds.specs import VerifySpec
 
 # The guest options of add_vm_options -> where they go in a campaign's mapping.
 GUEST_FLAGS = {"vcpus": ("vcpus",), "memory": ("memory_mib",), "machine": ("machine",), "topology": ("topology",),
@@ -155,7 +155,7 @@ def with_metric_defaults(raw: dict[str, Any]) -> dict[str, Any]:
 def check_revisions(repo: Path, commit: str, revert_on: str) -> None:
     """The suspect commit and the tip exist in the user's repository (read, never written)."""
     from orchestrator.backends.git_bisect import git
-    from orchestrator.campaign import revision
+    from orchestrator.bisect.campaign import revision
 
     if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise UserError(f"repository: {repo} is not a git repository")
@@ -175,9 +175,9 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     """The verification asked for, checked as far as it can be without building or booting:
     its campaign and the mapping stored for it (with the commit, the tip and the boots under
     `verify`). Nothing is recorded here."""
-    from orchestrator.campaign import parse_campaign, read_campaign_file, revision
+    from orchestrator.bisect.campaign import parse_campaign, read_campaign_file, revision
     from orchestrator.kinds.bisect import preflight
-    from orchestrator.specs import BisectSpec, VerifySpec
+    from orchestrator.kinds.specs import BisectSpec, VerifySpec
 
     path, commit = split_target(a.target)
     revision(commit, "commit")

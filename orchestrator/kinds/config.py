@@ -7,15 +7,15 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.configbisect.spec import KIND as NAME
-from orchestrator.configbisect.spec import ConfigSpec
 from orchestrator.errors import KernelFault, UserError
 from orchestrator.kinds import bisect, settings
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.results import SetBisectResult, StopKind, Stopped
+from orchestrator.setbisect.configspec import KIND as NAME
+from orchestrator.setbisect.configspec import ConfigSpec
 
 if TYPE_CHECKING:
-    from orchestrator.configbisect.sides import Sides
+    from orchestrator.setbisect.configsides import Sides
     from orchestrator.store import Store
 
 
@@ -56,8 +56,8 @@ def _run(r: Run) -> str:
 def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> Sides | None:
     """The sides the campaign prepared (None before it got that far, or for other inputs)."""
     from orchestrator.bisect.workdir import campaign_workdir
-    from orchestrator.configbisect import run as config_run
     from orchestrator.kbuild import gitrepo
+    from orchestrator.setbisect import configrun as config_run
 
     try:
         commit = gitrepo.resolve(spec.campaign.repository, spec.commit).commit
@@ -88,7 +88,7 @@ def _report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
 
 def _file(raw: Any, path: Path) -> ConfigSpec:
     """The checked spec of a `kind: config` campaign file (nothing stored yet)."""
-    from orchestrator.configbisect.spec import parse_config_campaign
+    from orchestrator.setbisect.configspec import parse_config_campaign
 
     spec = parse_config_campaign(raw, base=path.parent, source=path)
     check(spec)

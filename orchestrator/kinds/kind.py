@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from orchestrator.specs import CampaignSpec
+from orchestrator.kinds.specs import CampaignSpec
 
 if TYPE_CHECKING:
     from orchestrator.hosts.pool import GuestPool

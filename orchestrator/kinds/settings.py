@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.decisions import Found
 from orchestrator.errors import UserError
 from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.specs import SettingsSpec
 from orchestrator.results import SetBisectResult
-from orchestrator.specs import SettingsSpec
 
 if TYPE_CHECKING:
     from orchestrator.notify.recipients import Notify
@@ -28,7 +28,7 @@ def preflight(c: SettingsCampaign) -> None:
     direction, the threshold's sign, the disks the workload and the disk settings need, run_s,
     and the kernel (the file is there, the stored kernel is known, the commit and its recipe)."""
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.campaign import check_threshold_sign
+    from orchestrator.bisect.campaign import check_threshold_sign
     from orchestrator.hosts.lab import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.errors import UserError
 from orchestrator.kinds import bisect, compare, config, settings, verify
 from orchestrator.kinds.kind import Kind
+from orchestrator.kinds.specs import CampaignSpec
 from orchestrator.results import Result, read
-from orchestrator.specs import CampaignSpec
 
 if TYPE_CHECKING:
     from orchestrator.store import BootRow, CampaignRow, Store

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.kinds import bisect
 from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.specs import VerifySpec
 from orchestrator.results import VerifyResult, answer_as, stopped
-from orchestrator.specs import VerifySpec
 
 if TYPE_CHECKING:
     from orchestrator.store import BootRow, CampaignRow, Store
@@ -74,7 +74,7 @@ def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> l
     from types import SimpleNamespace
 
     from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.report import boots_by_host
+    from orchestrator.bisect.report import boots_by_host
 
     metric = spec.campaign.metric.name
     boots, _hosts, _line = boots_by_host(store, campaign_id, metric)

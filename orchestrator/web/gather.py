@@ -211,8 +211,8 @@ class Reader:
     def detail(self, campaign_id: int) -> Detail:
         """The campaign's page: its rows are `vmbisect report`'s (report.steps_of over the boots
         of report.boots_by_host), its plot the report's, drawn from the boots so far."""
-        from orchestrator.report import boots_by_host, steps_of
-        from orchestrator.report_html import samples_plot
+        from orchestrator.bisect.report import boots_by_host, steps_of
+        from orchestrator.bisect.report_html import samples_plot
 
         row = self.store.campaign(campaign_id)
         metric = self.kinds.metric_of(row)

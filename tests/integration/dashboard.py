@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
-from orchestrator.campaign import parse_campaign
+from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record
 from orchestrator.ports import KernelArtifact, RunResult
-from orchestrator.specs import BisectSpec
 from orchestrator.store import Store
 from tests import queueharness
 from tests.fakes import FakeBuilder, FakeMeasurer

@@ -20,9 +20,9 @@ from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.plan import plan_from_spec
 from orchestrator.compare.runner import run_plan
 from orchestrator.kinds.compare import _report as report
+from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record, stored
 from orchestrator.ports import KernelArtifact
-from orchestrator.specs import BisectSpec
 from orchestrator.store import Store
 from tests.fakes import FakeKernels, FakeMeasurer, FakeSession
 from tests.integration.gitrepo import linear

@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import pytest
 
-from orchestrator.campaign import Threshold
-from orchestrator.configbisect.maker import ConfigMaker
-from orchestrator.configbisect.sides import Side, prepare
+from orchestrator.bisect.campaign import Threshold
+from orchestrator.setbisect.configmaker import ConfigMaker
+from orchestrator.setbisect.configsides import Side, prepare
 from orchestrator.setbisect.runner import Rules, SetBisection
 from orchestrator.store import Store
 from tests.fakes import FakeConfigKernels, FakeKconfig, FakeMeasurer, by_options

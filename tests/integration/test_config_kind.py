@@ -14,10 +14,10 @@ import yaml
 
 from orchestrator import wiring
 from orchestrator.cli import main
-from orchestrator.configbisect.spec import parse_config_campaign
 from orchestrator.kinds import table as kinds
 from orchestrator.kinds.table import read_result as read
 from orchestrator.results import SetBisectResult
+from orchestrator.setbisect.configspec import parse_config_campaign
 from orchestrator.store import Store
 from tests.fakes import FakeConfigKernels, FakeKconfig, FakeMeasurer, by_options
 from tests.integration.gitrepo import Repo
@@ -125,7 +125,7 @@ def store_spec(store: Store, campaign_id: int) -> Any:
 
 def test_a_killed_config_campaign_resumes_with_the_sides_it_prepared_and_ends_with_the_same_answer(world, capsys):
     from orchestrator.bisect.workdir import campaign_workdir
-    from orchestrator.configbisect.run import SIDES_FILE
+    from orchestrator.setbisect.configrun import SIDES_FILE
 
     measurer = world["measurer"]
     measurer.crash_after = 12  # the controller is killed after 12 runs

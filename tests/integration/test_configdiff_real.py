@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 
 from orchestrator import paths
-from orchestrator.configbisect.sides import Side, prepare
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.configdiff import values
 from orchestrator.kbuild.configgroups import Why
@@ -21,6 +20,7 @@ from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
 from orchestrator.kbuild.store import KernelStore
 from orchestrator.measure.kernels import Kernels
+from orchestrator.setbisect.configsides import Side, prepare
 from tests.conftest import require
 
 pytestmark = [pytest.mark.slow]

@@ -18,19 +18,19 @@ import yaml
 from starlette.testclient import TestClient
 
 from orchestrator import wiring
-from orchestrator.campaign import Threshold, parse_campaign
+from orchestrator.bisect.campaign import Threshold, parse_campaign
 from orchestrator.cli import _parser, main
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.commands.serve import catalogue
-from orchestrator.configbisect.spec import parse_config_campaign
 from orchestrator.errors import UserError
 from orchestrator.kinds import table
 from orchestrator.kinds.kind import Kind
+from orchestrator.kinds.specs import BisectSpec, SettingsSpec, VerifySpec
 from orchestrator.results import StopKind, Stopped
 from orchestrator.setbisect.campaign import parse_settings
+from orchestrator.setbisect.configspec import parse_config_campaign
 from orchestrator.setbisect.runner import Rules, SetBisection
 from orchestrator.setbisect.settings import SettingsMaker
-from orchestrator.specs import BisectSpec, SettingsSpec, VerifySpec
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
 from tests.fakes import FakeBuilder, FakeConfigKernels, FakeKconfig, FakeKernels, FakeMeasurer, by_options

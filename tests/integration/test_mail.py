@@ -22,13 +22,13 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from orchestrator import wiring
-from orchestrator.campaign import parse_campaign
+from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.cli import main
 from orchestrator.commands import notify
 from orchestrator.hosts.lab import local_lab
 from orchestrator.kinds import run as kinds
+from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record
-from orchestrator.specs import BisectSpec
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import Repo
@@ -270,8 +270,8 @@ def test_notify_refuses_a_running_campaign_one_naming_no_one_and_again_without_i
 
 def test_a_settings_campaign_is_mailed_to_its_labs_list(lab, tmp_path):
     from orchestrator.commands.notify import recipients_of
+    from orchestrator.kinds.specs import SettingsSpec
     from orchestrator.setbisect.campaign import parse_settings
-    from orchestrator.specs import SettingsSpec
 
     (tmp_path / "lab.yaml").write_text(f"hosts: [{{name: local}}]\nnotify: {{mail: [{TEAM}]}}\n")
     raw = {"kind": "settings", "name": "sched", "kernel": {"file": str(tmp_path / "bzImage")},

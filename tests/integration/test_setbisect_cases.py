@@ -17,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from orchestrator.campaign import Threshold
+from orchestrator.bisect.campaign import Threshold
 from orchestrator.decisions import Kind, Role
 from orchestrator.results import SetBisectResult
 from orchestrator.setbisect.model import Change, Unit, key_of

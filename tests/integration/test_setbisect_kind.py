@@ -11,14 +11,14 @@ from pathlib import Path
 
 import yaml
 
-from orchestrator.campaign import Threshold
+from orchestrator.bisect.campaign import Threshold
 from orchestrator.cli import main
 from orchestrator.kinds import table as kinds
+from orchestrator.kinds.specs import SettingsSpec
 from orchestrator.kinds.table import record, stored
 from orchestrator.setbisect.campaign import parse_settings
 from orchestrator.setbisect.runner import Rules, SetBisection
 from orchestrator.setbisect.settings import SettingsMaker
-from orchestrator.specs import SettingsSpec
 from orchestrator.store import Store
 from orchestrator.wiring import settings_kernel
 from tests.fakes import FakeMeasurer

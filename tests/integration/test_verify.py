@@ -74,8 +74,8 @@ def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engi
     checked and stored as `vmbisect verify` stores them, then measured by the engine."""
     from orchestrator.cli import _parser
     from orchestrator.commands.verify import checked
+    from orchestrator.kinds.specs import VerifySpec
     from orchestrator.kinds.table import record, stored
-    from orchestrator.specs import VerifySpec
 
     repo = linear(tmp_path / "u", 12)
     a = _parser().parse_args(["verify", repo.names["c6"], "--repo", str(repo.path), "--workload", "fio",

@@ -1,4 +1,4 @@
-"""The watched metrics of a bisection (orchestrator/watched.py) from a campaign the real engine
+"""The watched metrics of a bisection (orchestrator/explain/watched.py) from a campaign the real engine
 ran on real git and the real store, with the fake guests of tests/fakes.py reporting a
 watched CPU cost that rises at the culprit and a context-switch rate that does not move."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
+from orchestrator.bisect.report import collect, render_markdown
+from orchestrator.bisect.report_html import render_html
 from orchestrator.decisions import Kind, Role
-from orchestrator.report import collect, render_markdown
-from orchestrator.report_html import render_html
 from orchestrator.store import Store
 from orchestrator.workloads.definition import MetricDef
 from orchestrator.workloads.system import METRICS

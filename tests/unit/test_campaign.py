@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.campaign import load_campaign, parse_campaign
+from orchestrator.bisect.campaign import load_campaign, parse_campaign
 from orchestrator.errors import UserError
 
 MINIMAL = {

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from orchestrator.bisect.adapters import choose_workload
-from orchestrator.campaign import parse_campaign
+from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.cli import _parser
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.collect import comparison

@@ -1,10 +1,10 @@
 """A config bisection's sides as the campaign keeps them (config-sides.json), and the candidate
 .config of a set of units."""
 
-from orchestrator.configbisect.run import inputs_digest, sides_for, stored_sides
-from orchestrator.configbisect.sides import Side, Sides, prepare
-from orchestrator.configbisect.spec import parse_config_campaign
 from orchestrator.kbuild.configdiff import values
+from orchestrator.setbisect.configrun import inputs_digest, sides_for, stored_sides
+from orchestrator.setbisect.configsides import Side, Sides, prepare
+from orchestrator.setbisect.configspec import parse_config_campaign
 from tests.fakes import FakeConfigKernels, FakeKconfig
 
 KCONFIG = {"CONFIG_DEBUG_KERNEL": {}, "CONFIG_PROVE_LOCKING": {"depends": ["CONFIG_DEBUG_KERNEL"],

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from orchestrator.bisect.adapters import choose_workload
-from orchestrator.campaign import parse_campaign
+from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.errors import UserError
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.campaign import parse_campaign
+from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.cli import _parser
 from orchestrator.commands.verify import split_target, with_flags, with_metric_defaults
 from orchestrator.errors import UserError

@@ -1,10 +1,17 @@
-"""The watched metrics' section, pure (orchestrator/watched.py): its table and notes, and the
+"""The watched metrics' section, pure (orchestrator/explain/watched.py): its table and notes, and the
 test it takes for a metric without a log scale."""
 
 from __future__ import annotations
 
+from orchestrator.explain.watched import (
+    WatchedChange,
+    WatchedSection,
+    change,
+    tcg_notes,
+    watched_html,
+    watched_markdown,
+)
 from orchestrator.stats import Boot, TwoSample
-from orchestrator.watched import WatchedChange, WatchedSection, change, tcg_notes, watched_html, watched_markdown
 from orchestrator.workloads.system import METRICS
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from orchestrator.bisect.report import steps_of
 from orchestrator.decisions import Decided, Kind, Role
-from orchestrator.report import steps_of
 from orchestrator.stats import Boot
 from orchestrator.web.views import (
     Building,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from orchestrator.configbisect.sides import Sides
 from orchestrator.kbuild.configdiff import config_sha, values
 from orchestrator.kbuild.kconfig import NOT_SET
 from orchestrator.ports import Build
+from orchestrator.setbisect.configsides import Sides
 from orchestrator.setbisect.model import Made
 
 

@@ -7,7 +7,7 @@ JSON and gives back as the same dataclass:
                           move the metric (orchestrator/setbisect/)
 
 A comparison's spec is orchestrator/compare/spec.py's, a config bisection's
-orchestrator/configbisect/spec.py's. `to_dict` is what the store keeps; `from_dict` reads it
+orchestrator/setbisect/configspec.py's. `to_dict` is what the store keeps; `from_dict` reads it
 back and checks it (a campaign file is parsed again, so a stored spec is never trusted further
 than a file would be); the kind table (orchestrator/kinds/table.py) picks the class by the
 row's kind, never by the JSON's shape.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Protocol
 
-from orchestrator.campaign import Campaign, parse_campaign
+from orchestrator.bisect.campaign import Campaign, parse_campaign
 from orchestrator.errors import UserError
 from orchestrator.setbisect.campaign import SettingsCampaign, parse_settings
 

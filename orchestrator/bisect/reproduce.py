@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import yaml
 
 from orchestrator import __version__
-from orchestrator.campaign import Campaign
+from orchestrator.bisect.campaign import Campaign
 from orchestrator.vm.spec import VmSpec
 
 if TYPE_CHECKING:
@@ -217,7 +217,7 @@ def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
     """The store's account of campaign `campaign_id` for a rerun of `commits` (role -> sha)."""
     import json
 
-    from orchestrator.campaign import parse_campaign
+    from orchestrator.bisect.campaign import parse_campaign
 
     file = json.loads(store.campaign(campaign_id).spec or "{}")  # a bisection keeps its campaign file's mapping
     campaign = parse_campaign(file)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import html
 import math
 
+from orchestrator.bisect.report import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.text import metric_block
 from orchestrator.explain import render as explain_render
+from orchestrator.explain.watched import watched_html
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
-from orchestrator.report import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
-from orchestrator.reproduce import lines as reproduce_lines
-from orchestrator.watched import watched_html
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.configbisect.sides import ConfigSource, Sides, prepare
-from orchestrator.configbisect.spec import ConfigSpec, side_dict
 from orchestrator.ports import Event
+from orchestrator.setbisect.configsides import ConfigSource, Sides, prepare
+from orchestrator.setbisect.configspec import ConfigSpec, side_dict
 from orchestrator.setbisect.runner import Rules
 
 if TYPE_CHECKING:

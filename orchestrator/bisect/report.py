@@ -21,6 +21,8 @@ from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import HIGH_CONFIDENCE
+from orchestrator.bisect.reproduce import Reproduce, of_campaign
+from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
@@ -28,14 +30,12 @@ from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.explain import gather as explain
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
+from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
-from orchestrator.reproduce import Reproduce, of_campaign
-from orchestrator.reproduce import lines as reproduce_lines
 from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import Store
-from orchestrator.watched import WatchedSection, watched_markdown, watched_section
 from orchestrator.workloads.definition import MetricDef
 
 
