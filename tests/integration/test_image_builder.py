@@ -29,7 +29,7 @@ from orchestrator.image import (
     format_member,
     list_image,
 )
-from orchestrator.image.cpio import Kind
+from orchestrator.image.cpio import EntryType
 from orchestrator.image.modules import split_compression
 from tests.integration.imagefiles import extract_image
 
@@ -72,7 +72,7 @@ def test_standin_agent_becomes_init_next_to_busybox_applets_libraries_and_consol
     assert (root / "lib64/ld-linux-x86-64.so.2").resolve().is_file()
     assert (root / "lib/x86_64-linux-gnu/libc.so.6").is_file()
     members = {m.path: m for m in list_image(image.path)}
-    assert members["/dev/console"].kind is Kind.CHAR
+    assert members["/dev/console"].kind is EntryType.CHAR
     assert members["/dev/console"].rdev == (5, 1)
     assert members["/etc/mtab"].target == "../proc/self/mounts"
     assert image.modules == () and image.kernel_release is None
@@ -86,7 +86,7 @@ def test_symlinked_host_directories_are_mirrored_as_symlinks(tmp_path: Path) -> 
         if os.path.islink(directory):
             assert members[directory].target == os.readlink(directory)
         else:
-            assert members[directory].kind is Kind.DIR
+            assert members[directory].kind is EntryType.DIR
 
 
 def test_same_inputs_give_byte_identical_images_in_different_caches(tmp_path: Path) -> None:
