@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Callable, Protocol, Sequence
 
-from orchestrator.decisions import Decided, Kind, Refusal, Role, Verdict
+from orchestrator.decisions import Basis, Decided, Refusal, Role, Verdict
 from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
 
 
@@ -145,7 +145,7 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
 def endpoint_decisions(check: EndpointCheck, good: str, bad: str, runs: Callable[[str], int]) -> list[Decided]:
     """The decisions a search stores when its endpoints' check starts it: good is good and bad is
     bad, on `runs(side)` runs each, the check's message as the reason."""
-    return [Decided(side, role, verdict, check.message, 1.0, runs(side), Kind.ENDPOINTS)
+    return [Decided(side, role, verdict, check.message, 1.0, runs(side), Basis.ENDPOINTS)
             for side, role, verdict in ((good, Role.GOOD, Verdict.GOOD), (bad, Role.BAD, Verdict.BAD))]
 
 
