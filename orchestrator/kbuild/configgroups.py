@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from orchestrator.kbuild.configdiff import Change, apply
+from orchestrator.kbuild.configdiff import OptionChange, apply
 from orchestrator.kbuild.kconfig import NOT_SET
 
 Normalise = Callable[[str], Mapping[str, str]]
@@ -64,7 +64,7 @@ class Grouping:
     followers: tuple[Follower, ...]
     unsettable: tuple[str, ...]
 
-    def settings(self, groups: Sequence[Group], changes: Sequence[Change]) -> dict[str, str]:
+    def settings(self, groups: Sequence[Group], changes: Sequence[OptionChange]) -> dict[str, str]:
         """The bad side's value of every option of `groups`."""
         bad = {c.option: c.bad for c in changes}
         return {option: bad[option] for g in groups for option in g.options}
@@ -93,7 +93,7 @@ def shrink(items: Sequence[str], keeps: Callable[[list[str]], bool]) -> list[str
     return current
 
 
-def group_changes(good_text: str, changes: Sequence[Change], normalise: Normalise,
+def group_changes(good_text: str, changes: Sequence[OptionChange], normalise: Normalise,
                   where: Mapping[str, str] | None = None) -> Grouping:
     """The changes between the normalised good and bad .config (`changes`), grouped as the
     module docstring says. `good_text`: the normalised good .config."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass
 from typing import Any, Protocol
 
-from orchestrator.kbuild.configdiff import Change, apply, diff, shown, values, vanished
+from orchestrator.kbuild.configdiff import OptionChange, apply, diff, shown, values, vanished
 from orchestrator.kbuild.configgroups import Follower, Group, Grouping, Why, group_changes
 from orchestrator.kbuild.recipe import Recipe, parse_recipe
 from orchestrator.setbisect import model
@@ -53,8 +53,8 @@ class Sides:
 
     good: str
     bad: str
-    changes: tuple[Change, ...]
-    vanished: tuple[Change, ...]
+    changes: tuple[OptionChange, ...]
+    vanished: tuple[OptionChange, ...]
     grouping: Grouping
 
     def units(self) -> list[model.Unit]:
@@ -88,8 +88,8 @@ class Sides:
         groups = tuple(Group(x["lead"], Why(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
                        for x in d["groups"])
         followers = tuple(Follower(f["option"], tuple(f["by"])) for f in d["followers"])
-        return cls(d["good"], d["bad"], tuple(Change(*c) for c in d["changes"]),
-                   tuple(Change(*c) for c in d["vanished"]), Grouping(groups, followers, tuple(d["unsettable"])))
+        return cls(d["good"], d["bad"], tuple(OptionChange(*c) for c in d["changes"]),
+                   tuple(OptionChange(*c) for c in d["vanished"]), Grouping(groups, followers, tuple(d["unsettable"])))
 
     def lines(self) -> list[str]:
         """The options for people: the units in the order tried, then what is not a candidate."""
