@@ -64,7 +64,7 @@ from orchestrator.measure.endpoints import (
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
-from orchestrator.ports import Event, KernelBuilder, Measurer
+from orchestrator.ports import Event, KernelBuilds, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
 from orchestrator.stats import drift
 
@@ -176,7 +176,7 @@ class Engine:
         campaign: Campaign,
         direction: str,
         vcs: Vcs,
-        builder: KernelBuilder,
+        builder: KernelBuilds,
         measurer: Measurer,
         store: CampaignStore,
         on_event: Callable[[Event], None] = lambda e: None,
