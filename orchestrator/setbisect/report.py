@@ -24,7 +24,7 @@ from orchestrator.store import Store
 
 
 @dataclass(frozen=True)
-class Row:
+class CandidateRow:
     """One candidate (or side): its key, what it is, its boots, value, change against good, the
     verdict and why."""
 
@@ -42,7 +42,7 @@ class SetReport:
     title: str
     about: tuple[str, ...]  # kernel, workload, metric lines
     changes: tuple[tuple[str, str, str, str], ...]  # change, good, bad, unit
-    rows: tuple[Row, ...]
+    rows: tuple[CandidateRow, ...]
     state: str
     answer: tuple[str, ...]  # the result's lines (or why it stopped)
     hosts: str
@@ -78,7 +78,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
         value = level(bs) if bs else None
         change = relative_change(good_level, value) if value is not None and good_level else None
         d = latest.get(key)
-        rows.append(Row(key, what, len(bs), value, change, d.verdict if d else "", d.reason if d else ""))
+        rows.append(CandidateRow(key, what, len(bs), value, change, d.verdict if d else "", d.reason if d else ""))
     answer: list[str] = []
     if result is not None:
         answer.append(f"named: {' + '.join(result.units)} "
@@ -120,7 +120,7 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1%}"
 
 
-def _cells(r: Row) -> list[str]:
+def _cells(r: CandidateRow) -> list[str]:
     return [r.what, r.key, str(r.boots), _num(r.value), _pct(r.change), r.verdict, r.why]
 
 
