@@ -171,14 +171,14 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
 REFERENCE_BOOTS = 2
 
 
-class Sides(Protocol):
+class EndpointJudge(Protocol):
     """What the endpoint check boots on (orchestrator/measure/judge.py Judge)."""
 
     def interleave(self, keys: list[str], need: int, since: int = 0) -> None: ...
     def evidence(self) -> dict[str, list[Boot]]: ...
 
 
-def measure_endpoints(judge: Sides, good: str, bad: str, direction: str, threshold: Threshold, runs_per_boot: int,
+def measure_endpoints(judge: EndpointJudge, good: str, bad: str, direction: str, threshold: Threshold, runs_per_boot: int,
                       boots: int, max_boots: int, alpha: float, error: float,
                       emit: Callable[[EndpointCheck], None] = lambda _c: None) -> EndpointCheck:
     """Both endpoints booted in A B B A pairs on `judge` (from `boots` a side, or as many as

@@ -31,7 +31,7 @@ class ConfigSource(Protocol):
 
 
 @dataclass(frozen=True)
-class Side:
+class ConfigSide:
     """A side as the user gave it: a .config's text (`text`, read from `label`'s file) or a
     recipe's items (`recipe`, orchestrator/kbuild/recipe.py)."""
 
@@ -46,7 +46,7 @@ class Side:
 
 
 @dataclass(frozen=True)
-class Sides:
+class ConfigSides:
     """`good`, `bad`: the two .config texts after olddefconfig; `changes`: the options they differ
     in; `vanished`: options the sides differ in as written that olddefconfig made equal (not
     candidates); `grouping`: the changes as groups (in order), followers and unsettable ones."""
@@ -84,7 +84,7 @@ class Sides:
                 "unsettable": list(g.unsettable)}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Sides":
+    def from_dict(cls, d: Mapping[str, Any]) -> "ConfigSides":
         groups = tuple(Group(x["lead"], Why(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
                        for x in d["groups"])
         followers = tuple(Follower(f["option"], tuple(f["by"])) for f in d["followers"])
@@ -133,7 +133,7 @@ def why(group: Group) -> str:
     return ""
 
 
-def prepare(source: ConfigSource, commit: str, good: Side, bad: Side, cc: str = "") -> Sides:
+def prepare(source: ConfigSource, commit: str, good: ConfigSide, bad: ConfigSide, cc: str = "") -> ConfigSides:
     """Both sides normalised at `commit`, their differences grouped and ordered (a few seconds of
     `make olddefconfig` per option that differs; nothing is built). `cc`: a recipe side's compiler."""
     texts = [side.config(source, commit, cc) for side in (good, bad)]
@@ -144,5 +144,5 @@ def prepare(source: ConfigSource, commit: str, good: Side, bad: Side, cc: str = 
         return values(source.olddefconfig(commit, text))
 
     grouping = group_changes(normalised[0], changes, normalise, source.definitions(commit) if changes else {})
-    return Sides(normalised[0], normalised[1], tuple(changes),
+    return ConfigSides(normalised[0], normalised[1], tuple(changes),
                  tuple(vanished(values(texts[0]), values(texts[1]), changes)), grouping)

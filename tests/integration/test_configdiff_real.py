@@ -20,7 +20,7 @@ from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
 from orchestrator.kbuild.store import KernelStore
 from orchestrator.measure.kernels import Kernels
-from orchestrator.setbisect.configsides import Side, prepare
+from orchestrator.setbisect.configsides import ConfigSide, prepare
 from tests.conftest import require
 
 pytestmark = [pytest.mark.slow]
@@ -34,7 +34,7 @@ def test_real_olddefconfig_groups_a_choice_a_derived_value_and_a_symbol_without_
     good = kernels.configured(source.commit, parse_recipe(["guest-base"]))
     assert kernels.olddefconfig(source.commit, good) == good  # a configured recipe is already normal
     bad = good + "CONFIG_DEBUG_ATOMIC_SLEEP=y\nCONFIG_HZ_1000=y\nCONFIG_VMBISECT_NO_SUCH_OPTION=y\n"
-    sides = prepare(kernels, source.commit, Side("guest recipe", text=good), Side("+ debug, HZ", text=bad))
+    sides = prepare(kernels, source.commit, ConfigSide("guest recipe", text=good), ConfigSide("+ debug, HZ", text=bad))
     print("\n" + "\n".join(sides.lines()))
     changed = {c.option: (c.good, c.bad) for c in sides.changes}
     assert changed["CONFIG_HZ"] == ("250", "1000") and changed["CONFIG_HZ_250"] == ("y", "n")
