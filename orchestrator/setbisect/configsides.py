@@ -15,7 +15,7 @@ from dataclasses import astuple, dataclass
 from typing import Any, Protocol
 
 from orchestrator.kbuild.configdiff import OptionChange, apply, diff, shown, values, vanished
-from orchestrator.kbuild.configgroups import Follower, Group, Grouping, Why, group_changes
+from orchestrator.kbuild.configgroups import Follower, Group, Grouping, GroupReason, group_changes
 from orchestrator.kbuild.recipe import Recipe, parse_recipe
 from orchestrator.setbisect import model
 
@@ -85,7 +85,7 @@ class ConfigSides:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ConfigSides":
-        groups = tuple(Group(x["lead"], Why(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
+        groups = tuple(Group(x["lead"], GroupReason(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
                        for x in d["groups"])
         followers = tuple(Follower(f["option"], tuple(f["by"])) for f in d["followers"])
         return cls(d["good"], d["bad"], tuple(OptionChange(*c) for c in d["changes"]),
@@ -127,7 +127,7 @@ def _names(options: Iterable[str]) -> list[str]:
 
 def why(group: Group) -> str:
     """Why a group's options go together ("" for one option)."""
-    if group.why is Why.NEEDS:
+    if group.why is GroupReason.NEEDS:
         return (f"olddefconfig undoes {group.lead.removeprefix('CONFIG_')} set alone; it stays with "
                 f"{', '.join(_names(group.needs))}")
     return ""
