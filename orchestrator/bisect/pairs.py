@@ -23,6 +23,10 @@ from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.pairs import Pair, Sequential, boots_gap, measure_pair, pair_since, pair_state, settled
 
+# The verdicts whose pair text begins with the verdict itself (the revert measured, or not applying):
+# the one-line summary at the end of a bisection gives the verdict alone for them.
+TEXT_LEADS_WITH_VERDICT = frozenset({PairVerdict.RESTORES, PairVerdict.NOT_RESTORED, PairVerdict.NO_APPLY})
+
 
 class Pairs:
     """The pair measurements of campaign `campaign_id` on the home host's judge (`judge()`:
