@@ -41,7 +41,7 @@ class Role(StrEnum):
     CANDIDATE = "candidate"  # a set bisection's candidate (good + a set of changes) judged
 
 
-class Kind(StrEnum):
+class Basis(StrEnum):
     """What backs a decision: measured boots (sure, or `doubtful` at the cap of boots), the
     verdict of an identical kernel image (`inherited`), a commit that could not be judged
     (`ambiguous` at the cap, `build_failed`, `boot_failed`, `workload_failed`), a pair
@@ -128,7 +128,7 @@ class Decided:
     reason: str
     confidence: float
     samples: int
-    kind: Kind = Kind.MEASURED
+    kind: Basis = Basis.MEASURED
     inherited_from: str = ""
     since: int = -1
 
@@ -137,7 +137,7 @@ class Decided:
 
     @property
     def inherited(self) -> bool:
-        return self.kind is Kind.INHERITED
+        return self.kind is Basis.INHERITED
 
 
 def moved(host: str, reason: str, key: str, what: str) -> Decided:
@@ -145,7 +145,7 @@ def moved(host: str, reason: str, key: str, what: str) -> Decided:
     which host, why, that its boots are kept but never compared with another host's, and what
     goes on (`what`); `key`: what it was measuring, "" outside a measurement."""
     return Decided(key, Role.HOST, Marker.MOVED, f"host {host} failed: {reason}; its boots are kept, not compared; "
-                   f"{what}", 0.0, 0, Kind.MOVED)
+                   f"{what}", 0.0, 0, Basis.MOVED)
 
 
 class Found(StrEnum):

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Protocol
 
 from orchestrator.workloads.result import RunResult
 
-__all__ = ["Build", "Event", "GuestSession", "KernelArtifact", "KernelBuilder", "Measurer", "RunResult"]
+__all__ = ["Build", "Event", "GuestSession", "KernelArtifact", "KernelBuilds", "Measurer", "RunResult"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class Event:
     elapsed_s: float = 0.0
 
 
-class KernelBuilder(Protocol):
+class KernelBuilds(Protocol):
     def build(self, commit: str) -> Build:
         """Raises BuildFailed (the commit's fault) or InfraError (the host's)."""
 

@@ -44,7 +44,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, InterfaceError, Operat
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from orchestrator import paths
-from orchestrator.decisions import Decided, Kind, Role, said
+from orchestrator.decisions import Basis, Decided, Role, said
 from orchestrator.errors import InfraError, UserError
 from orchestrator.stats import Boot
 
@@ -411,31 +411,31 @@ def _add_boot_facts(engine: Engine) -> None:
             raise
 
 
-LEGACY_KINDS = (("same image as ", Kind.INHERITED), ("ambiguous after the cap", Kind.AMBIGUOUS),
-                ("doubtful after the cap", Kind.DOUBTFUL), ("build failed:", Kind.BUILD_FAILED),
-                ("boot failed:", Kind.BOOT_FAILED), ("workload failed:", Kind.WORKLOAD_FAILED))
+LEGACY_KINDS = (("same image as ", Basis.INHERITED), ("ambiguous after the cap", Basis.AMBIGUOUS),
+                ("doubtful after the cap", Basis.DOUBTFUL), ("build failed:", Basis.BUILD_FAILED),
+                ("boot failed:", Basis.BOOT_FAILED), ("workload failed:", Basis.WORKLOAD_FAILED))
 
 
-def legacy_fields(role: str, verdict: str, reason: str, commits: list[str]) -> tuple[Kind, str, int]:
+def legacy_fields(role: str, verdict: str, reason: str, commits: list[str]) -> tuple[Basis, str, int]:
     """The kind, inherited_from and since of a decision a store from before those columns holds,
     read once from its reason as that version wrote it (`commits`: the campaign's decided
     commits, to name the full commit an inherited verdict came from). The only place a reason
     is read: when the columns are added."""
     if verdict == "measuring":
         words = reason.split()
-        return Kind.MEASURING, "", int(words[2].rstrip(":")) if len(words) > 2 and words[2].rstrip(":").isdigit() else 0
+        return Basis.MEASURING, "", int(words[2].rstrip(":")) if len(words) > 2 and words[2].rstrip(":").isdigit() else 0
     if role == Role.HOST.value:
-        return Kind.MOVED, "", -1
+        return Basis.MOVED, "", -1
     if role in (Role.GOOD.value, Role.BAD.value):
-        return Kind.ENDPOINTS, "", -1
+        return Basis.ENDPOINTS, "", -1
     text = reason.removeprefix("re-examined (").split("): ", 1)[-1] if reason.startswith("re-examined (") else reason
     for prefix, kind in LEGACY_KINDS:
         if text.startswith(prefix):
-            if kind is Kind.INHERITED:
+            if kind is Basis.INHERITED:
                 short = text.removeprefix(prefix).split()[0]
                 return kind, next((c for c in commits if c.startswith(short)), short), -1
             return kind, "", -1
-    return Kind.MEASURED, "", -1
+    return Basis.MEASURED, "", -1
 
 
 def _add_decision_fields(engine: Engine) -> None:
@@ -455,7 +455,7 @@ def _add_decision_fields(engine: Engine) -> None:
                 commits[campaign_id].append(commit)
             for decision_id, campaign_id, _commit, role, verdict, reason in rows:
                 kind, source, since = legacy_fields(role, verdict, reason, commits[campaign_id])
-                if (kind, source, since) != (Kind.MEASURED, "", -1):
+                if (kind, source, since) != (Basis.MEASURED, "", -1):
                     conn.execute(update(DecisionRow).where(DecisionRow.id == decision_id).values(
                         kind=kind.value, inherited_from=source, since=since))
     except (SQLAlchemyError, InfraError):
@@ -691,13 +691,13 @@ class Store:
     def add_decision(self, campaign_id: int, d: Decided) -> None:
         with self._session() as s, s.begin():
             s.add(DecisionRow(campaign_id=campaign_id, commit=d.commit, role=Role(d.role).value, verdict=d.verdict,
-                              reason=d.reason, confidence=d.confidence, samples=d.samples, kind=Kind(d.kind).value,
+                              reason=d.reason, confidence=d.confidence, samples=d.samples, kind=Basis(d.kind).value,
                               inherited_from=d.inherited_from, since=d.since))
 
     def decisions(self, campaign_id: int) -> list[Decided]:
         with self._session() as s:
             rows = s.scalars(select(DecisionRow).where(DecisionRow.campaign_id == campaign_id).order_by(DecisionRow.id))
-            return [Decided(r.commit, Role(r.role), said(r.verdict), r.reason, r.confidence, r.samples, Kind(r.kind),
+            return [Decided(r.commit, Role(r.role), said(r.verdict), r.reason, r.confidence, r.samples, Basis(r.kind),
                             r.inherited_from, r.since) for r in rows]
 
     # ---- the mail sent when a campaign ends (orchestrator/notify/) ----

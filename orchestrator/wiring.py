@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.ports import KernelArtifact
     from orchestrator.setbisect.campaign import KernelChoice, SettingsCampaign
-    from orchestrator.setbisect.configsides import Sides
+    from orchestrator.setbisect.configsides import ConfigSides
     from orchestrator.setbisect.configspec import ConfigSpec
     from orchestrator.setbisect.runner import SetBisection
 
@@ -166,7 +166,7 @@ def run_campaign(campaign: Campaign, store: Store, campaign_id: int, pool: "Gues
 
 
 def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "GuestPool",
-                     on_event: Callable[[Event], None]) -> tuple["SetBisection", "Sides"]:
+                     on_event: Callable[[Event], None]) -> tuple["SetBisection", "ConfigSides"]:
     """A config bisection over the real parts: the sides normalised and grouped at the commit in
     the builder's checkout (kept in the campaign's directory), each candidate built with its
     whole .config by the one kernel source, guests running the campaign's workload on the slots

@@ -20,7 +20,7 @@ from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError,
 from orchestrator.ports import Build, KernelArtifact
 from orchestrator.stats import Boot
 from orchestrator.store import boot_from
-from orchestrator.workloads.result import Metric, RunResult
+from orchestrator.workloads.result import MeasuredMetric, RunResult
 
 SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")
 # Relative throughput by the first disk's I/O scheduler (the guest boots with mq-deadline).
@@ -142,8 +142,8 @@ class FakeSession:
         value = m.rng.gauss(self.value, self.value * m.noise) * SCHEDULER_SPEED[sched]
         value *= 1 + 0.1 * (int(params.get("numjobs", 1)) - 1)
         name = "other" if self.other_metric else m.metric
-        metrics = {name: Metric(name, value, "IO/s", "higher")}
-        metrics |= {n: Metric(n, m.rng.gauss(v, v * m.noise), "", "none") for n, v in self.also.items()}
+        metrics = {name: MeasuredMetric(name, value, "IO/s", "higher")}
+        metrics |= {n: MeasuredMetric(n, m.rng.gauss(v, v * m.noise), "", "none") for n, v in self.also.items()}
         return RunResult("fake", params, metrics, {"fake": "true"}, ({}, {}), ({}, {}), 5.0, lab_host=self.host,
                          accel=m.accel)
 

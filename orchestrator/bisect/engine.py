@@ -48,7 +48,7 @@ from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Search, SearchEnd, latest
-from orchestrator.decisions import JUDGED, Decided, Kind, PairVerdict, Role, Verdict
+from orchestrator.decisions import JUDGED, Basis, Decided, PairVerdict, Role, Verdict
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
@@ -64,7 +64,7 @@ from orchestrator.measure.endpoints import (
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
-from orchestrator.ports import Event, KernelBuilder, Measurer
+from orchestrator.ports import Event, KernelBuilds, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
 from orchestrator.stats import drift
 
@@ -176,7 +176,7 @@ class Engine:
         campaign: Campaign,
         direction: str,
         vcs: Vcs,
-        builder: KernelBuilder,
+        builder: KernelBuilds,
         measurer: Measurer,
         store: CampaignStore,
         on_event: Callable[[Event], None] = lambda e: None,
@@ -430,14 +430,14 @@ class Engine:
     def _confirmed_before(self, campaign_id: int) -> bool:
         """A confirmation was measured already in this campaign (a nomination's, or one before a
         resume): the search goes on to 1 - error from here."""
-        return any(d.role is Role.CONFIRM and d.kind is not Kind.MEASURING for d in self.store.decisions(campaign_id))
+        return any(d.role is Role.CONFIRM and d.kind is not Basis.MEASURING for d in self.store.decisions(campaign_id))
 
     def _ambiguous(self, campaign_id: int, state: SearchEnd) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
         latest = {d.commit: d for d in self._latest(campaign_id)}
-        unclear = [x for x in state.candidates if x in latest and latest[x].kind is Kind.AMBIGUOUS]
+        unclear = [x for x in state.candidates if x in latest and latest[x].kind is Basis.AMBIGUOUS]
         if not unclear:
             return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
@@ -486,7 +486,7 @@ class Engine:
                     and images.get(d.commit) == images.get(source.commit):
                 self.store.add_decision(campaign_id, Decided(
                     d.commit, Role.RECHECK, source.verdict, f"same image as {source.commit[:12]} ({source.verdict}); "
-                    "not booted", source.confidence, 0, Kind.INHERITED, source.commit))
+                    "not booted", source.confidence, 0, Basis.INHERITED, source.commit))
 
     def _reexamine(self, campaign_id: int, commits: list[str], good: str, bad: str, why: str) -> bool:
         """Each of `commits` booted as many times again (at least boots_per_commit, up to

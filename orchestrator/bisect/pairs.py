@@ -18,10 +18,14 @@ import math
 from typing import Any, Callable
 
 from orchestrator.bisect.campaign import Campaign
-from orchestrator.decisions import Decided, Kind, PairVerdict, Role
+from orchestrator.decisions import Basis, Decided, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.pairs import Pair, Sequential, boots_gap, measure_pair, pair_since, pair_state, settled
+
+# The verdicts whose pair text begins with the verdict itself (the revert measured, or not applying):
+# the one-line summary at the end of a bisection gives the verdict alone for them.
+TEXT_LEADS_WITH_VERDICT = frozenset({PairVerdict.RESTORES, PairVerdict.NOT_RESTORED, PairVerdict.NO_APPLY})
 
 
 class Pairs:
@@ -73,7 +77,7 @@ class Pairs:
         it. `prior`: the candidate's log odds from the search; `to_come`: pairs measured after
         this one (the revert), which carry the rest (measure.pairs.settled)."""
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
-                       if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Kind.MEASURING), None)
+                       if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Basis.MEASURING), None)
         try:
             self.judge.kernel(parent)
             state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
@@ -152,7 +156,7 @@ class Pairs:
                       "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
                               f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
-                       if d.role is Role.REVERT and d.kind is not Kind.MEASURING), None)
+                       if d.role is Role.REVERT and d.kind is not Basis.MEASURING), None)
         if stored is None or stored.reason != result["text"]:
             self.store.add_decision(self.campaign_id, Decided(culprit, Role.REVERT, result["verdict"], result["text"], 0.0,
                                                          0))

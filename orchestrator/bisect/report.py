@@ -26,7 +26,7 @@ from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.explain import gather as explain
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
@@ -154,7 +154,7 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
     the host's and those that only said a measurement began, each with its commit's boots
     (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
     (the commit's boots, if a confirmation took some later, are not what decided it)."""
-    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Kind.MEASURING]
+    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Basis.MEASURING]
     return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
                  for i, d in enumerate(shown))

@@ -48,7 +48,7 @@ from orchestrator.bisect.rounds import (
     next_move,
     visit,
 )
-from orchestrator.decisions import Decided, Kind, Role, Verdict
+from orchestrator.decisions import Basis, Decided, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide
 from orchestrator.measure.judge import CampaignStore, Judge
@@ -117,17 +117,17 @@ class Search:
         llr: dict[str, float] = {}
         untestable: set[str] = set()
         for commit, d in last.items():
-            if d.kind in (Kind.BUILD_FAILED, Kind.WORKLOAD_FAILED, Kind.APART) or (
-                    d.kind is Kind.BOOT_FAILED and d.verdict == Verdict.SKIP):
+            if d.kind in (Basis.BUILD_FAILED, Basis.WORKLOAD_FAILED, Basis.APART) or (
+                    d.kind is Basis.BOOT_FAILED and d.verdict == Verdict.SKIP):
                 untestable.add(commit)
-            elif d.kind is Kind.BOOT_FAILED:
+            elif d.kind is Basis.BOOT_FAILED:
                 llr[commit] = NOISELESS
             elif d.inherited:
                 source = d.inherited_from
                 llr[commit] = {self.good: -NOISELESS, self.bad: NOISELESS}.get(source) or self.llr(source, last)
             else:
                 llr[commit] = self.llr(commit, last)
-                if d.kind is Kind.AMBIGUOUS and self.boots(commit) >= TOTAL_CAP * self.c.max_boots_per_commit:
+                if d.kind is Basis.AMBIGUOUS and self.boots(commit) >= TOTAL_CAP * self.c.max_boots_per_commit:
                     untestable.add(commit)
         return llr, untestable
 
@@ -285,12 +285,12 @@ class Search:
                 return inherited
             return self._boots(judge, commit, role, min_boots, cap, error)
         except BuildFailed as exc:
-            return Decided(commit, role, Verdict.SKIP, f"build failed: {exc}"[:2000], 1.0, 0, Kind.BUILD_FAILED)
+            return Decided(commit, role, Verdict.SKIP, f"build failed: {exc}"[:2000], 1.0, 0, Basis.BUILD_FAILED)
         except BootFailed as exc:
             verdict = Verdict.BAD if self.c.skip_policy.boot_failure == "bad" else Verdict.SKIP
-            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Kind.BOOT_FAILED)
+            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Basis.BOOT_FAILED)
         except WorkloadFailed as exc:
-            return Decided(commit, role, Verdict.SKIP, f"workload failed: {exc}"[:2000], 1.0, 0, Kind.WORKLOAD_FAILED)
+            return Decided(commit, role, Verdict.SKIP, f"workload failed: {exc}"[:2000], 1.0, 0, Basis.WORKLOAD_FAILED)
 
     def _boots(self, judge: Judge, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Decided:
         good, bad = self.good, self.bad
@@ -317,10 +317,10 @@ class Search:
                runs: int) -> Decided:
         d = decide(odds, have, min(min_boots, have), have, error)
         if v is Visit.APART:
-            return Decided(commit, role, Verdict.SKIP, d.reason, 0.0, runs, Kind.APART)
+            return Decided(commit, role, Verdict.SKIP, d.reason, 0.0, runs, Basis.APART)
         if d.verdict is Verdict.MORE:  # no odds at all (the references were not measured on this host)
             return Decided(commit, role, Verdict.SKIP, f"ambiguous after {have} boots: no odds", 0.0, runs,
-                           Kind.AMBIGUOUS)
+                           Basis.AMBIGUOUS)
         return decided(commit, role, d, runs)
 
     # ---- build-ahead -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Slot:
+class RunSlot:
     variant: str
     point: int  # index into the sweep points
     rep: int  # this variant's repetition number at this point, 0-based
@@ -21,7 +21,7 @@ class Slot:
 @dataclass(frozen=True)
 class BootPlan:
     group: int  # index into the boot groups
-    slots: tuple[Slot, ...]
+    slots: tuple[RunSlot, ...]
 
 
 def _abba(items: list[str] | list[int], round_: int) -> list[Any]:
@@ -48,7 +48,7 @@ def schedule(groups: list[list[str]], points: int, reps: int, boots: int) -> lis
             slots = []
             for r in range(done, done + count):
                 for p in range(points):
-                    slots += [Slot(v, p, r) for v in _abba(groups[g], r)]
+                    slots += [RunSlot(v, p, r) for v in _abba(groups[g], r)]
             plans.append(BootPlan(g, tuple(slots)))
         done += count
     return plans

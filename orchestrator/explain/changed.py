@@ -38,7 +38,7 @@ class RunRecord:
 
 
 @dataclass(frozen=True)
-class Side:
+class SideStats:
     """One side of a row: the mean of its boots' values, their CoV (a fraction), the boots."""
 
     mean: float
@@ -51,8 +51,8 @@ class ChangedRow:
     metric: str
     unit: str
     direction: str  # higher, lower or none
-    parent: Side | None  # None: the metric was not recorded on that side's runs
-    culprit: Side | None
+    parent: SideStats | None  # None: the metric was not recorded on that side's runs
+    culprit: SideStats | None
     change_pct: float | None  # (culprit - parent) / |parent| in percent, unsigned by direction
     p: float | None  # None: too few boots to test
     q: float | None
@@ -132,5 +132,5 @@ def evidence_order(row: ChangedRow) -> tuple[bool, float, float, str]:
     return (not row.significant, row.q if row.q is not None else 2.0, -abs(row.change_pct or 0.0), row.metric)
 
 
-def _side(cell: Cell | None) -> Side | None:
-    return None if cell is None else Side(cell.summary.mean, cell.summary.cov, cell.summary.n)
+def _side(cell: Cell | None) -> SideStats | None:
+    return None if cell is None else SideStats(cell.summary.mean, cell.summary.cov, cell.summary.n)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html as _html
 import textwrap
 
-from orchestrator.explain.changed import Changed, ChangedRow, Side
+from orchestrator.explain.changed import Changed, ChangedRow, SideStats
 from orchestrator.render.page import table
 from orchestrator.render.scale import whole_or_4g as num
 
@@ -17,7 +17,7 @@ SIDE = 16  # "    mean ±CoV%" : a mean in 10 columns, a space, the CoV in 5
 CHANGE = 12
 
 
-def _side(s: Side | None) -> str:
+def _side(s: SideStats | None) -> str:
     if s is None:
         return f"{'-':>10}      "
     return f"{num(s.mean):>10} ±{s.cov * 100:3.0f}%"
@@ -131,7 +131,7 @@ def html(c: Changed | None) -> str:
                "</pre>" if (vcpus := vcpu_lines(c)) else ""))
 
 
-def _cells(s: Side | None) -> list[str]:
+def _cells(s: SideStats | None) -> list[str]:
     return ["-", ""] if s is None else [num(s.mean), f"{s.cov * 100:.1f}%"]
 
 

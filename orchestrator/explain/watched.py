@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.render.page import table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.stats import Boot, TwoSample, compare_pooled, compare_runs, pooled_boot_variance
@@ -64,7 +64,7 @@ class WatchedSection:
 
 def confirmation_since(decisions: Sequence[Decided], culprit: str) -> int:
     """The first boot of the culprit's latest confirmation (0 when it has none: all its boots)."""
-    started = [d.since for d in decisions if d.role is Role.CONFIRM and d.commit == culprit and d.kind is Kind.MEASURING]
+    started = [d.since for d in decisions if d.role is Role.CONFIRM and d.commit == culprit and d.kind is Basis.MEASURING]
     return started[-1] if started else 0
 
 

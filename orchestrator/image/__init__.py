@@ -4,7 +4,7 @@ workload tools and their libraries, and optionally a kernel release's modules.""
 from orchestrator.image.builder import GuestImage, GuestImageBuilder, default_cache_root
 from orchestrator.image.contents import format_member, list_image
 from orchestrator.image.plan import DEFAULT_MODULES, MODULE_LIST_PATH, ImagePlan
-from orchestrator.image.tools import DEFAULT_TOOLS, MANDATORY_TOOLS, Tool
+from orchestrator.image.tools import DEFAULT_TOOLS, MANDATORY_TOOLS, ImageTool
 
 __all__ = [
     "DEFAULT_MODULES",
@@ -14,7 +14,7 @@ __all__ = [
     "GuestImage",
     "GuestImageBuilder",
     "ImagePlan",
-    "Tool",
+    "ImageTool",
     "default_cache_root",
     "format_member",
     "list_image",

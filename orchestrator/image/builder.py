@@ -17,7 +17,7 @@ from orchestrator.errors import InfraError, UserError, choices_error
 from orchestrator.image import modfiles
 from orchestrator.image.cpio import Entry, write_archive
 from orchestrator.image.plan import FORMAT_VERSION, ImagePlan, make_plan
-from orchestrator.image.tools import DEFAULT_TOOLS, MANDATORY_TOOLS, Tool
+from orchestrator.image.tools import DEFAULT_TOOLS, MANDATORY_TOOLS, ImageTool
 from orchestrator.image.tree import Blob, HostFile, Node
 
 GZIP_LEVEL = 6
@@ -62,7 +62,7 @@ class GuestImageBuilder:
         cache_root: Path | None = None,
         agent: Path | None = None,
         *,
-        tools: Mapping[str, Tool] | None = None,
+        tools: Mapping[str, ImageTool] | None = None,
         optional: Collection[str] = frozenset(),
         modules_root: Path = Path("/lib/modules"),
         compression: str = "none",
@@ -72,7 +72,7 @@ class GuestImageBuilder:
         self.compression = compression
         self.cache_root = default_cache_root() if cache_root is None else cache_root
         self.agent = paths.agent_binary() if agent is None else agent
-        self.tools: Mapping[str, Tool] = dict(DEFAULT_TOOLS if tools is None else tools)
+        self.tools: Mapping[str, ImageTool] = dict(DEFAULT_TOOLS if tools is None else tools)
         missing = sorted(MANDATORY_TOOLS - self.tools.keys())
         if missing:
             raise UserError(f"tools must include {', '.join(missing)}")

@@ -7,9 +7,9 @@ import zlib
 from pathlib import Path
 
 from orchestrator.errors import InfraError
-from orchestrator.image.cpio import Kind, Member, read_archive
+from orchestrator.image.cpio import EntryType, Member, read_archive
 
-_TYPE_LETTER = {Kind.FILE: "-", Kind.DIR: "d", Kind.SYMLINK: "l", Kind.CHAR: "c"}
+_TYPE_LETTER = {EntryType.FILE: "-", EntryType.DIR: "d", EntryType.SYMLINK: "l", EntryType.CHAR: "c"}
 
 
 def list_image(path: Path) -> tuple[Member, ...]:
@@ -26,6 +26,6 @@ def list_image(path: Path) -> tuple[Member, ...]:
 def format_member(member: Member) -> str:
     """One `ls -l`-like line: type and mode, size (or device numbers), path, symlink target."""
     kind = f"{_TYPE_LETTER[member.kind]}{member.mode:04o}"
-    size = f"{member.rdev[0]},{member.rdev[1]}" if member.kind is Kind.CHAR else str(member.size)
+    size = f"{member.rdev[0]},{member.rdev[1]}" if member.kind is EntryType.CHAR else str(member.size)
     line = f"{kind} {size:>10} {member.path}"
-    return f"{line} -> {member.target}" if member.kind is Kind.SYMLINK else line
+    return f"{line} -> {member.target}" if member.kind is EntryType.SYMLINK else line

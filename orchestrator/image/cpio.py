@@ -31,7 +31,7 @@ class Readable(Protocol):
     def read(self, size: int, /) -> bytes: ...
 
 
-class Kind(enum.Enum):
+class EntryType(enum.Enum):
     FILE = "file"
     DIR = "dir"
     SYMLINK = "symlink"
@@ -39,10 +39,10 @@ class Kind(enum.Enum):
 
 
 _TYPE_BITS = {
-    Kind.FILE: stat.S_IFREG,
-    Kind.DIR: stat.S_IFDIR,
-    Kind.SYMLINK: stat.S_IFLNK,
-    Kind.CHAR: stat.S_IFCHR,
+    EntryType.FILE: stat.S_IFREG,
+    EntryType.DIR: stat.S_IFDIR,
+    EntryType.SYMLINK: stat.S_IFLNK,
+    EntryType.CHAR: stat.S_IFCHR,
 }
 _KIND_OF_TYPE = {bits: kind for kind, bits in _TYPE_BITS.items()}
 
@@ -52,7 +52,7 @@ class Entry:
     """One archive member. `path` is absolute inside the image ("/usr/bin/fio")."""
 
     path: str
-    kind: Kind
+    kind: EntryType
     mode: int
     data: bytes | Path = b""
     target: str = ""
@@ -64,7 +64,7 @@ class Member:
     """One member as read back from an archive (file content is skipped, not kept)."""
 
     path: str
-    kind: Kind
+    kind: EntryType
     mode: int
     size: int
     target: str
@@ -100,8 +100,8 @@ def complete(entries: Iterable[Entry]) -> list[Entry]:
                 break
             existing = by_path.get(str(parent))
             if existing is None:
-                by_path[str(parent)] = Entry(str(parent), Kind.DIR, 0o755)
-            elif existing.kind is not Kind.DIR:
+                by_path[str(parent)] = Entry(str(parent), EntryType.DIR, 0o755)
+            elif existing.kind is not EntryType.DIR:
                 raise ValueError(f"{path} lies below {parent}, which is a {existing.kind.value}")
     return [by_path[p] for p in sorted(by_path, key=_sort_key)]
 
@@ -148,14 +148,14 @@ def write_archive(entries: Iterable[Entry], out: Writable) -> int:
     for ino, entry in enumerate(members, start=1):
         name = entry.path.lstrip("/")
         mode = _TYPE_BITS[entry.kind] | (entry.mode & 0o7777)
-        if entry.kind is Kind.FILE and isinstance(entry.data, Path):
+        if entry.kind is EntryType.FILE and isinstance(entry.data, Path):
             size = entry.data.stat().st_size
             _write_member(out, name=name, ino=ino, mode=mode, nlink=1, size=size, rdev=(0, 0))
             _copy_host_file(entry.data, size, out)
             out.write(_pad(size))
             continue
         body = _body(entry)
-        nlink = 2 if entry.kind is Kind.DIR else 1
+        nlink = 2 if entry.kind is EntryType.DIR else 1
         _write_member(out, name=name, ino=ino, mode=mode, nlink=nlink, size=len(body), rdev=entry.rdev)
         out.write(body + _pad(len(body)))
     _write_member(out, name=TRAILER, ino=0, mode=0, nlink=1, size=0, rdev=(0, 0))
@@ -163,9 +163,9 @@ def write_archive(entries: Iterable[Entry], out: Writable) -> int:
 
 
 def _body(entry: Entry) -> bytes:
-    if entry.kind is Kind.SYMLINK:
+    if entry.kind is EntryType.SYMLINK:
         return entry.target.encode()
-    if entry.kind is Kind.FILE and isinstance(entry.data, bytes):
+    if entry.kind is EntryType.FILE and isinstance(entry.data, bytes):
         return entry.data
     return b""
 
@@ -193,7 +193,7 @@ def read_archive(stream: Readable) -> Iterator[Member]:
         if kind is None:
             raise InfraError(f"cpio member {name} has an unsupported type (mode {mode:o})")
         target = ""
-        if kind is Kind.SYMLINK:
+        if kind is EntryType.SYMLINK:
             target = _read_exact(stream, size).decode()
         else:
             _skip(stream, size)

@@ -16,7 +16,7 @@ from orchestrator.image.cpio import normalize
 from orchestrator.image.hostfs import HostCopier
 from orchestrator.image.libs import shared_libraries
 from orchestrator.image.modules import resolve, split_compression
-from orchestrator.image.tools import BUSYBOX, Tool, list_applets
+from orchestrator.image.tools import BUSYBOX, ImageTool, list_applets
 from orchestrator.image.tree import Blob, HostFile, ImageTree, Node
 
 FORMAT_VERSION = 1
@@ -91,7 +91,7 @@ class ImagePlan:
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
-def _find_tool(name: str, tool: Tool) -> tuple[str | None, str]:
+def _find_tool(name: str, tool: ImageTool) -> tuple[str | None, str]:
     """(host path or None, why it is unusable)."""
     found = next((c for c in tool.candidates if os.path.isfile(c)), None)
     hint = f" ({tool.hint})" if tool.hint else ""
@@ -111,7 +111,7 @@ def _executable_names(path: str) -> set[str]:
 def make_plan(
     *,
     agent: Path,
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, ImageTool],
     optional: Collection[str],
     modules_root: Path,
     kernel_release: str | None,
@@ -160,7 +160,7 @@ def make_plan(
 
 
 def _add_tools(
-    copier: HostCopier, tools: Mapping[str, Tool], optional: Collection[str], notes: list[str]
+    copier: HostCopier, tools: Mapping[str, ImageTool], optional: Collection[str], notes: list[str]
 ) -> dict[str, str]:
     """Copy each tool and its data files; returns name -> host path of the tools found."""
     found: dict[str, str] = {}

@@ -12,7 +12,7 @@ from orchestrator.errors import InfraError
 
 
 @dataclass(frozen=True)
-class Tool:
+class ImageTool:
     """A program to copy into the image.
 
     `candidates`: host paths, the first that exists is used (and kept at that path in the image).
@@ -30,19 +30,19 @@ BUSYBOX = "busybox"
 MANDATORY_TOOLS = frozenset({BUSYBOX, "fio"})
 
 
-def default_tools() -> dict[str, Tool]:
+def default_tools() -> dict[str, ImageTool]:
     """busybox, and every program a workload's guests carry (workloads/<name>/workload.yaml,
     `guest_tools`)."""
     from orchestrator.workloads.definition import load_all
 
-    tools = {BUSYBOX: Tool(("/bin/busybox", "/usr/bin/busybox"), "busybox-static")}
+    tools = {BUSYBOX: ImageTool(("/bin/busybox", "/usr/bin/busybox"), "busybox-static")}
     for workload in load_all().values():
         for name, t in workload.guest_tools.items():
-            tools[name] = Tool(tuple(t["paths"]), str(t["package"]), tuple(t.get("data", ())), str(t.get("hint", "")))
+            tools[name] = ImageTool(tuple(t["paths"]), str(t["package"]), tuple(t.get("data", ())), str(t.get("hint", "")))
     return tools
 
 
-DEFAULT_TOOLS: Mapping[str, Tool] = default_tools()
+DEFAULT_TOOLS: Mapping[str, ImageTool] = default_tools()
 
 _APPLET = re.compile(r"^[A-Za-z0-9_.\[\]-]+$")
 

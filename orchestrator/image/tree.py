@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from orchestrator.errors import UserError
-from orchestrator.image.cpio import Kind, normalize
+from orchestrator.image.cpio import EntryType, normalize
 
 _MAX_SYMLINK_HOPS = 40
 
@@ -44,7 +44,7 @@ Source = HostFile | Blob
 @dataclass(frozen=True)
 class Node:
     path: str
-    kind: Kind
+    kind: EntryType
     mode: int
     source: Source | None = None
     target: str = ""
@@ -68,7 +68,7 @@ class ImageTree:
             if part == ".":
                 continue
             node = self._nodes.get(str(resolved / part))
-            if node is None or node.kind is not Kind.SYMLINK:
+            if node is None or node.kind is not EntryType.SYMLINK:
                 resolved = resolved / part
                 continue
             hops += 1
@@ -89,7 +89,7 @@ class ImageTree:
             if existing != placed:
                 raise UserError(f"image path {path} is claimed twice, with different content")
             return path
-        if node.kind is Kind.SYMLINK:
+        if node.kind is EntryType.SYMLINK:
             below = path + "/"
             clash = next((p for p in self._nodes if p.startswith(below)), None)
             if clash is not None:
@@ -98,16 +98,16 @@ class ImageTree:
         return path
 
     def add_dir(self, path: str, mode: int = 0o755) -> str:
-        return self.add(Node(path, Kind.DIR, mode))
+        return self.add(Node(path, EntryType.DIR, mode))
 
     def add_file(self, path: str, source: Source, mode: int) -> str:
-        return self.add(Node(path, Kind.FILE, mode, source=source))
+        return self.add(Node(path, EntryType.FILE, mode, source=source))
 
     def add_symlink(self, path: str, target: str) -> str:
-        return self.add(Node(path, Kind.SYMLINK, 0o777, target=target))
+        return self.add(Node(path, EntryType.SYMLINK, 0o777, target=target))
 
     def add_char_device(self, path: str, mode: int, major: int, minor: int) -> str:
-        return self.add(Node(path, Kind.CHAR, mode, rdev=(major, minor)))
+        return self.add(Node(path, EntryType.CHAR, mode, rdev=(major, minor)))
 
     def exists(self, path: str) -> bool:
         return self.canonical(path) in self._nodes

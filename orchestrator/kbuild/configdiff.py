@@ -24,7 +24,7 @@ _DEFINITION = re.compile(r"^(?:[0-9a-f]{7,64}:)?(?P<path>[^:]+):\s*(?:menu)?conf
 
 
 @dataclass(frozen=True)
-class Change:
+class OptionChange:
     """One option that differs: its value on the good side and on the bad side."""
 
     option: str
@@ -53,18 +53,18 @@ def config_sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def diff(good: Mapping[str, str], bad: Mapping[str, str]) -> list[Change]:
+def diff(good: Mapping[str, str], bad: Mapping[str, str]) -> list[OptionChange]:
     """The options whose value differs, by name; absent and "n" are the same value."""
     names = sorted(set(good) | set(bad))
     out = []
     for option in names:
         g, b = good.get(option, NOT_SET), bad.get(option, NOT_SET)
         if g != b:
-            out.append(Change(option, g, b))
+            out.append(OptionChange(option, g, b))
     return out
 
 
-def vanished(raw_good: Mapping[str, str], raw_bad: Mapping[str, str], changes: Iterable[Change]) -> list[Change]:
+def vanished(raw_good: Mapping[str, str], raw_bad: Mapping[str, str], changes: Iterable[OptionChange]) -> list[OptionChange]:
     """The options the files as written differ in that are not `changes` (the difference between
     the two files after `make olddefconfig`): one side lacked the option, or asked for a value
     Kconfig does not allow, and olddefconfig gave both sides the same value."""

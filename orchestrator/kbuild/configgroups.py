@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from orchestrator.kbuild.configdiff import Change, apply
+from orchestrator.kbuild.configdiff import OptionChange, apply
 from orchestrator.kbuild.kconfig import NOT_SET
 
 Normalise = Callable[[str], Mapping[str, str]]
 
 
-class Why(StrEnum):
+class GroupReason(StrEnum):
     ALONE = "alone"  # set on its own, olddefconfig keeps it
     NEEDS = "needs"  # olddefconfig undoes it unless `needs` are set too
 
@@ -40,7 +40,7 @@ class Group:
     makes with it. `where`: the Kconfig file defining `lead` ("" unknown)."""
 
     lead: str
-    why: Why
+    why: GroupReason
     needs: tuple[str, ...] = ()
     pulls: tuple[str, ...] = ()
     where: str = ""
@@ -64,7 +64,7 @@ class Grouping:
     followers: tuple[Follower, ...]
     unsettable: tuple[str, ...]
 
-    def settings(self, groups: Sequence[Group], changes: Sequence[Change]) -> dict[str, str]:
+    def settings(self, groups: Sequence[Group], changes: Sequence[OptionChange]) -> dict[str, str]:
         """The bad side's value of every option of `groups`."""
         bad = {c.option: c.bad for c in changes}
         return {option: bad[option] for g in groups for option in g.options}
@@ -93,7 +93,7 @@ def shrink(items: Sequence[str], keeps: Callable[[list[str]], bool]) -> list[str
     return current
 
 
-def group_changes(good_text: str, changes: Sequence[Change], normalise: Normalise,
+def group_changes(good_text: str, changes: Sequence[OptionChange], normalise: Normalise,
                   where: Mapping[str, str] | None = None) -> Grouping:
     """The changes between the normalised good and bad .config (`changes`), grouped as the
     module docstring says. `good_text`: the normalised good .config."""
@@ -111,7 +111,7 @@ def group_changes(good_text: str, changes: Sequence[Change], normalise: Normalis
             alone[change.option] = tuple(o for o in bad if o != change.option and _stays(o, bad[o], after))
         else:
             undone.append(change.option)
-    groups = [Group(lead, Why.ALONE, pulls=pulls, where=where.get(lead, "")) for lead, pulls in alone.items()]
+    groups = [Group(lead, GroupReason.ALONE, pulls=pulls, where=where.get(lead, "")) for lead, pulls in alone.items()]
     followers, unsettable = [], []
     for option in undone:
         by = tuple(g.lead for g in groups if option in g.pulls)
@@ -129,7 +129,7 @@ def group_changes(good_text: str, changes: Sequence[Change], normalise: Normalis
         needs = tuple(shrink(others, keeps))
         after = with_bad([option, *needs])
         pulls = tuple(o for o in bad if o != option and o not in needs and _stays(o, bad[o], after))
-        groups.append(Group(option, Why.NEEDS, needs, pulls, where.get(option, "")))
+        groups.append(Group(option, GroupReason.NEEDS, needs, pulls, where.get(option, "")))
     return _followers_of_needs(groups, followers, unsettable)
 
 
@@ -139,7 +139,7 @@ def _followers_of_needs(groups: list[Group], followers: list[Follower], unsettab
     kept = []
     for g in groups:
         by = tuple(h.lead for h in groups if h is not g and h.lead in g.needs and g.lead in h.pulls)
-        if g.why is Why.NEEDS and by:
+        if g.why is GroupReason.NEEDS and by:
             followers.append(Follower(g.lead, by))
         else:
             kept.append(g)
@@ -162,5 +162,5 @@ def order(groups: Sequence[Group]) -> list[Group]:
     explanation first: the search names the earliest unit that moves the metric), then by the
     Kconfig file defining them (one subsystem's options side by side: a binary split keeps them
     in the same half), then by name."""
-    return sorted(groups, key=lambda g: (0 if is_debug(g.where) else 1 if g.where else 2, g.why is Why.NEEDS,
+    return sorted(groups, key=lambda g: (0 if is_debug(g.where) else 1 if g.where else 2, g.why is GroupReason.NEEDS,
                                          g.where, g.lead))

@@ -71,6 +71,7 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
     """What `vmbisect bisect` prints at the end: the culprit with its confidence, confirmation
     and revert, or the candidates left; the notes; how to see the report."""
     from orchestrator.bisect.engine import confidence_words
+    from orchestrator.bisect.pairs import TEXT_LEADS_WITH_VERDICT
 
     result = outcome.result
     if outcome.outcome is BisectOutcome.FOUND:
@@ -78,7 +79,7 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
         for key, part in (("confirmation", result.confirmation if result else None),
                           ("revert", result.revert if result else None)):
             if part:
-                head += f"\n{key}: {part['verdict']}" + ("" if part["text"].startswith(part["verdict"])
+                head += f"\n{key}: {part['verdict']}" + ("" if part["verdict"] in TEXT_LEADS_WITH_VERDICT
                                                          else f": {part['text']}")
     elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
         head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)

@@ -15,7 +15,7 @@ from orchestrator.setbisect.configspec import KIND as NAME
 from orchestrator.setbisect.configspec import ConfigSpec
 
 if TYPE_CHECKING:
-    from orchestrator.setbisect.configsides import Sides
+    from orchestrator.setbisect.configsides import ConfigSides
     from orchestrator.store import Store
 
 
@@ -53,7 +53,7 @@ def _run(r: Run) -> str:
     return settings.summary(bisection.run(r.campaign_id), r.campaign_id)
 
 
-def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> Sides | None:
+def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> ConfigSides | None:
     """The sides the campaign prepared (None before it got that far, or for other inputs)."""
     from orchestrator.bisect.workdir import campaign_workdir
     from orchestrator.kbuild import gitrepo

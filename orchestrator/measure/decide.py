@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orchestrator.decisions import Kind, Verdict
+from orchestrator.decisions import Basis, Verdict
 from orchestrator.stats import StepOdds
 
 ERROR = 0.01
@@ -30,7 +30,7 @@ class Decision:
     reason: str
     confidence: float  # 1 - the chance that the verdict is wrong; 0 for MORE and SKIP
     position: float
-    kind: Kind = Kind.MEASURED  # DOUBTFUL or AMBIGUOUS at the cap of boots
+    kind: Basis = Basis.MEASURED  # DOUBTFUL or AMBIGUOUS at the cap of boots
 
 
 def describe(odds: StepOdds, boots: int) -> str:
@@ -48,13 +48,13 @@ def decide(odds: StepOdds | None, boots: int, min_boots: int, max_boots: int, er
         if boots < max_boots:
             return Decision(Verdict.MORE, where, 0.0, odds.position)
         return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position,
-                        Kind.AMBIGUOUS)
+                        Basis.AMBIGUOUS)
     if odds.p_wrong <= error:
         return Decision(verdict, where, 1 - odds.p_wrong, odds.position)
     if boots < max_boots:
         return Decision(Verdict.MORE, where, 0.0, odds.position)
     if odds.p_wrong <= DOUBTFUL:
         return Decision(verdict, f"doubtful after the cap of {max_boots} boots: {where}", 1 - odds.p_wrong,
-                        odds.position, Kind.DOUBTFUL)
+                        odds.position, Basis.DOUBTFUL)
     return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position,
-                    Kind.AMBIGUOUS)
+                    Basis.AMBIGUOUS)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Callable, Protocol, Sequence
 
-from orchestrator.decisions import Decided, Kind, Refusal, Role, Verdict
+from orchestrator.decisions import Basis, Decided, Refusal, Role, Verdict
 from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
 
 
@@ -145,7 +145,7 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
 def endpoint_decisions(check: EndpointCheck, good: str, bad: str, runs: Callable[[str], int]) -> list[Decided]:
     """The decisions a search stores when its endpoints' check starts it: good is good and bad is
     bad, on `runs(side)` runs each, the check's message as the reason."""
-    return [Decided(side, role, verdict, check.message, 1.0, runs(side), Kind.ENDPOINTS)
+    return [Decided(side, role, verdict, check.message, 1.0, runs(side), Basis.ENDPOINTS)
             for side, role, verdict in ((good, Role.GOOD, Verdict.GOOD), (bad, Role.BAD, Verdict.BAD))]
 
 
@@ -171,14 +171,14 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
 REFERENCE_BOOTS = 2
 
 
-class Sides(Protocol):
+class EndpointJudge(Protocol):
     """What the endpoint check boots on (orchestrator/measure/judge.py Judge)."""
 
     def interleave(self, keys: list[str], need: int, since: int = 0) -> None: ...
     def evidence(self) -> dict[str, list[Boot]]: ...
 
 
-def measure_endpoints(judge: Sides, good: str, bad: str, direction: str, threshold: Threshold, runs_per_boot: int,
+def measure_endpoints(judge: EndpointJudge, good: str, bad: str, direction: str, threshold: Threshold, runs_per_boot: int,
                       boots: int, max_boots: int, alpha: float, error: float,
                       emit: Callable[[EndpointCheck], None] = lambda _c: None) -> EndpointCheck:
     """Both endpoints booted in A B B A pairs on `judge` (from `boots` a side, or as many as

@@ -35,9 +35,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Protocol, TypeVar
 
-from orchestrator.decisions import JUDGED, Decided, Kind, Role, moved
+from orchestrator.decisions import JUDGED, Basis, Decided, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
-from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilder, Measurer
+from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilds, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
 
 T = TypeVar("T")
@@ -85,7 +85,7 @@ class Judge:
     `campaign_id`.
     `emit(phase, key, samples)` reports progress (build, boot, measure, requeue)."""
 
-    def __init__(self, campaign_id: int, store: CampaignStore, builder: KernelBuilder | None, measurer: Measurer,
+    def __init__(self, campaign_id: int, store: CampaignStore, builder: KernelBuilds | None, measurer: Measurer,
                  metric: str = "", runs_per_boot: int = 0,
                  emit: Callable[[str, str, int, str], None] = lambda phase, key, samples, message: None) -> None:
         self.campaign_id, self.store, self.builder, self.measurer = campaign_id, store, builder, measurer
@@ -224,7 +224,7 @@ class Judge:
         for d in reversed(known):
             if d.commit != key and images.get(d.commit) == sha and d.verdict in JUDGED and not d.inherited:
                 return Decided(key, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
-                               d.confidence, 0, Kind.INHERITED, d.commit)
+                               d.confidence, 0, Basis.INHERITED, d.commit)
         return None
 
     # ---- boots -------------------------------------------------------------------------------

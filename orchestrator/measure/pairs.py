@@ -19,7 +19,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from orchestrator.decisions import Decided, Kind, Marker, PairVerdict, Role
+from orchestrator.decisions import Basis, Decided, Marker, PairVerdict, Role
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.stats import (
     Boot,
@@ -90,12 +90,12 @@ def pair_since(store: CampaignStore, campaign_id: int, judge: Judge, role: Role,
     decisions = store.decisions(campaign_id)
     last = max((i for i, d in enumerate(decisions) if d.role in STALE_AFTER), default=-1)
     for d in decisions[last + 1:]:
-        if d.role is role and d.commit == key and d.kind is Kind.MEASURING:
+        if d.role is role and d.commit == key and d.kind is Basis.MEASURING:
             return d.since
     since = sum(len(bs) for bs in judge.boots().values())
     store.add_decision(campaign_id, Decided(key, role, Marker.MEASURING, f"from boot {since}: both booted "
                                             "interleaved (A B B A), on boots of their own", 0.0, 0,
-                                            Kind.MEASURING, since=since))
+                                            Basis.MEASURING, since=since))
     return since
 
 

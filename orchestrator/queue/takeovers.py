@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 IN_FLIGHT = "booting"  # a boot whose end was never stored (Store.start_boot)
 
 
-class Why(StrEnum):
+class TakeoverCause(StrEnum):
     """Why a campaign changed runner: its runner's heartbeat stopped for longer than its timeout
     (killed, frozen, its machine lost), or its process on this machine is gone although its
     last heartbeat is younger than that (the queue gave its campaign away first)."""
@@ -38,7 +38,7 @@ class Why(StrEnum):
     PROCESS_GONE = "process_gone"
 
 
-WORDS = {Why.HEARTBEAT_LOST: "heartbeat lost", Why.PROCESS_GONE: "its process is gone"}
+WORDS = {TakeoverCause.HEARTBEAT_LOST: "heartbeat lost", TakeoverCause.PROCESS_GONE: "its process is gone"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Takeover:
     from_worker: str
     from_machine: str  # "" when the runner's row was gone
     by_worker: str
-    why: Why
+    why: TakeoverCause
     silent_s: float | None  # how long its heartbeat had been silent; None when its row was gone
     timeout_s: float | None
     lost: tuple[LostBoot, ...]
@@ -69,7 +69,7 @@ class Takeover:
     @staticmethod
     def from_dict(d: dict[str, Any]) -> Takeover:
         return Takeover(int(d["campaign_id"]), dt.datetime.fromisoformat(d["at"]), d["from_worker"],
-                        d["from_machine"], d["by_worker"], Why(d["why"]), d["silent_s"], d["timeout_s"],
+                        d["from_machine"], d["by_worker"], TakeoverCause(d["why"]), d["silent_s"], d["timeout_s"],
                         tuple(_lost(b) for b in d["lost"]))
 
 
@@ -91,7 +91,7 @@ def record(s: Session, campaign_id: int, previous: str, by: str, at: dt.datetime
                                .order_by(BootRow.id)))
     runs: dict[int, int] = dict(s.execute(select(RunRow.boot_id, func.count()).where(
         RunRow.boot_id.in_([b.id for b in in_flight])).group_by(RunRow.boot_id)).all())
-    why = Why.HEARTBEAT_LOST if worker is None or not beat_alive(worker, at) else Why.PROCESS_GONE
+    why = TakeoverCause.HEARTBEAT_LOST if worker is None or not beat_alive(worker, at) else TakeoverCause.PROCESS_GONE
     took = Takeover(campaign_id, at, previous, worker.machine if worker else "", by, why,
                     round((at - worker.last_beat).total_seconds(), 1) if worker else None,
                     worker.timeout_s if worker else None,
@@ -108,7 +108,7 @@ def of(store: Store, campaign_id: int) -> list[Takeover]:
     with store.session() as s:
         rows = list(s.scalars(select(TakeoverRow).where(TakeoverRow.campaign_id == campaign_id)
                               .order_by(TakeoverRow.id)))
-    return [Takeover(r.campaign_id, r.at, r.from_worker, r.from_machine, r.by_worker, Why(r.why), r.silent_s,
+    return [Takeover(r.campaign_id, r.at, r.from_worker, r.from_machine, r.by_worker, TakeoverCause(r.why), r.silent_s,
                      r.timeout_s, tuple(_lost(b) for b in r.lost))
             for r in rows]
 

@@ -29,7 +29,7 @@ from orchestrator.bisect.campaign import MAX_APPEND, Campaign, parse_campaign
 from orchestrator.compare.variant import SCHEDULERS, _sysfs
 from orchestrator.errors import UserError, choices_error
 from orchestrator.setbisect.model import Unit
-from orchestrator.setbisect.settings import QUEUE_KNOBS, SETTINGS, SYSFS_PREFIX, Side, side_of, units
+from orchestrator.setbisect.settings import QUEUE_KNOBS, SETTINGS, SYSFS_PREFIX, SettingsSide, side_of, units
 
 FILE_KINDS = ("settings", "cmdline")
 # keys a settings campaign shares with a commit campaign (parsed by orchestrator/bisect/campaign.py)
@@ -66,8 +66,8 @@ class KernelChoice:
 class SettingsCampaign:
     common: Campaign  # name, workload, metric, guest, boots, runs, timeouts, alpha, lab, host
     kernel: KernelChoice
-    good: Side
-    bad: Side
+    good: SettingsSide
+    bad: SettingsSide
     together: tuple[tuple[str, ...], ...] = ()
 
     @property
@@ -129,7 +129,7 @@ def _path(value: Any, field: str, base: Path) -> Path:
     return path if path.is_absolute() else (base / path).resolve()
 
 
-def _side(value: Any, path: str) -> Side:
+def _side(value: Any, path: str) -> SettingsSide:
     data = yamlcheck.mapping(value, path)
     yamlcheck.known(data, path, ["cmdline", "settings"])
     cmdline = yamlcheck.text(data.get("cmdline", "") or "", f"{path}.cmdline", MAX_APPEND)

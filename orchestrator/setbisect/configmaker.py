@@ -12,7 +12,7 @@ from typing import Protocol
 from orchestrator.kbuild.configdiff import config_sha, values
 from orchestrator.kbuild.kconfig import NOT_SET
 from orchestrator.ports import Build
-from orchestrator.setbisect.configsides import Sides
+from orchestrator.setbisect.configsides import ConfigSides
 from orchestrator.setbisect.model import Made
 
 
@@ -28,7 +28,7 @@ class ConfigKernels(Protocol):
 class ConfigMaker:
     """Candidates of `sides` at `commit`, every one built in the build directory `slot`."""
 
-    def __init__(self, kernels: ConfigKernels, commit: str, sides: Sides, slot: str | None = None) -> None:
+    def __init__(self, kernels: ConfigKernels, commit: str, sides: ConfigSides, slot: str | None = None) -> None:
         self.kernels, self.commit, self.sides, self.slot = kernels, commit, sides, slot
 
     def normalised(self, applied: frozenset[str]) -> str:

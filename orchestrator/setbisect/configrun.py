@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.ports import Event
-from orchestrator.setbisect.configsides import ConfigSource, Sides, prepare
+from orchestrator.setbisect.configsides import ConfigSides, ConfigSource, prepare
 from orchestrator.setbisect.configspec import ConfigSpec, side_dict
 from orchestrator.setbisect.runner import Rules
 
@@ -35,17 +35,17 @@ def inputs_digest(spec: ConfigSpec, commit: str) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def stored_sides(workdir: Path, digest: str) -> Sides | None:
+def stored_sides(workdir: Path, digest: str) -> ConfigSides | None:
     path = workdir / SIDES_FILE
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return Sides.from_dict(doc["sides"]) if doc.get("inputs") == digest else None
+    return ConfigSides.from_dict(doc["sides"]) if doc.get("inputs") == digest else None
 
 
 def sides_for(spec: ConfigSpec, commit: str, source: ConfigSource, workdir: Path,
-              on_event: Callable[[Event], None] = lambda _e: None) -> Sides:
+              on_event: Callable[[Event], None] = lambda _e: None) -> ConfigSides:
     """The campaign's sides: as stored in `workdir` for these inputs, else prepared and stored."""
     digest = inputs_digest(spec, commit)
     found = stored_sides(workdir, digest)

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass
 from typing import Any, Protocol
 
-from orchestrator.kbuild.configdiff import Change, apply, diff, shown, values, vanished
-from orchestrator.kbuild.configgroups import Follower, Group, Grouping, Why, group_changes
+from orchestrator.kbuild.configdiff import OptionChange, apply, diff, shown, values, vanished
+from orchestrator.kbuild.configgroups import Follower, Group, Grouping, GroupReason, group_changes
 from orchestrator.kbuild.recipe import Recipe, parse_recipe
 from orchestrator.setbisect import model
 
@@ -31,7 +31,7 @@ class ConfigSource(Protocol):
 
 
 @dataclass(frozen=True)
-class Side:
+class ConfigSide:
     """A side as the user gave it: a .config's text (`text`, read from `label`'s file) or a
     recipe's items (`recipe`, orchestrator/kbuild/recipe.py)."""
 
@@ -46,15 +46,15 @@ class Side:
 
 
 @dataclass(frozen=True)
-class Sides:
+class ConfigSides:
     """`good`, `bad`: the two .config texts after olddefconfig; `changes`: the options they differ
     in; `vanished`: options the sides differ in as written that olddefconfig made equal (not
     candidates); `grouping`: the changes as groups (in order), followers and unsettable ones."""
 
     good: str
     bad: str
-    changes: tuple[Change, ...]
-    vanished: tuple[Change, ...]
+    changes: tuple[OptionChange, ...]
+    vanished: tuple[OptionChange, ...]
     grouping: Grouping
 
     def units(self) -> list[model.Unit]:
@@ -84,12 +84,12 @@ class Sides:
                 "unsettable": list(g.unsettable)}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Sides":
-        groups = tuple(Group(x["lead"], Why(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
+    def from_dict(cls, d: Mapping[str, Any]) -> "ConfigSides":
+        groups = tuple(Group(x["lead"], GroupReason(x["why"]), tuple(x["needs"]), tuple(x["pulls"]), x["where"])
                        for x in d["groups"])
         followers = tuple(Follower(f["option"], tuple(f["by"])) for f in d["followers"])
-        return cls(d["good"], d["bad"], tuple(Change(*c) for c in d["changes"]),
-                   tuple(Change(*c) for c in d["vanished"]), Grouping(groups, followers, tuple(d["unsettable"])))
+        return cls(d["good"], d["bad"], tuple(OptionChange(*c) for c in d["changes"]),
+                   tuple(OptionChange(*c) for c in d["vanished"]), Grouping(groups, followers, tuple(d["unsettable"])))
 
     def lines(self) -> list[str]:
         """The options for people: the units in the order tried, then what is not a candidate."""
@@ -127,13 +127,13 @@ def _names(options: Iterable[str]) -> list[str]:
 
 def why(group: Group) -> str:
     """Why a group's options go together ("" for one option)."""
-    if group.why is Why.NEEDS:
+    if group.why is GroupReason.NEEDS:
         return (f"olddefconfig undoes {group.lead.removeprefix('CONFIG_')} set alone; it stays with "
                 f"{', '.join(_names(group.needs))}")
     return ""
 
 
-def prepare(source: ConfigSource, commit: str, good: Side, bad: Side, cc: str = "") -> Sides:
+def prepare(source: ConfigSource, commit: str, good: ConfigSide, bad: ConfigSide, cc: str = "") -> ConfigSides:
     """Both sides normalised at `commit`, their differences grouped and ordered (a few seconds of
     `make olddefconfig` per option that differs; nothing is built). `cc`: a recipe side's compiler."""
     texts = [side.config(source, commit, cc) for side in (good, bad)]
@@ -144,5 +144,5 @@ def prepare(source: ConfigSource, commit: str, good: Side, bad: Side, cc: str = 
         return values(source.olddefconfig(commit, text))
 
     grouping = group_changes(normalised[0], changes, normalise, source.definitions(commit) if changes else {})
-    return Sides(normalised[0], normalised[1], tuple(changes),
+    return ConfigSides(normalised[0], normalised[1], tuple(changes),
                  tuple(vanished(values(texts[0]), values(texts[1]), changes)), grouping)

@@ -28,7 +28,7 @@ from orchestrator.bisect.campaign import Campaign, parse_campaign
 from orchestrator.errors import UserError
 from orchestrator.kbuild.configdiff import values
 from orchestrator.kbuild.recipe import parse_recipe
-from orchestrator.setbisect.configsides import Side
+from orchestrator.setbisect.configsides import ConfigSide
 
 KIND = "config"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -55,7 +55,7 @@ def _config_text(path: Path, where: str) -> str:
     return text
 
 
-def parse_side(value: Any, where: str, base: Path, stored: str | None = None) -> Side:
+def parse_side(value: Any, where: str, base: Path, stored: str | None = None) -> ConfigSide:
     """`{config: PATH}` (a whole .config: read now, unless `stored` is its text as the store
     kept it) or `{recipe: [ITEMS]}`."""
     data = yamlcheck.mapping(value, where)
@@ -75,18 +75,18 @@ def parse_side(value: Any, where: str, base: Path, stored: str | None = None) ->
             parse_recipe(list(texts))
         except UserError as exc:
             raise UserError(f"{where}.recipe: {str(exc).removeprefix('config: ')}") from None
-        return Side(" ".join(texts), recipe=texts)
+        return ConfigSide(" ".join(texts), recipe=texts)
     name = yamlcheck.text(data["config"], f"{where}.config")
     if not name:
         raise UserError(f"{where}.config: empty; give the path of a .config file")
     path = Path(name).expanduser()
     path = path if path.is_absolute() else (base / path).resolve()
     if stored is not None:
-        return Side(str(path), text=stored)
-    return Side(str(path), text=_config_text(path, f"{where}.config"))
+        return ConfigSide(str(path), text=stored)
+    return ConfigSide(str(path), text=_config_text(path, f"{where}.config"))
 
 
-def side_dict(side: Side) -> dict[str, Any]:
+def side_dict(side: ConfigSide) -> dict[str, Any]:
     return {"recipe": list(side.recipe)} if side.recipe else {"config": side.label, "text": side.text}
 
 
@@ -114,8 +114,8 @@ class ConfigSpec:
     file: Mapping[str, Any]
     campaign: Campaign = field(compare=False)
     commit: str = ""
-    good: Side = Side("")
-    bad: Side = Side("")
+    good: ConfigSide = ConfigSide("")
+    bad: ConfigSide = ConfigSide("")
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.file)

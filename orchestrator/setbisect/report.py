@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from orchestrator.bisect.report import boots_by_host
-from orchestrator.decisions import Found, Kind, Role
+from orchestrator.decisions import Basis, Found, Role
 from orchestrator.measure.endpoints import level
 from orchestrator.render.page import page, table
 from orchestrator.results import SetBisectResult, answer_as, stopped
@@ -24,7 +24,7 @@ from orchestrator.store import Store
 
 
 @dataclass(frozen=True)
-class Row:
+class CandidateRow:
     """One candidate (or side): its key, what it is, its boots, value, change against good, the
     verdict and why."""
 
@@ -42,7 +42,7 @@ class SetReport:
     title: str
     about: tuple[str, ...]  # kernel, workload, metric lines
     changes: tuple[tuple[str, str, str, str], ...]  # change, good, bad, unit
-    rows: tuple[Row, ...]
+    rows: tuple[CandidateRow, ...]
     state: str
     answer: tuple[str, ...]  # the result's lines (or why it stopped)
     hosts: str
@@ -57,7 +57,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     boots, _hosts, hosts_line = boots_by_host(store, campaign_id, metric)
     good_level = level(boots[GOOD]) if boots.get(GOOD) else None
     # a candidate's verdict; for one the search never judged (bad - set), the revert's
-    latest = {d.commit: d for d in decisions if d.role is Role.REVERT and d.kind is not Kind.MEASURING}
+    latest = {d.commit: d for d in decisions if d.role is Role.REVERT and d.kind is not Basis.MEASURING}
     latest |= {d.commit: d for d in decisions if d.role in (Role.GOOD, Role.BAD, Role.CANDIDATE)}
     asked, _done = replay(units, decisions)
     keys: list[tuple[str, str]] = [(GOOD, "good"), (BAD, "bad")]
@@ -78,7 +78,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
         value = level(bs) if bs else None
         change = relative_change(good_level, value) if value is not None and good_level else None
         d = latest.get(key)
-        rows.append(Row(key, what, len(bs), value, change, d.verdict if d else "", d.reason if d else ""))
+        rows.append(CandidateRow(key, what, len(bs), value, change, d.verdict if d else "", d.reason if d else ""))
     answer: list[str] = []
     if result is not None:
         answer.append(f"named: {' + '.join(result.units)} "
@@ -91,7 +91,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     else:
         answer.append(f"{row.state}: {len(asked)} candidate(s) asked so far")
     if result is None:  # under way
-        answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.kind is Kind.MEASURING]
+        answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.kind is Basis.MEASURING]
     changes = tuple((c.name, c.good or "(default)", c.bad or "(default)", u.name if len(u.changes) > 1 else "")
                     for u in units for c in u.changes)
     return SetReport(f"vmbisect {kind} bisection {row.name}", tuple(about), changes, tuple(rows), row.state,
@@ -120,7 +120,7 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1%}"
 
 
-def _cells(r: Row) -> list[str]:
+def _cells(r: CandidateRow) -> list[str]:
     return [r.what, r.key, str(r.boots), _num(r.value), _pct(r.change), r.verdict, r.why]
 
 

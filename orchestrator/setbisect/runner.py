@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.decisions import JUDGED, Decided, Found, Kind, PairVerdict, Role, Verdict
+from orchestrator.decisions import JUDGED, Basis, Decided, Found, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import (
@@ -333,7 +333,7 @@ class SetBisection:
             same = self._same(campaign_id, key)
             if same is not None:
                 return Decided(key, Role.CANDIDATE, same.verdict, f"{what}: boots the same kernel and settings as "
-                               f"{same.commit} ({same.verdict}); not booted", same.confidence, 0, Kind.INHERITED,
+                               f"{same.commit} ({same.verdict}); not booted", same.confidence, 0, Basis.INHERITED,
                                same.commit)
             while True:
                 have = len(judge.evidence().get(key, []))
@@ -369,7 +369,7 @@ class SetBisection:
         against bad - set (the set taken out restores the metric)."""
         subject = other if role is Role.CONFIRM else base
         done = next((d for d in self.store.decisions(campaign_id)
-                     if d.role is role and d.commit == subject and d.kind is not Kind.MEASURING), None)
+                     if d.role is role and d.commit == subject and d.kind is not Basis.MEASURING), None)
         if done is not None:
             return {"verdict": PairVerdict(done.verdict), "text": done.reason}
         since = pair_since(self.store, campaign_id, self.judge, role, subject)
@@ -439,13 +439,13 @@ class SetBisection:
         return key if applied is None else label(applied, self.names)
 
 
-def _fault(exc: KernelFault) -> Kind:
+def _fault(exc: KernelFault) -> Basis:
     """What kind of failure a candidate's is."""
     if isinstance(exc, BuildFailed):
-        return Kind.BUILD_FAILED
+        return Basis.BUILD_FAILED
     if isinstance(exc, BootFailed):
-        return Kind.BOOT_FAILED
-    return Kind.UNSETTABLE if isinstance(exc, Unsettable) else Kind.WORKLOAD_FAILED
+        return Basis.BOOT_FAILED
+    return Basis.UNSETTABLE if isinstance(exc, Unsettable) else Basis.WORKLOAD_FAILED
 
 
 def _flip(answer: object) -> str:

@@ -37,7 +37,7 @@ SYSFS_PREFIX = "sysfs:"
 
 
 @dataclass(frozen=True)
-class Side:
+class SettingsSide:
     """One side: its kernel command line's words, and its settings (`scheduler`, `read_ahead_kb`,
     `nomerges`, `nice` and `sysfs:PATH` keys, values as text)."""
 
@@ -54,7 +54,7 @@ def _shown(word: str) -> str:
     return value if eq else ("(set)" if word else "")
 
 
-def changes(good: Side, bad: Side) -> list[Change]:
+def changes(good: SettingsSide, bad: SettingsSide) -> list[Change]:
     """Every difference between the sides: command-line parameters by name (value `(set)` for a
     word without `=`, "" where a side does not give it), settings by key."""
     out: list[Change] = []
@@ -81,7 +81,7 @@ def _rank(name: str) -> int:
     return RANKS["cmdline"]
 
 
-def units(good: Side, bad: Side, together: Sequence[Sequence[str]] = ()) -> list[Unit]:
+def units(good: SettingsSide, bad: SettingsSide, together: Sequence[Sequence[str]] = ()) -> list[Unit]:
     """The changes as units: each alone, but for a scheduler's tunables (with the scheduler
     change) and the groups `together` names (each group's names must be changes; a unit's
     name is its changes' names joined by `+`)."""
@@ -117,7 +117,7 @@ class SettingsMaker:
     applied units' parameters as bad has them, good's settings with the applied units' settings
     as bad has them."""
 
-    def __init__(self, kernel: KernelArtifact, good: Side, bad: Side, all_units: Sequence[Unit]) -> None:
+    def __init__(self, kernel: KernelArtifact, good: SettingsSide, bad: SettingsSide, all_units: Sequence[Unit]) -> None:
         self.kernel, self.good, self.bad = kernel, good, bad
         self.changes_of = {u.name: [c.name for c in u.changes] for u in all_units}
 
@@ -138,6 +138,6 @@ class SettingsMaker:
         return Made(self.kernel, cmdline, settings.get("scheduler"), tuple(sysfs), int(nice) if nice else None)
 
 
-def side_of(cmdline: str, settings: Mapping[str, str]) -> Side:
+def side_of(cmdline: str, settings: Mapping[str, str]) -> SettingsSide:
     """A side from its command line and its settings already checked (campaign.py)."""
-    return Side(tuple(cmdline.split()), tuple(settings.items()))
+    return SettingsSide(tuple(cmdline.split()), tuple(settings.items()))

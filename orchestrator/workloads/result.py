@@ -9,7 +9,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Metric:
+class MeasuredMetric:
     name: str
     value: float
     unit: str
@@ -32,7 +32,7 @@ class RunResult:
 
     workload: str
     params: Mapping[str, Any]
-    metrics: Mapping[str, Metric]
+    metrics: Mapping[str, MeasuredMetric]
     raw: Mapping[str, str]
     snapshots: tuple[Mapping[str, Any], Mapping[str, Any]]
     host: tuple[Mapping[str, Any], Mapping[str, Any]]

@@ -18,7 +18,7 @@ from orchestrator.errors import WorkloadFailed
 from orchestrator.workloads import kneeds, procstats, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef, tool_of
 from orchestrator.workloads.guest import Guestlike, Params, budget, data_disks
-from orchestrator.workloads.result import Metric, RunResult, ToolRun
+from orchestrator.workloads.result import MeasuredMetric, RunResult, ToolRun
 
 __all__ = ["data_disks", "prepare", "reparse", "run"]
 TCG_NOTE = ("tcg: guest CPU times are emulated time and host CPU includes the emulation; "
@@ -93,11 +93,11 @@ def metric_def(workload: WorkloadDef, name: str) -> MetricDef:
     return defs[base]
 
 
-def label(workload: WorkloadDef, values: Mapping[str, float]) -> dict[str, Metric]:
+def label(workload: WorkloadDef, values: Mapping[str, float]) -> dict[str, MeasuredMetric]:
     out = {}
     for name, value in values.items():
         d = metric_def(workload, name)
-        out[name] = Metric(name, value, d.unit, d.direction)
+        out[name] = MeasuredMetric(name, value, d.unit, d.direction)
     return out
 
 

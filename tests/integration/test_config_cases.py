@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.bisect.campaign import Threshold
 from orchestrator.setbisect.configmaker import ConfigMaker
-from orchestrator.setbisect.configsides import Side, prepare
+from orchestrator.setbisect.configsides import ConfigSide, prepare
 from orchestrator.setbisect.runner import Rules, SetBisection
 from orchestrator.store import Store
 from tests.fakes import FakeConfigKernels, FakeKconfig, FakeMeasurer, by_options
@@ -95,7 +95,7 @@ CASES = [
 def test_config_case(case: Case, tmp_path) -> None:
     kconfig = FakeKconfig(KCONFIG)
     kernels = FakeConfigKernels(kconfig, where=WHERE)
-    sides = prepare(kernels, "c0ffee", Side("good", text=case.good), Side("bad", text=case.bad))
+    sides = prepare(kernels, "c0ffee", ConfigSide("good", text=case.good), ConfigSide("bad", text=case.bad))
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     cid = store.new_campaign(case.name, {}, "config")
     measurer = FakeMeasurer(value_of=by_options(case.value), noise=0.01, between=0.01, seed=3)
@@ -117,7 +117,7 @@ def test_config_case(case: Case, tmp_path) -> None:
 def test_a_candidate_olddefconfig_brings_back_to_good_is_one_kernel_with_good() -> None:
     kconfig = FakeKconfig(KCONFIG)
     kernels = FakeConfigKernels(kconfig, where=WHERE)
-    sides = prepare(kernels, "c0ffee", Side("good", text=""), Side("bad", text=ALL_ON))
+    sides = prepare(kernels, "c0ffee", ConfigSide("good", text=""), ConfigSide("bad", text=ALL_ON))
     maker = ConfigMaker(kernels, "c0ffee", sides)
     # DEBUG_PAGEALLOC alone is undone by olddefconfig: it is grouped, so every candidate holding
     # it holds DEBUG_KERNEL too and keeps it
@@ -128,8 +128,8 @@ def test_a_candidate_olddefconfig_brings_back_to_good_is_one_kernel_with_good() 
 
 def test_the_sides_say_what_differs_how_it_is_grouped_and_what_is_no_candidate() -> None:
     kernels = FakeConfigKernels(FakeKconfig(KCONFIG), where=WHERE)
-    sides = prepare(kernels, "c0ffee", Side("good", text="CONFIG_DEBUG_KERNEL=y\nCONFIG_NOT_IN_THIS_KERNEL=y\n"),
-                    Side("bad", text=ALL_ON))
+    sides = prepare(kernels, "c0ffee", ConfigSide("good", text="CONFIG_DEBUG_KERNEL=y\nCONFIG_NOT_IN_THIS_KERNEL=y\n"),
+                    ConfigSide("bad", text=ALL_ON))
     text = "\n".join(sides.lines())
     assert "LOCKDEP: not set -> y (olddefconfig undoes it alone; set with PROVE_LOCKING)" in text
     assert "NOT_IN_THIS_KERNEL: y -> not set" in text  # only as written: olddefconfig drops it on both sides
@@ -152,8 +152,8 @@ def test_the_revert_takes_out_the_units_that_would_select_the_named_option_back(
     symbols = {**KCONFIG, "CONFIG_PROVE_LOCKING": {"selects": ["CONFIG_LOCKDEP", "CONFIG_DEBUG_LOCK_ALLOC"]},
                "CONFIG_DEBUG_LOCK_ALLOC": {"selects": ["CONFIG_LOCKDEP"]}}
     kernels = FakeConfigKernels(FakeKconfig(symbols), where={**WHERE, "CONFIG_DEBUG_LOCK_ALLOC": "lib/Kconfig.debug"})
-    sides = prepare(kernels, "c0ffee", Side("good", text="CONFIG_DEBUG_KERNEL=y\n"),
-                    Side("bad", text="CONFIG_DEBUG_KERNEL=y\nCONFIG_PROVE_LOCKING=y\nCONFIG_HZ_1000=y\n"))
+    sides = prepare(kernels, "c0ffee", ConfigSide("good", text="CONFIG_DEBUG_KERNEL=y\n"),
+                    ConfigSide("bad", text="CONFIG_DEBUG_KERNEL=y\nCONFIG_PROVE_LOCKING=y\nCONFIG_HZ_1000=y\n"))
     maker = ConfigMaker(kernels, "c0ffee", sides)
     assert maker.taken_out(frozenset({"CONFIG_DEBUG_LOCK_ALLOC"})) == {"CONFIG_DEBUG_LOCK_ALLOC",
                                                                        "CONFIG_PROVE_LOCKING"}

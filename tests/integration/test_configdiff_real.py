@@ -15,12 +15,12 @@ import pytest
 from orchestrator import paths
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.configdiff import values
-from orchestrator.kbuild.configgroups import Why
+from orchestrator.kbuild.configgroups import GroupReason
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
 from orchestrator.kbuild.store import KernelStore
 from orchestrator.measure.kernels import Kernels
-from orchestrator.setbisect.configsides import Side, prepare
+from orchestrator.setbisect.configsides import ConfigSide, prepare
 from tests.conftest import require
 
 pytestmark = [pytest.mark.slow]
@@ -34,13 +34,13 @@ def test_real_olddefconfig_groups_a_choice_a_derived_value_and_a_symbol_without_
     good = kernels.configured(source.commit, parse_recipe(["guest-base"]))
     assert kernels.olddefconfig(source.commit, good) == good  # a configured recipe is already normal
     bad = good + "CONFIG_DEBUG_ATOMIC_SLEEP=y\nCONFIG_HZ_1000=y\nCONFIG_VMBISECT_NO_SUCH_OPTION=y\n"
-    sides = prepare(kernels, source.commit, Side("guest recipe", text=good), Side("+ debug, HZ", text=bad))
+    sides = prepare(kernels, source.commit, ConfigSide("guest recipe", text=good), ConfigSide("+ debug, HZ", text=bad))
     print("\n" + "\n".join(sides.lines()))
     changed = {c.option: (c.good, c.bad) for c in sides.changes}
     assert changed["CONFIG_HZ"] == ("250", "1000") and changed["CONFIG_HZ_250"] == ("y", "n")
     units = {g.lead: g for g in sides.grouping.groups}
     assert set(units) == {"CONFIG_DEBUG_ATOMIC_SLEEP", "CONFIG_HZ_1000"}
-    assert all(g.why is Why.ALONE for g in units.values())
+    assert all(g.why is GroupReason.ALONE for g in units.values())
     assert units["CONFIG_DEBUG_ATOMIC_SLEEP"].where == "lib/Kconfig.debug"
     followers = {f.option: f.by for f in sides.grouping.followers}
     assert followers["CONFIG_HZ"] == ("CONFIG_HZ_1000",) and followers["CONFIG_HZ_250"] == ("CONFIG_HZ_1000",)

@@ -19,7 +19,7 @@ from orchestrator.bisect.engine import Engine
 from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.cli import main
 from orchestrator.commands.serve import catalogue
-from orchestrator.decisions import Kind
+from orchestrator.decisions import Basis
 from orchestrator.kinds.table import stored
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
@@ -75,14 +75,14 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
         Engine(campaign, "higher", GitBisect(campaign.repository, campaign_workdir(store, cid)),
                FakeBuilder(same_image=late), measurer, store).run(cid)
     kinds = [d.kind for d in store.decisions(cid)]
-    assert Kind.INHERITED in kinds and Kind.MEASURING in kinds, "the cases the two disagreed on are in the store"
+    assert Basis.INHERITED in kinds and Basis.MEASURING in kinds, "the cases the two disagreed on are in the store"
 
     assert main(["report", str(cid), "--store", url, "--format", "md"]) == 0
     md = capsys.readouterr().out
     html = client(url).get(f"/campaigns/{cid}").text
     ours, theirs = page_rows(html), report_rows(md)
     assert ours == theirs and len(ours) >= 5
-    inherited = [r for r, d in zip(ours, [d for d in store.decisions(cid) if d.kind is not Kind.MEASURING])
+    inherited = [r for r, d in zip(ours, [d for d in store.decisions(cid) if d.kind is not Basis.MEASURING])
                  if d.inherited]
     assert inherited and all(r[4:] == ("0", "0", "-") for r in inherited), "no boots for a verdict taken without one"
     assert "measuring" not in {r[3] for r in ours}, "a confirmation's measuring row goes once it is decided"

@@ -115,13 +115,13 @@ def test_kernel_build_on_a_full_disk_is_an_infra_error_and_builds_once_space_is_
 
 
 def test_guest_image_on_a_full_cache_is_an_infra_error_and_nothing_half_written_is_published(tmp_path, small_fs):
-    from orchestrator.image import DEFAULT_TOOLS, GuestImageBuilder, Tool
+    from orchestrator.image import DEFAULT_TOOLS, GuestImageBuilder, ImageTool
 
     require(os.path.isfile(DEFAULT_TOOLS["busybox"].candidates[0]), "busybox-static missing (make setup)")
     agent = tmp_path / "agent"
     agent.write_text("#!/bin/sh\necho stand-in agent\n")
     agent.chmod(0o755)
-    tools = {"busybox": DEFAULT_TOOLS["busybox"], "fio": Tool(("/usr/bin/env",), "coreutils")}
+    tools = {"busybox": DEFAULT_TOOLS["busybox"], "fio": ImageTool(("/usr/bin/env",), "coreutils")}
     builder = GuestImageBuilder(small_fs.path / "images", agent, tools=tools)
     small_fs.fill(keep=64 * 1024)
     with pytest.raises(InfraError, match="cannot write guest image in .*No space left on device"):

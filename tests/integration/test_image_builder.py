@@ -24,21 +24,21 @@ from orchestrator.image import (
     DEFAULT_TOOLS,
     MODULE_LIST_PATH,
     GuestImageBuilder,
-    Tool,
+    ImageTool,
     default_cache_root,
     format_member,
     list_image,
 )
-from orchestrator.image.cpio import Kind
+from orchestrator.image.cpio import EntryType
 from orchestrator.image.modules import split_compression
 from tests.integration.imagefiles import extract_image
 
 MODULE_DATA = Path(__file__).resolve().parent.parent / "data" / "image" / "modules"
 RELEASE = "6.99.0-test"
 
-SMALL_TOOLS: Mapping[str, Tool] = {
+SMALL_TOOLS: Mapping[str, ImageTool] = {
     "busybox": DEFAULT_TOOLS["busybox"],
-    "fio": Tool(("/usr/bin/env",), "coreutils"),
+    "fio": ImageTool(("/usr/bin/env",), "coreutils"),
 }
 
 pytestmark = pytest.mark.skipif(
@@ -72,7 +72,7 @@ def test_standin_agent_becomes_init_next_to_busybox_applets_libraries_and_consol
     assert (root / "lib64/ld-linux-x86-64.so.2").resolve().is_file()
     assert (root / "lib/x86_64-linux-gnu/libc.so.6").is_file()
     members = {m.path: m for m in list_image(image.path)}
-    assert members["/dev/console"].kind is Kind.CHAR
+    assert members["/dev/console"].kind is EntryType.CHAR
     assert members["/dev/console"].rdev == (5, 1)
     assert members["/etc/mtab"].target == "../proc/self/mounts"
     assert image.modules == () and image.kernel_release is None
@@ -86,7 +86,7 @@ def test_symlinked_host_directories_are_mirrored_as_symlinks(tmp_path: Path) -> 
         if os.path.islink(directory):
             assert members[directory].target == os.readlink(directory)
         else:
-            assert members[directory].kind is Kind.DIR
+            assert members[directory].kind is EntryType.DIR
 
 
 def test_same_inputs_give_byte_identical_images_in_different_caches(tmp_path: Path) -> None:
@@ -150,21 +150,21 @@ def test_manifest_records_every_input_with_sha256_and_the_output(tmp_path: Path)
 
 
 def test_missing_mandatory_tool_is_an_infra_error_naming_the_package(tmp_path: Path) -> None:
-    tools = {**SMALL_TOOLS, "netperf": Tool(("/nonexistent/netperf",), "netperf", hint="non-free")}
+    tools = {**SMALL_TOOLS, "netperf": ImageTool(("/nonexistent/netperf",), "netperf", hint="non-free")}
     expected = r"netperf not found .*install the Debian package netperf \(non-free\)"
     with pytest.raises(InfraError, match=expected):
         _builder(tmp_path, _agent(tmp_path), tools=tools).build()
 
 
 def test_missing_optional_tool_is_left_out_with_a_note(tmp_path: Path) -> None:
-    tools = {**SMALL_TOOLS, "netperf": Tool(("/nonexistent/netperf",), "netperf")}
+    tools = {**SMALL_TOOLS, "netperf": ImageTool(("/nonexistent/netperf",), "netperf")}
     image = _builder(tmp_path, _agent(tmp_path), tools=tools, optional={"netperf"}).build()
     assert len(image.notes) == 1 and "netperf not found" in image.notes[0]
     assert "/nonexistent/netperf" not in {m.path for m in list_image(image.path)}
 
 
 def test_missing_data_file_counts_as_a_missing_tool(tmp_path: Path) -> None:
-    tools = {**SMALL_TOOLS, "dbench": Tool(("/usr/bin/env",), "dbench", data=("/nonexistent/client.txt",))}
+    tools = {**SMALL_TOOLS, "dbench": ImageTool(("/usr/bin/env",), "dbench", data=("/nonexistent/client.txt",))}
     with pytest.raises(InfraError, match="dbench needs /nonexistent/client.txt"):
         _builder(tmp_path, _agent(tmp_path), tools=tools).build()
 

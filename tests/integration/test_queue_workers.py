@@ -97,7 +97,7 @@ def _recorded(store: Store, ids: dict[str, int]) -> list[object]:
     from orchestrator.queue import takeovers
 
     took = [t for cid in ids.values() for t in takeovers.of(store, cid)]
-    assert all(t.silent_s is None or t.silent_s >= TIMEOUT_S or t.why is takeovers.Why.PROCESS_GONE
+    assert all(t.silent_s is None or t.silent_s >= TIMEOUT_S or t.why is takeovers.TakeoverCause.PROCESS_GONE
                for t in took), took
     assert all(t.from_worker != t.by_worker for t in took), took
     return list(took)
@@ -196,7 +196,7 @@ def test_a_takeover_is_recorded_with_the_lost_worker_and_its_boot_in_flight_and_
     assert figures.ok(), figures
     [took] = takeovers.of(store, cid)
     assert (took.from_worker, took.by_worker, took.why) == (dead, f"{socket.gethostname()}:{second.pid}/0",
-                                                            takeovers.Why.HEARTBEAT_LOST)
+                                                            takeovers.TakeoverCause.HEARTBEAT_LOST)
     assert took.timeout_s == TIMEOUT_S and took.silent_s is not None and took.silent_s >= TIMEOUT_S
     assert [b.boot_id for b in took.lost] == in_flight
     with store.session() as s:

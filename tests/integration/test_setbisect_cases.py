@@ -18,7 +18,7 @@ from typing import Callable
 import pytest
 
 from orchestrator.bisect.campaign import Threshold
-from orchestrator.decisions import Kind, Role
+from orchestrator.decisions import Basis, Role
 from orchestrator.results import SetBisectResult
 from orchestrator.setbisect.model import Change, Unit, key_of
 from orchestrator.setbisect.report import collect
@@ -45,7 +45,7 @@ class Expect:
     revert: str = "restores"
     note: str = ""
     max_candidates: int = 0
-    skipped_kind: Kind | None = None
+    skipped_kind: Basis | None = None
     inherited: bool = False  # some candidate carried another's verdict without a boot
 
 
@@ -83,7 +83,7 @@ CASES = [
          Expect("one", ("f",), note=r"carries about 8\d% of the regression: bad without it is still -1\d\.\d% from good"),
          lambda applied: 8000.0 * (0.4 if "f" in applied else 1.0) * (0.88 if "b" in applied else 1.0)),
     Case("a change that does not build without another, ungrouped: a skip, and the other is not dragged in",
-         Expect("one", ("g",), note="could not be judged", skipped_kind=Kind.BUILD_FAILED),
+         Expect("one", ("g",), note="could not be judged", skipped_kind=Basis.BUILD_FAILED),
          drop_when({"g"}), needs={"h": "e"}),
     Case("a candidate the normalisation brings back to good carries good's verdict without a boot",
          Expect("one", ("e",), inherited=True), drop_when({"e"}), same_as_good=frozenset("abcd")),
@@ -101,7 +101,7 @@ CASES = [
          Expect("together", ("b", "e", "h"), note="none alone moved it"), drop_when({"b", "e", "h"}),
          hosts=("a", "b", "c")),
     Case("two slots: a change that does not build without another is a skip on whichever slot",
-         Expect("one", ("g",), note="could not be judged", skipped_kind=Kind.BUILD_FAILED),
+         Expect("one", ("g",), note="could not be judged", skipped_kind=Basis.BUILD_FAILED),
          drop_when({"g"}), needs={"h": "e"}, hosts=("a", "b")),
 ]
 SLOT_CASES = [c for c in CASES if c.hosts]
@@ -149,7 +149,7 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
     decisions = store.decisions(cid)
     if e.skipped_kind is not None:
         assert any(d.role is Role.CANDIDATE and d.kind is e.skipped_kind for d in decisions)
-    inherited = [d for d in decisions if d.role is Role.CANDIDATE and d.kind is Kind.INHERITED]
+    inherited = [d for d in decisions if d.role is Role.CANDIDATE and d.kind is Basis.INHERITED]
     assert bool(inherited) == e.inherited
     assert all(not any(b.commit == d.commit for b in store.boots(cid)) for d in inherited)
     assert store.campaign(cid).state == "done"
@@ -282,7 +282,7 @@ def test_a_host_failing_mid_search_moves_the_set_bisection_to_another_host(
         assert any(d.role is Role.CANDIDATE and d.commit == candidate for d in decisions[moved[0]:])
         assert {b.host for b in store.boots(cid) if b.commit == candidate and b.status == "ok"} == {left}
         assert all(b.host == left for b in store.boots(cid) if b.id > there[-1].id), "a boot on the failed host later"
-        assert any(d.role is Role.CONFIRM and d.kind is not Kind.MEASURING for d in decisions)
+        assert any(d.role is Role.CONFIRM and d.kind is not Basis.MEASURING for d in decisions)
 
 
 def rounds(store: Store, cid: int, units: tuple[Unit, ...]) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.decisions import Decided, Kind
+from orchestrator.decisions import Basis, Decided
 from orchestrator.store import Store
 
 
@@ -86,7 +86,7 @@ def test_a_postgresql_store_from_before_typed_decisions_and_boot_facts_gets_them
         conn.exec_driver_sql("ALTER TABLE boots DROP COLUMN facts")
     again = Store(postgres_url)
     assert [(d.kind, d.inherited_from, d.since) for d in again.decisions(cid)] == [
-        (Kind.MEASURED, "", -1), (Kind.INHERITED, measured, -1), (Kind.MEASURING, "", 9)]
+        (Basis.MEASURED, "", -1), (Basis.INHERITED, measured, -1), (Basis.MEASURING, "", 9)]
     assert [b.facts for b in again.boots(cid) if b.id == boot] == [{}]
 
 

@@ -91,7 +91,7 @@ def stored_bisection(tmp_path):  # type: ignore[no-untyped-def]
     """A store holding one finished bisection: 2 boots of 3 runs of its metric on its culprit, a
     skipped step, and samples of another metric that the counts leave out."""
     from orchestrator.bisect.campaign import parse_campaign
-    from orchestrator.decisions import Decided, Kind, Role
+    from orchestrator.decisions import Basis, Decided, Role
     from orchestrator.kinds.specs import BisectSpec
     from orchestrator.kinds.table import record
     from orchestrator.store import Store
@@ -107,7 +107,7 @@ def stored_bisection(tmp_path):  # type: ignore[no-untyped-def]
         for value in (100.0, 101.0, 99.0):
             store.add_run(cid, boot, culprit, {"read_iops": value, "read_lat": 1.0, "sys_cpu": 2.0}, {})
     store.add_decision(cid, Decided(culprit, Role.STEP, "bad", "2 boots at 98% of the gap", 0.99, 6))
-    store.add_decision(cid, Decided("e" * 40, Role.STEP, "skip", "build failed: x", 1.0, 0, Kind.BUILD_FAILED))
+    store.add_decision(cid, Decided("e" * 40, Role.STEP, "skip", "build failed: x", 1.0, 0, Basis.BUILD_FAILED))
     store.set_state(cid, "done", {"outcome": "found", "culprit": culprit, "confidence_text": "confidence 99.0%"})
     return store, cid
 

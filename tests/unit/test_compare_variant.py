@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.compare import settings
-from orchestrator.compare.schedule import BootPlan, Slot, default_boots, remaining, schedule
+from orchestrator.compare.schedule import BootPlan, RunSlot, default_boots, remaining, schedule
 from orchestrator.compare.variant import Variant, boot_groups, parse_variant, parse_variants
 from orchestrator.errors import UserError
 
@@ -65,7 +65,7 @@ def test_schedule_alternates_variants_abba_inside_a_shared_guest() -> None:
 def test_schedule_alternates_kernels_abba_boot_by_boot() -> None:
     plans = schedule([["a"], ["b"]], points=2, reps=3, boots=3)
     assert [p.group for p in plans] == [0, 1, 1, 0, 0, 1]
-    assert plans[0].slots == (Slot("a", 0, 0), Slot("a", 1, 0))
+    assert plans[0].slots == (RunSlot("a", 0, 0), RunSlot("a", 1, 0))
 
 
 def test_schedule_gives_every_variant_reps_runs_at_every_point() -> None:
@@ -86,7 +86,7 @@ def test_default_boots_is_one_run_per_boot_only_when_kernels_differ() -> None:
 def test_resumed_schedule_skips_stored_runs_and_empty_boots() -> None:
     plans = schedule([["a"], ["b"]], points=1, reps=2, boots=2)
     left = remaining(plans, {("a", 0): 2, ("b", 0): 1})
-    assert left == [BootPlan(1, (Slot("b", 0, 1),))]
+    assert left == [BootPlan(1, (RunSlot("b", 0, 1),))]
 
 
 def test_settings_write_values_as_arguments_never_as_shell_text() -> None:

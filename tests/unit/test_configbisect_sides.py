@@ -3,7 +3,7 @@
 
 from orchestrator.kbuild.configdiff import values
 from orchestrator.setbisect.configrun import inputs_digest, sides_for, stored_sides
-from orchestrator.setbisect.configsides import Side, Sides, prepare
+from orchestrator.setbisect.configsides import ConfigSide, ConfigSides, prepare
 from orchestrator.setbisect.configspec import parse_config_campaign
 from tests.fakes import FakeConfigKernels, FakeKconfig
 
@@ -13,13 +13,13 @@ KCONFIG = {"CONFIG_DEBUG_KERNEL": {}, "CONFIG_PROVE_LOCKING": {"depends": ["CONF
 BAD = "CONFIG_DEBUG_KERNEL=y\nCONFIG_PROVE_LOCKING=y\nCONFIG_HZ_1000=y\n"
 
 
-def _sides() -> Sides:
-    return prepare(FakeConfigKernels(FakeKconfig(KCONFIG)), "c0ffee", Side("good", text=""), Side("bad", text=BAD))
+def _sides() -> ConfigSides:
+    return prepare(FakeConfigKernels(FakeKconfig(KCONFIG)), "c0ffee", ConfigSide("good", text=""), ConfigSide("bad", text=BAD))
 
 
 def test_sides_survive_their_json_form_unit_for_unit():
     sides = _sides()
-    again = Sides.from_dict(sides.to_dict())
+    again = ConfigSides.from_dict(sides.to_dict())
     assert again == sides and [u.name for u in again.units()] == [u.name for u in sides.units()]
 
 

@@ -4,7 +4,7 @@ tests/data/kbuild/configdiff/)."""
 
 from pathlib import Path
 
-from orchestrator.kbuild.configdiff import Change, apply, config_sha, definitions, diff, values, vanished
+from orchestrator.kbuild.configdiff import OptionChange, apply, config_sha, definitions, diff, values, vanished
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "kbuild" / "configdiff"
 
@@ -32,7 +32,7 @@ def test_not_set_and_absent_are_the_same_value():
 
 def test_vanished_lists_what_the_files_differ_in_but_olddefconfig_made_equal():
     raw_good, raw_bad = values("CONFIG_A=y\n"), values("CONFIG_A=y\nCONFIG_NEW=y\nCONFIG_B=y\n")
-    kept = [Change("CONFIG_B", "n", "y")]  # after olddefconfig NEW is y on both sides
+    kept = [OptionChange("CONFIG_B", "n", "y")]  # after olddefconfig NEW is y on both sides
     assert [c.option for c in vanished(raw_good, raw_bad, kept)] == ["CONFIG_NEW"]
 
 

@@ -2,7 +2,7 @@
 and the order they are tried in, on a tiny Kconfig (tests/fakes.py FakeKconfig)."""
 
 from orchestrator.kbuild.configdiff import diff, values
-from orchestrator.kbuild.configgroups import Group, Why, group_changes, is_debug, order, shrink
+from orchestrator.kbuild.configgroups import Group, GroupReason, group_changes, is_debug, order, shrink
 from tests.fakes import FakeKconfig
 
 # PROVE_LOCKING selects LOCKDEP (no prompt: set only by a select); DEBUG_ATOMIC_SLEEP depends
@@ -33,7 +33,7 @@ def test_an_option_that_stays_alone_is_its_own_group_and_lists_what_it_pulls_in(
     changes, g = _grouped("", "CONFIG_PROVE_LOCKING=y\nCONFIG_HZ_1000=y\n")
     assert [c.option for c in changes] == ["CONFIG_HZ_1000", "CONFIG_LOCKDEP", "CONFIG_PROVE_LOCKING"]
     assert {x.lead: (x.why, x.pulls) for x in g.groups} == {
-        "CONFIG_PROVE_LOCKING": (Why.ALONE, ("CONFIG_LOCKDEP",)), "CONFIG_HZ_1000": (Why.ALONE, ())}
+        "CONFIG_PROVE_LOCKING": (GroupReason.ALONE, ("CONFIG_LOCKDEP",)), "CONFIG_HZ_1000": (GroupReason.ALONE, ())}
 
 
 def test_an_option_only_a_select_sets_is_a_follower_not_a_candidate():
@@ -45,7 +45,7 @@ def test_an_option_only_a_select_sets_is_a_follower_not_a_candidate():
 def test_an_option_olddefconfig_undoes_alone_is_grouped_with_the_dependency_it_needs():
     _changes, g = _grouped("", "CONFIG_DEBUG_KERNEL=y\nCONFIG_DEBUG_ATOMIC_SLEEP=y\nCONFIG_HZ_1000=y\n")
     sleep = next(x for x in g.groups if x.lead == "CONFIG_DEBUG_ATOMIC_SLEEP")
-    assert sleep.why is Why.NEEDS and sleep.needs == ("CONFIG_DEBUG_KERNEL",)
+    assert sleep.why is GroupReason.NEEDS and sleep.needs == ("CONFIG_DEBUG_KERNEL",)
     assert sleep.options == ("CONFIG_DEBUG_ATOMIC_SLEEP", "CONFIG_DEBUG_KERNEL")
 
 
@@ -53,8 +53,8 @@ def test_an_option_a_select_pulls_back_is_grouped_with_the_option_that_selects_i
     # good has FTRACE (selecting RING_BUFFER); bad has neither: RING_BUFFER=n alone is undone
     _changes, g = _grouped("CONFIG_FTRACE=y\nCONFIG_RING_BUFFER=y\n", "")
     ring = next(x for x in g.groups if x.lead == "CONFIG_RING_BUFFER")
-    assert ring.why is Why.NEEDS and ring.needs == ("CONFIG_FTRACE",)
-    assert next(x for x in g.groups if x.lead == "CONFIG_FTRACE").why is Why.ALONE
+    assert ring.why is GroupReason.NEEDS and ring.needs == ("CONFIG_FTRACE",)
+    assert next(x for x in g.groups if x.lead == "CONFIG_FTRACE").why is GroupReason.ALONE
 
 
 def test_a_change_no_set_of_the_others_keeps_is_unsettable():
@@ -67,10 +67,10 @@ def test_a_change_no_set_of_the_others_keeps_is_unsettable():
 
 
 def test_groups_come_debug_first_then_by_kconfig_file_then_unknown():
-    groups = [Group("CONFIG_Z", Why.ALONE), Group("CONFIG_HZ_1000", Why.ALONE, where="kernel/Kconfig.hz"),
-              Group("CONFIG_SCSI_MQ", Why.ALONE, where="drivers/scsi/Kconfig"),
-              Group("CONFIG_KASAN", Why.ALONE, where="lib/Kconfig.kasan"),
-              Group("CONFIG_PROVE_LOCKING", Why.ALONE, where="lib/Kconfig.debug")]
+    groups = [Group("CONFIG_Z", GroupReason.ALONE), Group("CONFIG_HZ_1000", GroupReason.ALONE, where="kernel/Kconfig.hz"),
+              Group("CONFIG_SCSI_MQ", GroupReason.ALONE, where="drivers/scsi/Kconfig"),
+              Group("CONFIG_KASAN", GroupReason.ALONE, where="lib/Kconfig.kasan"),
+              Group("CONFIG_PROVE_LOCKING", GroupReason.ALONE, where="lib/Kconfig.debug")]
     assert [g.lead for g in order(groups)] == ["CONFIG_PROVE_LOCKING", "CONFIG_KASAN", "CONFIG_SCSI_MQ",
                                                "CONFIG_HZ_1000", "CONFIG_Z"]
     assert is_debug("mm/Kconfig.debug") and is_debug("arch/x86/Kconfig.debug") and not is_debug("mm/Kconfig")

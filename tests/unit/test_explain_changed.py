@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.explain import gather, render
 from orchestrator.explain.changed import RunRecord, changed
 from orchestrator.store import Store
@@ -155,9 +155,9 @@ def store_with_confirmation(tmp_path, busy_stray: bool = False):
             ("x", 800), ("r", 1000)]
     for i, (commit, iops) in enumerate(plan):
         if i == 4:
-            store.add_decision(cid, Decided(C, Role.CONFIRM, "measuring", "", 0.0, 0, Kind.MEASURING, since=4))
+            store.add_decision(cid, Decided(C, Role.CONFIRM, "measuring", "", 0.0, 0, Basis.MEASURING, since=4))
         if i == 8:
-            store.add_decision(cid, Decided(C, Role.REVERT, "measuring", "", 0.0, 0, Kind.MEASURING, since=8))
+            store.add_decision(cid, Decided(C, Role.REVERT, "measuring", "", 0.0, 0, Basis.MEASURING, since=8))
         boot = store.start_boot(cid, commit)
         store.end_boot(boot, "ok", 1.0, host="h1")
         for wobble in (0.99, 1.01):
@@ -172,10 +172,10 @@ def store_with_confirmation(tmp_path, busy_stray: bool = False):
 
 
 def test_the_confirmation_window_runs_from_its_measuring_decision_to_the_revert_s():
-    ds = [Decided(C, Role.CONFIRM, "measuring", "", 0, 0, Kind.MEASURING, since=3),
+    ds = [Decided(C, Role.CONFIRM, "measuring", "", 0, 0, Basis.MEASURING, since=3),
           Decided(C, Role.STEP, "bad", "", 0, 0),
-          Decided(C, Role.CONFIRM, "measuring", "", 0, 0, Kind.MEASURING, since=9),
-          Decided(C, Role.REVERT, "measuring", "", 0, 0, Kind.MEASURING, since=15)]
+          Decided(C, Role.CONFIRM, "measuring", "", 0, 0, Basis.MEASURING, since=9),
+          Decided(C, Role.REVERT, "measuring", "", 0, 0, Basis.MEASURING, since=15)]
     assert gather.confirmation_window(ds, C) == (9, 15)
     assert gather.confirmation_window(ds[:1], C)[0] == 3
     assert gather.confirmation_window(ds, P) is None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.image.cpio import Entry, Kind, read_archive, write_archive
+from orchestrator.image.cpio import Entry, EntryType, read_archive, write_archive
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="creating device nodes needs root")
 
@@ -17,14 +17,14 @@ def _sample_entries(tmp_path: Path) -> list[Entry]:
     host = tmp_path / "big.bin"
     host.write_bytes(bytes(range(256)) * 5000 + b"tail")
     return [
-        Entry("/usr/bin/tool", Kind.FILE, 0o755, b"#!/bin/sh\necho hi\n"),
-        Entry("/usr/share/big.bin", Kind.FILE, 0o644, host),
-        Entry("/bin", Kind.SYMLINK, 0o777, target="usr/bin"),
-        Entry("/etc/conf", Kind.FILE, 0o600, b"x"),
-        Entry("/tmp", Kind.DIR, 0o1777),
-        Entry("/usr/lib64/ld.so", Kind.SYMLINK, 0o777, target="/usr/lib/real-ld.so"),
-        Entry("/empty", Kind.FILE, 0o644, b""),
-        Entry("/dev/console", Kind.CHAR, 0o600, rdev=(5, 1)),
+        Entry("/usr/bin/tool", EntryType.FILE, 0o755, b"#!/bin/sh\necho hi\n"),
+        Entry("/usr/share/big.bin", EntryType.FILE, 0o644, host),
+        Entry("/bin", EntryType.SYMLINK, 0o777, target="usr/bin"),
+        Entry("/etc/conf", EntryType.FILE, 0o600, b"x"),
+        Entry("/tmp", EntryType.DIR, 0o1777),
+        Entry("/usr/lib64/ld.so", EntryType.SYMLINK, 0o777, target="/usr/lib/real-ld.so"),
+        Entry("/empty", EntryType.FILE, 0o644, b""),
+        Entry("/dev/console", EntryType.CHAR, 0o600, rdev=(5, 1)),
     ]
 
 
@@ -114,7 +114,7 @@ def test_reader_returns_what_the_writer_wrote(tmp_path: Path) -> None:
     assert by_path["/usr/lib64/ld.so"].target == "/usr/lib/real-ld.so"
     assert by_path["/dev/console"].rdev == (5, 1)
     assert by_path["/tmp"].mode == 0o1777
-    assert by_path["/usr"].kind is Kind.DIR
+    assert by_path["/usr"].kind is EntryType.DIR
 
 
 def test_reader_reads_an_archive_written_by_gnu_cpio(tmp_path: Path) -> None:
@@ -130,22 +130,22 @@ def test_reader_reads_an_archive_written_by_gnu_cpio(tmp_path: Path) -> None:
         check=True,
     ).stdout
     members = {m.path: m for m in read_archive(io.BytesIO(archive))}
-    assert members["/sub"].kind is Kind.DIR
-    assert (members["/sub/file"].kind, members["/sub/file"].size) == (Kind.FILE, 3)
+    assert members["/sub"].kind is EntryType.DIR
+    assert (members["/sub/file"].kind, members["/sub/file"].size) == (EntryType.FILE, 3)
     assert members["/link"].target == "sub/file"
 
 
 def test_two_entries_on_one_path_are_rejected() -> None:
     with pytest.raises(ValueError, match="two archive entries for /a"):
-        _archive([Entry("/a", Kind.FILE, 0o644, b"1"), Entry("/a", Kind.FILE, 0o644, b"2")])
+        _archive([Entry("/a", EntryType.FILE, 0o644, b"1"), Entry("/a", EntryType.FILE, 0o644, b"2")])
 
 
 def test_entry_below_a_symlink_is_rejected() -> None:
     with pytest.raises(ValueError, match="which is a symlink"):
-        _archive([Entry("/lib", Kind.SYMLINK, 0o777, target="usr/lib"), Entry("/lib/x", Kind.FILE, 0o644)])
+        _archive([Entry("/lib", EntryType.SYMLINK, 0o777, target="usr/lib"), Entry("/lib/x", EntryType.FILE, 0o644)])
 
 
 def test_relative_and_dotdot_paths_are_rejected() -> None:
     for bad in ("relative/x", "/a/../b", "/"):
         with pytest.raises(ValueError, match="not an absolute image path"):
-            _archive([Entry(bad, Kind.FILE, 0o644)])
+            _archive([Entry(bad, EntryType.FILE, 0o644)])

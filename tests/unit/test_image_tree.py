@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.errors import UserError
-from orchestrator.image.cpio import Kind
+from orchestrator.image.cpio import EntryType
 from orchestrator.image.tree import Blob, ImageTree
 
 
@@ -28,7 +28,7 @@ def test_the_last_component_is_not_resolved() -> None:
     tree.add_symlink("/bin/sh", "busybox")
     assert tree.canonical("/bin/sh") == "/usr/bin/sh"
     assert tree.exists("/usr/bin/sh")
-    assert next(n for n in tree.nodes() if n.path == "/usr/bin/sh").kind is Kind.SYMLINK
+    assert next(n for n in tree.nodes() if n.path == "/usr/bin/sh").kind is EntryType.SYMLINK
 
 
 def test_adding_the_same_node_twice_is_harmless() -> None:

@@ -11,11 +11,11 @@ import pytest
 from orchestrator.errors import UserError
 from orchestrator.ports import KernelArtifact
 from orchestrator.setbisect.campaign import parse_settings
-from orchestrator.setbisect.settings import SettingsMaker, Side, changes, units
+from orchestrator.setbisect.settings import SettingsMaker, SettingsSide, changes, units
 
 KERNEL = KernelArtifact(Path("/boot/vmlinuz"), "0" * 64)
-GOOD = Side(("quiet", "scsi_mod.use_blk_mq=0"), (("scheduler", "none"), ("nomerges", "0")))
-BAD = Side(("quiet", "scsi_mod.use_blk_mq=1", "mitigations=off"),
+GOOD = SettingsSide(("quiet", "scsi_mod.use_blk_mq=0"), (("scheduler", "none"), ("nomerges", "0")))
+BAD = SettingsSide(("quiet", "scsi_mod.use_blk_mq=1", "mitigations=off"),
            (("scheduler", "bfq"), ("read_ahead_kb", "4096"), ("nomerges", "2"), ("nice", "5"),
             ("sysfs:block/{disk}/queue/iosched/slice_idle", "0")))
 

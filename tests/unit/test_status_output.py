@@ -131,5 +131,5 @@ def test_a_runner_of_this_machine_whose_process_is_gone_is_taken_over_before_its
                         last_beat=at - dt.timedelta(seconds=5), timeout_s=20.0))
     with store.session() as s, s.begin():
         took = takeovers.record(s, cid, "m:1/0", "m:2/0", at)
-    assert took is not None and (took.why, took.silent_s, took.timeout_s) == (takeovers.Why.PROCESS_GONE, 5.0, 20.0)
+    assert took is not None and (took.why, took.silent_s, took.timeout_s) == (takeovers.TakeoverCause.PROCESS_GONE, 5.0, 20.0)
     assert "its process is gone (silent 5 s, timeout 20 s)" in takeovers.line(took)

@@ -3,7 +3,7 @@
 import pytest
 from sqlalchemy.exc import StatementError
 
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.errors import InfraError, UserError
 from orchestrator.store import Store, driver_url
 
@@ -72,7 +72,7 @@ def test_unreachable_database_is_an_infra_error():
 def test_a_value_longer_than_its_column_is_refused_on_sqlite_as_postgresql_would(store):
     cid = store.new_campaign("long", {})
     with pytest.raises(StatementError, match="holds 64"):
-        store.add_decision(cid, Decided("a" * 40, Role.STEP, "bad", "why", 1.0, 1, Kind.INHERITED, "f" * 65))
+        store.add_decision(cid, Decided("a" * 40, Role.STEP, "bad", "why", 1.0, 1, Basis.INHERITED, "f" * 65))
     assert store.decisions(cid) == []
 
 
@@ -177,9 +177,9 @@ def test_a_store_from_before_typed_decisions_gets_kind_source_and_since_derived_
         for column in ("kind", "inherited_from", "since"):
             conn.exec_driver_sql(f"ALTER TABLE decisions DROP COLUMN {column}")
     got = [(d.kind, d.inherited_from, d.since) for d in Store(url).decisions(cid)]
-    assert got == [(Kind.ENDPOINTS, "", -1), (Kind.MEASURED, "", -1), (Kind.INHERITED, measured, -1),
-                   (Kind.AMBIGUOUS, "", -1), (Kind.BUILD_FAILED, "", -1), (Kind.MEASURING, "", 17),
-                   (Kind.MOVED, "", -1)]
+    assert got == [(Basis.ENDPOINTS, "", -1), (Basis.MEASURED, "", -1), (Basis.INHERITED, measured, -1),
+                   (Basis.AMBIGUOUS, "", -1), (Basis.BUILD_FAILED, "", -1), (Basis.MEASURING, "", 17),
+                   (Basis.MOVED, "", -1)]
 
 
 def test_a_plain_postgresql_url_gets_the_installed_driver_and_others_are_refused():

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from orchestrator.notify.message import body
-from orchestrator.queue.takeovers import LostBoot, Takeover, Why, line, summary
+from orchestrator.queue.takeovers import LostBoot, Takeover, TakeoverCause, line, summary
 from orchestrator.results import BisectOutcome, BisectResult
 from tests.unit.test_mail_message import CULPRIT, ended
 
@@ -16,7 +16,7 @@ AT = dt.datetime(2026, 11, 27, 9, 21, 28)
 
 
 def took(lost: int, silent_s: float | None = 29.0) -> Takeover:
-    return Takeover(7, AT, "a:10/0", "a" if silent_s is not None else "", "b:20/1", Why.HEARTBEAT_LOST, silent_s,
+    return Takeover(7, AT, "a:10/0", "a" if silent_s is not None else "", "b:20/1", TakeoverCause.HEARTBEAT_LOST, silent_s,
                     20.0 if silent_s is not None else None,
                     tuple(LostBoot(40 + i, CULPRIT, 1) for i in range(lost)))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from orchestrator.bisect.report import steps_of
-from orchestrator.decisions import Decided, Kind, Role
+from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.stats import Boot
 from orchestrator.web.views import (
     Building,
@@ -113,10 +113,10 @@ def test_a_commit_is_shown_by_twelve_digits_and_a_kernel_file_by_its_name():
 
 
 def test_decisions_are_the_reports_rows_with_their_boots_runs_median_of_boot_means_and_subject():
-    decided = [_d(A, Role.GOOD), Decided(B, Role.STEP, "skip", "build failed", 0.0, 0, Kind.BUILD_FAILED),
-               Decided("", Role.HOST, "moved", "host h1 failed", 0.0, 0, Kind.MOVED),
-               Decided(A, Role.CONFIRM, "measuring", "", 0.0, 0, Kind.MEASURING),
-               Decided(A, Role.STEP, "good", "same image", 0.0, 0, Kind.INHERITED, inherited_from=C)]
+    decided = [_d(A, Role.GOOD), Decided(B, Role.STEP, "skip", "build failed", 0.0, 0, Basis.BUILD_FAILED),
+               Decided("", Role.HOST, "moved", "host h1 failed", 0.0, 0, Basis.MOVED),
+               Decided(A, Role.CONFIRM, "measuring", "", 0.0, 0, Basis.MEASURING),
+               Decided(A, Role.STEP, "good", "same image", 0.0, 0, Basis.INHERITED, inherited_from=C)]
     boots = {A: [Boot(0, (1.0, 3.0)), Boot(1, (6.0,))]}
     views = decision_views(steps_of(decided, boots, {A: "h1"}, lambda sha: {A: "<b>c1</b>"}.get(sha, "")))
     assert [(v.n, v.commit, v.subject, v.boots, v.runs, v.median, v.backed_by) for v in views] == [

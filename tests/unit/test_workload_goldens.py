@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.workloads.definition import load_all
-from orchestrator.workloads.result import Metric, RunResult
+from orchestrator.workloads.result import MeasuredMetric, RunResult
 from orchestrator.workloads.runner import reparse
 
 # every workload folder's golden pairs (workloads/<name>/testdata/): a new pair is a new test
@@ -24,9 +24,9 @@ def pair(case: str, kind: str) -> Path:
     return WORKLOADS / workload / "testdata" / f"{name}.{kind}.json"
 
 
-def load(case: str) -> tuple[RunResult, dict[str, Metric]]:
+def load(case: str) -> tuple[RunResult, dict[str, MeasuredMetric]]:
     s = json.loads(pair(case, "sample").read_text())
-    expected = {k: Metric(**v) for k, v in json.loads(pair(case, "expected").read_text()).items()}
+    expected = {k: MeasuredMetric(**v) for k, v in json.loads(pair(case, "expected").read_text()).items()}
     result = RunResult(s["workload"], s["params"], {}, s["raw"], tuple(s["snapshots"]), tuple(s["host"]),
                        s["duration_s"], tuple(s["disks"]), tuple(s["notes"]))
     return result, expected
