@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from orchestrator.bisect.report import Step
-from orchestrator.decisions import Decided, Role
+from orchestrator.decisions import Decided, Role, Verdict
 
 _MARK = re.compile(r"^# (good|bad|skip): \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
 _FOUND = re.compile(r"^# first bad commit: \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
@@ -50,9 +50,9 @@ def marks(log: str) -> Marks:
     for verdict, sha, subject in _MARK.findall(log):
         if subject:  # vmbisect's own log (posterior.bisect_log) names no subjects: git gives them
             subjects[sha] = subject
-        if verdict == "bad":
+        if verdict == Verdict.BAD:  # git bisect log words, as git writes them
             bad = sha
-        elif verdict == "good":
+        elif verdict == Verdict.GOOD:
             goods.append(sha)
         else:
             skips.append(sha)
