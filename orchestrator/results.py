@@ -93,8 +93,30 @@ class BisectResult:
         return ""
 
 
+class LinesAnswer:
+    """The words of an answer that is its lines (verify's, a comparison's): the first line is
+    its status line and mail words; it names no commit and gives no reason of its own."""
+
+    lines: tuple[str, ...]
+
+    def line(self) -> str:
+        return (self.lines or ("",))[0]
+
+    def outcome_word(self, state: str) -> str:
+        return state
+
+    def named_commit(self) -> str:
+        return ""
+
+    def words(self, state: str) -> str:
+        return self.lines[0] if self.lines else state
+
+    def why(self) -> str:
+        return ""
+
+
 @dataclass(frozen=True)
-class VerifyResult:
+class VerifyResult(LinesAnswer):
     commit: str
     parent: str
     answer: str  # confirmed, not seen, cannot tell
@@ -111,24 +133,9 @@ class VerifyResult:
         return cls(d.get("commit", ""), d.get("parent", ""), d.get("answer", ""), tuple(lines),
                    int(d.get("boots_needed", 0)))
 
-    def line(self) -> str:
-        return (self.lines or ("",))[0]
-
-    def outcome_word(self, state: str) -> str:
-        return state
-
-    def named_commit(self) -> str:
-        return ""
-
-    def words(self, state: str) -> str:
-        return self.lines[0] if self.lines else state
-
-    def why(self) -> str:
-        return ""
-
 
 @dataclass(frozen=True)
-class CompareResult:
+class CompareResult(LinesAnswer):
     lines: tuple[str, ...]  # the comparison's verdict lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,21 +144,6 @@ class CompareResult:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CompareResult":
         return cls(tuple(d.get("lines", d.get("verdict", ()))))  # `verdict`: before results were typed
-
-    def line(self) -> str:
-        return (self.lines or ("",))[0]
-
-    def outcome_word(self, state: str) -> str:
-        return state
-
-    def named_commit(self) -> str:
-        return ""
-
-    def words(self, state: str) -> str:
-        return self.lines[0] if self.lines else state
-
-    def why(self) -> str:
-        return ""
 
 
 @dataclass(frozen=True)
