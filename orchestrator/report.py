@@ -28,6 +28,7 @@ from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.explain import gather as explain
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
+from orchestrator.measure.leftout import Excluded, left_out, sentence
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.reproduce import Reproduce, of_campaign
@@ -91,6 +92,7 @@ class BisectReport:
     taken_over: str = ""  # orchestrator/queue/takeovers.py summary: "taken over once; 1 boot lost"
     changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
     reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
+    excluded: Excluded = Excluded()  # the boots left out of the evidence, and why (measure/leftout.py)
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
@@ -138,7 +140,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts,
-        taken_over=takeovers.summary(takeovers.of(store, campaign_id)),
+        taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
@@ -177,6 +179,21 @@ def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str
              for h, n in used.items()]
     parts += [f"{h} (0 boots, {n} lost when the host failed)" for h, n in lost.items() if h not in used]
     return boots, {c: h for c, h in host_of.items() if h}, ", ".join(parts)
+
+
+def excluded(store: Store, campaign_id: int, metric: str) -> Excluded:
+    """The boots the campaign's evidence does not hold: each lab host's whole boots the judge's
+    rule leaves out, and the boots cut short (runs stored, yet fewer than a whole boot's), but
+    not a boot still running: one in flight while the campaign runs that no takeover lost."""
+    rows = store.boots(campaign_id)
+    hosts = {b.host for b in rows if b.status == "ok"}
+    counted = {b.id for bs in store.boot_samples(campaign_id, metric).values() for b in bs}
+    lost = {b.boot_id for t in takeovers.of(store, campaign_id) for b in t.lost}
+    running = store.campaign(campaign_id).state == "running"
+    with_runs = {r.boot_id for r in store.runs(campaign_id)}
+    cut = tuple(b.id for b in rows if b.id in with_runs and b.id not in counted and b.status != "lost"
+                and not (running and b.status == takeovers.IN_FLIGHT and b.id not in lost))
+    return Excluded(left_out(store.boot_samples(campaign_id, metric, h or None) for h in sorted(hosts)), cut)
 
 
 def parent_culprit(r: BisectReport) -> Comparison:
@@ -221,6 +238,8 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
     if r.taken_over:
         out += [f"Workers: {r.taken_over} (`vmbisect status ID` says from which worker, when and why)", ""]
+    if r.excluded:
+        out += [f"Evidence: {sentence(r.excluded)}", ""]
     if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
