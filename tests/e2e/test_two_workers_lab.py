@@ -58,8 +58,9 @@ def boot_in_flight(store: Store, pids: set[int]) -> tuple[int, int, int] | None:
 
 
 def spans(store: Store, campaign_id: int) -> tuple[list[tuple[dt.datetime, dt.datetime]], list[tuple[Any, ...]]]:
-    """The campaign's builds (from their `building` row to their end) and its boots that ran
-    (id, from the boot's start to its last run)."""
+    """The campaign's builds (from their `building` row to their end) and its boots that ended
+    (id, from the guest's start to its last run: the guest's `to_agent` and `guest` phases
+    before its last run; a boot's row is made before it waits for its slot)."""
     builds, started = [], {}
     for b in store.builds(campaign_id):
         if b.status == "building":
@@ -69,7 +70,12 @@ def spans(store: Store, campaign_id: int) -> tuple[list[tuple[dt.datetime, dt.da
     last: dict[int, dt.datetime] = {}
     for r in store.runs(campaign_id):
         last[r.boot_id] = r.created
-    boots = [(b.id, b.created, last[b.id]) for b in store.boots(campaign_id) if b.id in last]
+    boots = []
+    for boot in store.boots(campaign_id):
+        phases = (boot.facts or {}).get("phases")
+        if boot.id in last and phases:
+            up = dt.timedelta(seconds=phases.get("to_agent", 0.0) + phases.get("guest", 0.0))
+            boots.append((boot.id, last[boot.id] - up, last[boot.id]))
     return builds, boots
 
 
