@@ -35,7 +35,7 @@ from orchestrator.reproduce import Reproduce, of_campaign
 from orchestrator.reproduce import lines as reproduce_lines
 from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
-from orchestrator.store import Store
+from orchestrator.store import BootRow, Store
 from orchestrator.watched import WatchedSection, watched_markdown, watched_section
 from orchestrator.workloads.definition import MetricDef
 
@@ -184,15 +184,23 @@ def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str
 def excluded(store: Store, campaign_id: int, metric: str) -> Excluded:
     """The boots the campaign's evidence does not hold: each lab host's whole boots the judge's
     rule leaves out, and the boots cut short (runs stored, yet fewer than a whole boot's), but
-    not a boot still running: one in flight while the campaign runs that no takeover lost."""
+    not one that may still be measuring: while the campaign runs, a boot not marked whole
+    that no takeover lost and that started after the last takeover."""
     rows = store.boots(campaign_id)
     hosts = {b.host for b in rows if b.status == "ok"}
     counted = {b.id for bs in store.boot_samples(campaign_id, metric).values() for b in bs}
-    lost = {b.boot_id for t in takeovers.of(store, campaign_id) for b in t.lost}
+    took = takeovers.of(store, campaign_id)
+    lost = {b.boot_id for t in took for b in t.lost}
+    since = max((t.at for t in took), default=None)
     running = store.campaign(campaign_id).state == "running"
     with_runs = {r.boot_id for r in store.runs(campaign_id)}
+
+    def measuring(b: BootRow) -> bool:
+        return (running and b.status in (takeovers.IN_FLIGHT, "ok") and not (b.facts or {}).get("whole")
+                and b.id not in lost and (since is None or b.created >= since))
+
     cut = tuple(b.id for b in rows if b.id in with_runs and b.id not in counted and b.status != "lost"
-                and not (running and b.status == takeovers.IN_FLIGHT and b.id not in lost))
+                and not measuring(b))
     return Excluded(left_out(store.boot_samples(campaign_id, metric, h or None) for h in sorted(hosts)), cut)
 
 

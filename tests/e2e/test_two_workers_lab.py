@@ -46,13 +46,14 @@ def worker(lab: Path, url: str, env: dict[str, str], log: Path) -> subprocess.Po
 
 
 def boot_in_flight(store: Store, pids: set[int]) -> tuple[int, int, int] | None:
-    """(worker pid, campaign, boot id) of a boot a worker of `pids` has in flight with a run
-    stored (so the kill cuts a boot that has runs), or None."""
+    """(worker pid, campaign, boot id) of a boot a worker of `pids` has up and measuring (its
+    guest up, a run stored, its end not: measure/judge.py marks the end `whole`), or None."""
     with store.session() as s:
         for w in s.scalars(select(WorkerRow).where(WorkerRow.pid.in_(pids), WorkerRow.campaign_id.is_not(None))):
             for b in s.scalars(select(BootRow).where(BootRow.campaign_id == w.campaign_id,
-                                                     BootRow.status == IN_FLIGHT)):
-                if s.scalar(select(RunRow.id).where(RunRow.boot_id == b.id).limit(1)) is not None:
+                                                     BootRow.status.in_([IN_FLIGHT, "ok"]))):
+                if not (b.facts or {}).get("whole") and \
+                        s.scalar(select(RunRow.id).where(RunRow.boot_id == b.id).limit(1)) is not None:
                     return w.pid, b.campaign_id, b.id
     return None
 
