@@ -3,7 +3,8 @@ Markdown that pastes into a mail, or JSON.
 
 Every figure is on boots, the unit the decisions were taken on: a commit's value is the
 geometric mean of its boots' means, its interval and the parent-against-culprit table use one
-value per boot. The answer's confidence, the confirmation against the parent and the revert
+value per boot; the boots the judge's rule left out (stats.stray_boots) are in none of them, and
+the report says which and why. The answer's confidence, the confirmation against the parent and the revert
 come from the stored result. A commit's figures come from the lab host that measured it last
 (a campaign that moved off a failed host measured its references again on the new one), and
 the report says which host measured what."""
@@ -28,7 +29,7 @@ from orchestrator.decisions import Decided, Kind, Role
 from orchestrator.explain import gather as explain
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
-from orchestrator.measure.leftout import Excluded, left_out, sentence
+from orchestrator.measure.leftout import Excluded, evidence, left_out, sentence
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.reproduce import Reproduce, of_campaign
@@ -163,11 +164,12 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
 
 
 def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
-    """Each commit's boots on the host that measured it last, that host by commit, and one line
+    """Each commit's boots on the host that measured it last, without the boots the judge's rule
+    leaves out (leftout.evidence; `excluded` lists them), that host by commit, and one line
     saying which hosts measured how many boots ("" when no boot came up)."""
     rows = store.boots(campaign_id)
     host_of = {b.commit: b.host for b in rows if b.status == "ok"}
-    per_host = {h: store.boot_samples(campaign_id, metric, h or None) for h in set(host_of.values())}
+    per_host = {h: evidence(store.boot_samples(campaign_id, metric, h or None)) for h in set(host_of.values())}
     boots = {c: per_host[h][c] for c, h in host_of.items() if c in per_host[h]}
     used = Counter(b.host or "this machine" for b in rows if b.status == "ok")
     lost = Counter(b.host or "this machine" for b in rows if b.status == "lost")

@@ -57,6 +57,13 @@ def left_out(per_host: Iterable[Mapping[str, Sequence[Boot]]]) -> tuple[LeftOut,
     return tuple(out[k] for k in sorted(out))
 
 
+def evidence(groups: Mapping[str, Sequence[Boot]]) -> dict[str, list[Boot]]:
+    """One host's boots by commit without those `stats.stray_boots` leaves out: what the judge's
+    decisions rest on, and so what the report's figures are."""
+    stray = stray_boots(groups)
+    return {commit: [b for b in boots if b.seq not in stray] for commit, boots in groups.items()}
+
+
 AFTER = {Suspicion.UNSETTLED: "on a host that had not settled", Suspicion.OTHER_WORK: "with other work on its CPUs",
          Suspicion.SLOW_START: "after a slow start"}
 

@@ -99,7 +99,9 @@ def test_the_report_and_its_mail_say_how_many_boots_were_left_out_and_why(stored
     md = report_of(store, cid, "md")
     assert f"Evidence: {LINE}; {CUT}" in md
     assert f"<strong>Evidence:</strong> {LINE}; {CUT}" in report_of(store, cid, "html")
-    assert json.loads(report_of(store, cid, "json"))["excluded"]["cut_short"] == [10]
+    shown = json.loads(report_of(store, cid, "json"))
+    assert shown["excluded"]["cut_short"] == [10]
+    assert sorted(map(len, shown["boot_means"].values())) == [4, 4], "the figures are on the evidence alone"
     text = body(Ended(cid, "left out", "bisect", "paused", None, report=md))
     assert max(map(len, text.splitlines())) <= WIDTH
     assert " ".join(f"Evidence: {LINE}; {CUT}".split()) in " ".join(text.split())
