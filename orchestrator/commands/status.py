@@ -128,11 +128,11 @@ def one(store: Store, campaign: int) -> dict[str, Any]:
     from orchestrator.measure.leftout import Excluded, sentence
     from orchestrator.queue import takeovers
     from orchestrator.render.scale import whole_or_4g
-    from orchestrator.report import excluded
+    from orchestrator.report import boots_by_host, excluded
 
     row = store.campaign(campaign)
     metric = metric_of(row)
-    boots = store.boot_samples(campaign, metric) if metric else {}
+    boots = boots_by_host(store, campaign, metric)[0] if metric else {}  # the report's: the evidence
     total_boots, total_runs = counts(store, row)
     decisions = []
     for i, d in enumerate(store.decisions(campaign), 1):

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from orchestrator.commands.serve import catalogue
 from orchestrator.commands.status import one, one_text
+from orchestrator.decisions import Decided, Role
 from orchestrator.kinds.table import metric_of
 from orchestrator.kinds.table import report as report_of
 from orchestrator.measure.judge import Judge
@@ -121,3 +122,19 @@ def test_the_dashboards_campaign_page_shows_the_boots_left_out(stored: tuple[str
     client = TestClient(create_app(url, catalogue(), None), base_url="http://127.0.0.1:8765")
     page = client.get(f"/campaigns/{cid}").text
     assert f'<p class="left-out">Evidence: {LINE}; {CUT}</p>' in page
+
+
+def test_status_id_and_the_report_give_a_decision_the_same_boots_the_evidence_alone(tmp_path: Path):
+    store = Store(f"sqlite:///{tmp_path / 'd.db'}")
+    repo = history(tmp_path / "repo")[0]
+    repo_cid = stored_campaign(store, repo, "decided")
+    metric = metric_of(store.campaign(repo_cid))
+    assert metric is not None
+    good = repo.names["c0"]
+    Judge(repo_cid, store, FakeBuilder(), OneOverlappedBoot(2, value_of=lambda c: 100.0, between=0.02, metric=metric),
+          metric, 2).interleave([good], 4)
+    store.add_decision(repo_cid, Decided(good, Role.GOOD, "good", "measured", 1.0, 8))
+    store.set_state(repo_cid, "paused")
+    [decision] = one(store, repo_cid)["decisions"]
+    [step] = json.loads(report_of(store, repo_cid, "json"))["steps"]
+    assert decision["boots"] == step["commit"]["boots"] == 4, "the overlapped 2nd boot is in neither"
