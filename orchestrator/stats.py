@@ -174,16 +174,18 @@ def boots_needed(between_cov: float, within_cov: float, runs_per_boot: int, chan
 
 @dataclass(frozen=True)
 class Boot:
-    """One guest boot: `seq` orders boots in time (the store's boot id), `runs` its values,
+    """One guest boot: `seq` orders boots in time, `runs` its values,
     `busy`: its host had not settled when the guest started; `taken`: the share of its host CPUs'
     time other work took during the boot; `to_agent_s`: how long its guest took to reach the
-    agent (0: not known; docs/campaign.md, "Quiet host")."""
+    agent (0: not known; docs/campaign.md, "Quiet host"); `id`: the store's boot id (0: a boot
+    not read from a store)."""
 
     seq: int
     runs: tuple[float, ...]
     busy: bool = False
     taken: float = 0.0
     to_agent_s: float = 0.0
+    id: int = dataclasses.field(default=0, compare=False)
 
     @property
     def value(self) -> float:
@@ -561,12 +563,27 @@ def overlapped(boot: Boot, usual: Usual) -> bool:
     return boot.taken - usual.taken >= TAKEN_OUT
 
 
-def suspect(boot: Boot, usual: Usual) -> bool:
-    """A boot whose host did something beside it: not settled before it, other work on its CPUs
-    during it beyond what the campaign's boots usually saw, or a guest far slower than usual
-    to reach its agent."""
+class Suspicion(enum.Enum):
+    """What makes a boot suspect (`suspicions`)."""
+
+    UNSETTLED = "unsettled"  # its host had not settled before the guest started
+    OTHER_WORK = "other_work"  # other work took TAKEN_SUSPECT more of its CPUs' time than usual
+    SLOW_START = "slow_start"  # its guest reached the agent SLOW_TO_AGENT times slower than usual
+
+
+def suspicions(boot: Boot, usual: Usual) -> tuple[Suspicion, ...]:
+    """What the host did beside a boot: not settled before it, other work on its CPUs during it
+    beyond what the campaign's boots usually saw, a guest far slower than usual to reach its
+    agent; () for a boot of a quiet host."""
     slow = usual.to_agent_s > 0 and boot.to_agent_s > SLOW_TO_AGENT * usual.to_agent_s
-    return boot.busy or boot.taken - usual.taken >= TAKEN_SUSPECT or slow
+    return tuple(s for s, seen in ((Suspicion.UNSETTLED, boot.busy),
+                                   (Suspicion.OTHER_WORK, boot.taken - usual.taken >= TAKEN_SUSPECT),
+                                   (Suspicion.SLOW_START, slow)) if seen)
+
+
+def suspect(boot: Boot, usual: Usual) -> bool:
+    """A boot whose host did something beside it (`suspicions`)."""
+    return bool(suspicions(boot, usual))
 
 
 def stray_boots(groups: Mapping[str, Sequence[Boot]], k: float = STRAY_K) -> dict[int, Stray]:

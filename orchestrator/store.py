@@ -251,7 +251,7 @@ class SlotWaitRow(Base):
     expires: Mapped[dt.datetime] = mapped_column()
 
 
-def boot_from(seq: int, values: Sequence[float], facts: Mapping[str, Any]) -> Boot:
+def boot_from(seq: int, values: Sequence[float], facts: Mapping[str, Any], boot_id: int = 0) -> Boot:
     """A boot's values with what its facts (BootRow.facts) say of its host: `busy` when the host
     had not settled before it, `taken` the share of its CPUs other work took during it,
     `to_agent_s` how long its guest took to reach the agent (0: not known)."""
@@ -259,7 +259,7 @@ def boot_from(seq: int, values: Sequence[float], facts: Mapping[str, Any]) -> Bo
     load = facts.get("load") or {}
     phases = facts.get("phases") or {}
     return Boot(seq, tuple(values), not state.get("quiet", True), float(load.get("taken", 0.0)),
-                float(phases.get("to_agent", 0.0)))
+                float(phases.get("to_agent", 0.0)), boot_id)
 
 
 class CampaignLocked(UserError):
@@ -672,7 +672,7 @@ class Store:
                         if len(values) >= need or facts_of[key[1]].get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = defaultdict(list)
         for seq, ((commit, boot_id), values) in enumerate(whole):
-            out[commit].append(boot_from(seq, values, facts_of[boot_id]))
+            out[commit].append(boot_from(seq, values, facts_of[boot_id], boot_id))
         return dict(out)
 
     def sample_count(self, campaign_id: int) -> int:

@@ -389,7 +389,7 @@ class MemoryStore:
                         if len(values) >= need or self._facts.get(key[1], {}).get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = {}
         for seq, ((commit, boot), values) in enumerate(whole):
-            out.setdefault(commit, []).append(boot_from(seq, values, self._facts.get(boot, {})))
+            out.setdefault(commit, []).append(boot_from(seq, values, self._facts.get(boot, {}), boot))
         return out
 
     def add_decision(self, campaign_id: int, d: Decided) -> None:

@@ -3,7 +3,8 @@ Markdown that pastes into a mail, or JSON.
 
 Every figure is on boots, the unit the decisions were taken on: a commit's value is the
 geometric mean of its boots' means, its interval and the parent-against-culprit table use one
-value per boot. The answer's confidence, the confirmation against the parent and the revert
+value per boot; the boots the judge's rule left out (stats.stray_boots) are in none of them, and
+the report says which and why. The answer's confidence, the confirmation against the parent and the revert
 come from the stored result. A commit's figures come from the lab host that measured it last
 (a campaign that moved off a failed host measured its references again on the new one), and
 the report says which host measured what."""
@@ -31,11 +32,12 @@ from orchestrator.explain import gather as explain
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
 from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
+from orchestrator.measure.leftout import Excluded, evidence, left_out, sentence
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
-from orchestrator.store import Store
+from orchestrator.store import BootRow, Store
 from orchestrator.workloads.definition import MetricDef
 
 
@@ -91,6 +93,7 @@ class BisectReport:
     taken_over: str = ""  # orchestrator/queue/takeovers.py summary: "taken over once; 1 boot lost"
     changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
     reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
+    excluded: Excluded = Excluded()  # the boots left out of the evidence, and why (measure/leftout.py)
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
@@ -138,7 +141,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         revert=(done.revert or {}).get("text", ""),
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts,
-        taken_over=takeovers.summary(takeovers.of(store, campaign_id)),
+        taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
@@ -161,11 +164,12 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
 
 
 def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
-    """Each commit's boots on the host that measured it last, that host by commit, and one line
+    """Each commit's boots on the host that measured it last, without the boots the judge's rule
+    leaves out (leftout.evidence; `excluded` lists them), that host by commit, and one line
     saying which hosts measured how many boots ("" when no boot came up)."""
     rows = store.boots(campaign_id)
     host_of = {b.commit: b.host for b in rows if b.status == "ok"}
-    per_host = {h: store.boot_samples(campaign_id, metric, h or None) for h in set(host_of.values())}
+    per_host = {h: evidence(store.boot_samples(campaign_id, metric, h or None)) for h in set(host_of.values())}
     boots = {c: per_host[h][c] for c, h in host_of.items() if c in per_host[h]}
     used = Counter(b.host or "this machine" for b in rows if b.status == "ok")
     lost = Counter(b.host or "this machine" for b in rows if b.status == "lost")
@@ -177,6 +181,29 @@ def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str
              for h, n in used.items()]
     parts += [f"{h} (0 boots, {n} lost when the host failed)" for h, n in lost.items() if h not in used]
     return boots, {c: h for c, h in host_of.items() if h}, ", ".join(parts)
+
+
+def excluded(store: Store, campaign_id: int, metric: str) -> Excluded:
+    """The boots the campaign's evidence does not hold: each lab host's whole boots the judge's
+    rule leaves out, and the boots cut short (runs stored, yet fewer than a whole boot's), but
+    not one that may still be measuring: while the campaign runs, a boot not marked whole
+    that no takeover lost and that started after the last takeover."""
+    rows = store.boots(campaign_id)
+    hosts = {b.host for b in rows if b.status == "ok"}
+    counted = {b.id for bs in store.boot_samples(campaign_id, metric).values() for b in bs}
+    took = takeovers.of(store, campaign_id)
+    lost = {b.boot_id for t in took for b in t.lost}
+    since = max((t.at for t in took), default=None)
+    running = store.campaign(campaign_id).state == "running"
+    with_runs = {r.boot_id for r in store.runs(campaign_id)}
+
+    def measuring(b: BootRow) -> bool:
+        return (running and b.status in (takeovers.IN_FLIGHT, "ok") and not (b.facts or {}).get("whole")
+                and b.id not in lost and (since is None or b.created >= since))
+
+    cut = tuple(b.id for b in rows if b.id in with_runs and b.id not in counted and b.status != "lost"
+                and not measuring(b))
+    return Excluded(left_out(store.boot_samples(campaign_id, metric, h or None) for h in sorted(hosts)), cut)
 
 
 def parent_culprit(r: BisectReport) -> Comparison:
@@ -221,6 +248,8 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
     if r.taken_over:
         out += [f"Workers: {r.taken_over} (`vmbisect status ID` says from which worker, when and why)", ""]
+    if r.excluded:
+        out += [f"Evidence: {sentence(r.excluded)}", ""]
     if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
         out += ["No single commit can be named; the first bad commit is in:", ""]
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]

@@ -11,6 +11,7 @@ from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.text import metric_block
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.watched import watched_html
+from orchestrator.measure.leftout import sentence
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
@@ -63,7 +64,7 @@ def render_html(r: BisectReport) -> str:
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
         ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
-        ("Measured on", r.hosts), ("Workers", r.taken_over)) if text)
+        ("Measured on", r.hosts), ("Workers", r.taken_over), ("Evidence", sentence(r.excluded))) if text)
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
     again = ""
     if r.reproduce is not None:  # the Markdown section's text, its heading as the page's own

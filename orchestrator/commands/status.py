@@ -119,17 +119,20 @@ def where(row: Any) -> str:
 
 def one(store: Store, campaign: int) -> dict[str, Any]:
     """A campaign's row, its decisions (commit, verdict, boots and runs of its metric, median,
-    reason), its boots by host and status, and its takeovers."""
+    reason), its boots by host and status, its takeovers, and the boots its evidence left out
+    (report.excluded)."""
     import statistics
     from collections import Counter
 
+    from orchestrator.bisect.report import boots_by_host, excluded
     from orchestrator.kinds.table import metric_of, status_line
+    from orchestrator.measure.leftout import Excluded, sentence
     from orchestrator.queue import takeovers
     from orchestrator.render.scale import whole_or_4g
 
     row = store.campaign(campaign)
     metric = metric_of(row)
-    boots = store.boot_samples(campaign, metric) if metric else {}
+    boots = boots_by_host(store, campaign, metric)[0] if metric else {}  # the report's: the evidence
     total_boots, total_runs = counts(store, row)
     decisions = []
     for i, d in enumerate(store.decisions(campaign), 1):
@@ -140,11 +143,13 @@ def one(store: Store, campaign: int) -> dict[str, Any]:
                           "median": whole_or_4g(statistics.median(runs)) if runs else None, "reason": d.reason})
     by = Counter((b.host, b.status) for b in store.boots(campaign))
     took = takeovers.of(store, campaign)
+    left = excluded(store, campaign, metric) if metric else Excluded()
     return {"id": row.id, "name": row.name, "kind": row.kind, "state": row.state, "metric": metric,
             "boots": total_boots, "runs": total_runs, "result": status_line(row), "updated": when(row.updated),
             "decisions": decisions,
             "boots_by_host": [{"host": h, "status": st, "boots": n} for (h, st), n in sorted(by.items())],
-            "takeovers": [t.to_dict() for t in took], "taken_over": takeovers.summary(took)}
+            "takeovers": [t.to_dict() for t in took], "taken_over": takeovers.summary(took),
+            "excluded": left.to_dict(), "evidence": sentence(left)}
 
 
 def one_text(c: dict[str, Any]) -> list[str]:
@@ -153,7 +158,7 @@ def one_text(c: dict[str, Any]) -> list[str]:
     from orchestrator.queue import takeovers
 
     out = [f"campaign {c['id']}: {c['name']} ({c['kind']})"]
-    for key in ("state", "metric", "boots", "runs", "result", "updated", "taken_over"):
+    for key in ("state", "metric", "boots", "runs", "evidence", "result", "updated", "taken_over"):
         if c[key] not in (None, ""):
             out.append(f"{key.replace('_', ' ')}: {c[key]}")
     out += ["", "decisions"]

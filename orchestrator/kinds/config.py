@@ -1,5 +1,5 @@
 """The `config` kind (docs/config-bisect.md): `vmbisect bisect FILE` with `kind: config`
-bisects the options between two .config sides at one commit (orchestrator/configbisect/)."""
+bisects the options between two .config sides at one commit (orchestrator/setbisect/config*.py)."""
 
 from __future__ import annotations
 

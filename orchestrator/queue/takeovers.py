@@ -26,7 +26,7 @@ from orchestrator.store import BootRow, RunRow, TakeoverRow, WorkerRow, process_
 if TYPE_CHECKING:
     from orchestrator.store import Store
 
-IN_FLIGHT = "booting"  # a boot whose end was never stored (Store.start_boot)
+IN_FLIGHT = "booting"  # a boot whose guest never came up nor failed (Store.start_boot)
 
 
 class TakeoverCause(StrEnum):
@@ -87,8 +87,10 @@ def record(s: Session, campaign_id: int, previous: str, by: str, at: dt.datetime
         process_start(worker.pid) != worker.pid_started
     if worker is not None and beat_alive(worker, at) and not gone:
         return None
-    in_flight = list(s.scalars(select(BootRow).where(BootRow.campaign_id == campaign_id, BootRow.status == IN_FLIGHT)
-                               .order_by(BootRow.id)))
+    in_flight = [b for b in s.scalars(select(BootRow).where(BootRow.campaign_id == campaign_id,
+                                                             BootRow.status.in_([IN_FLIGHT, "ok"]))
+                                      .order_by(BootRow.id))
+                 if b.status == IN_FLIGHT or cut_short(b, worker)]
     runs: dict[int, int] = dict(s.execute(select(RunRow.boot_id, func.count()).where(
         RunRow.boot_id.in_([b.id for b in in_flight])).group_by(RunRow.boot_id)).all())
     why = TakeoverCause.HEARTBEAT_LOST if worker is None or not beat_alive(worker, at) else TakeoverCause.PROCESS_GONE
@@ -102,6 +104,12 @@ def record(s: Session, campaign_id: int, previous: str, by: str, at: dt.datetime
     if worker is not None:
         s.delete(worker)
     return took
+
+
+def cut_short(boot: BootRow, worker: WorkerRow | None) -> bool:
+    """A boot the lost runner had up and measuring: its guest came up (`ok`) after the runner
+    started, and its end (`whole`, measure/judge.py) was never stored."""
+    return worker is not None and boot.created >= worker.started and not (boot.facts or {}).get("whole")
 
 
 def of(store: Store, campaign_id: int) -> list[Takeover]:

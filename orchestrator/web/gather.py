@@ -176,6 +176,7 @@ class Detail:
     hosts: list[HostBoots]
     at: dt.datetime
     plot: str = ""  # inline SVG of every commit's runs so far (render/svg.py: its text escaped)
+    left_out: str = ""  # the boots left out of the evidence, and why (report.excluded, leftout.sentence)
 
 
 class Reader:
@@ -211,8 +212,9 @@ class Reader:
     def detail(self, campaign_id: int) -> Detail:
         """The campaign's page: its rows are `vmbisect report`'s (report.steps_of over the boots
         of report.boots_by_host), its plot the report's, drawn from the boots so far."""
-        from orchestrator.bisect.report import boots_by_host, steps_of
+        from orchestrator.bisect.report import boots_by_host, excluded, steps_of
         from orchestrator.bisect.report_html import samples_plot
+        from orchestrator.measure.leftout import sentence
 
         row = self.store.campaign(campaign_id)
         metric = self.kinds.metric_of(row)
@@ -223,7 +225,8 @@ class Reader:
         samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
         plot = samples_plot(steps, samples, metric) if metric and samples else ""
         return Detail(self.view(row), decision_views(steps),
-                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now(), plot)
+                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now(), plot,
+                      sentence(excluded(self.store, campaign_id, metric)) if metric else "")
 
     def report(self, campaign_id: int) -> str | None:
         """The campaign's HTML report: the file written when it ended, else, for a campaign that
