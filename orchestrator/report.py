@@ -26,6 +26,7 @@ from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Kind, Role
 from orchestrator.explain import gather as explain
+from orchestrator.explain import profile_render, profile_stored
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
 from orchestrator.queue import takeovers
@@ -87,6 +88,7 @@ class BisectReport:
     watched: WatchedSection | None = None  # the campaign's metric.watch, culprit against parent (watched.py)
     taken_over: str = ""  # orchestrator/queue/takeovers.py summary: "taken over once; 1 boot lost"
     changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
+    profile: profile_stored.Profiled | None = None  # the kernel profile of the profile boots (docs/explain.md)
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -135,7 +137,8 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts,
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)),
-        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
+        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
+        profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None)
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
@@ -221,6 +224,7 @@ def render_markdown(r: BisectReport) -> str:
                 "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     out += explain_render.markdown(r.changed)
+    out += profile_render.markdown(r.profile)
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += watched_markdown(r.watched)
@@ -235,6 +239,7 @@ def render_markdown(r: BisectReport) -> str:
 
 
 def render_json(r: BisectReport) -> str:
-    return json.dumps(asdict(r), indent=2, default=str)
+    return json.dumps({**asdict(dataclasses.replace(r, profile=None)), "profile": profile_render.as_json(r.profile)},
+                      indent=2, default=str)
 
 

@@ -7,6 +7,7 @@ import html
 import math
 
 from orchestrator.compare.text import metric_block
+from orchestrator.explain import profile_render
 from orchestrator.explain import render as explain_render
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
@@ -66,5 +67,5 @@ def render_html(r: BisectReport) -> str:
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
-                      f"{explain_render.html(r.changed)}\n"
+                      f"{explain_render.html(r.changed)}\n{profile_render.html(r.profile)}\n"
                       f"<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")

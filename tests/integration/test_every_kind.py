@@ -24,6 +24,7 @@ from orchestrator.commands.compare import spec_from_args
 from orchestrator.commands.serve import catalogue
 from orchestrator.configbisect.spec import parse_config_campaign
 from orchestrator.errors import UserError
+from orchestrator.explain import profile_boots
 from orchestrator.kinds import table
 from orchestrator.kinds.kind import Kind
 from orchestrator.results import StopKind, Stopped
@@ -33,7 +34,16 @@ from orchestrator.setbisect.settings import SettingsMaker
 from orchestrator.specs import BisectSpec, SettingsSpec, VerifySpec
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
-from tests.fakes import FakeBuilder, FakeConfigKernels, FakeKconfig, FakeKernels, FakeMeasurer, by_options
+from tests.fakes import (
+    FakeBuilder,
+    FakeConfigKernels,
+    FakeKconfig,
+    FakeKernels,
+    FakeMeasurer,
+    by_options,
+    fake_perf_pool,
+    fake_profile_pair,
+)
 from tests.integration.gitrepo import Repo
 from tests.integration.test_config_kind import KCONFIG, WHERE
 from tests.integration.test_mail import Inbox, free_port, serve, write_config
@@ -55,6 +65,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNam
     lab.write_text(yaml.safe_dump({"hosts": [{"name": "local", "slots": [{"cpus": "0"}]}],
                                    "notify": {"mail": [TEAM]}}))
     monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: SimpleNamespace(close=lambda: None, lab=lab))
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     url = f"sqlite:///{tmp_path / 'v.db'}"
     yield SimpleNamespace(dir=tmp_path, lab=lab, inbox=inbox, url=url, store=Store(url), monkeypatch=monkeypatch)
     server.stop()
@@ -185,6 +197,9 @@ def test_a_kind_resumes_to_its_end_and_has_its_status_reports_dashboard_and_mail
         assert main(["report", str(cid), "--format", fmt, *db]) == 0
         reports[fmt] = capsys.readouterr().out
     assert reports["md"].startswith("# ") and "<!DOCTYPE html>" in reports["html"] and json.loads(reports["json"])
+    if kind == "bisect":  # its culprit's profile boots (a real capture standing in): in every report and the mail
+        assert "perf-profile.children.cpu-clock." in reports["md"] and reports["html"].count("<svg") >= 2
+        assert json.loads(reports["json"])["profile"]["event"] == "cpu-clock"
 
     kinds = catalogue()
     web = TestClient(create_app(world.url, kinds), base_url="http://127.0.0.1:8765")
@@ -199,6 +214,8 @@ def test_a_kind_resumes_to_its_end_and_has_its_status_reports_dashboard_and_mail
     assert to == [TEAM] and msg["X-Vmbisect-Campaign"] == f"{cid} ({kind}-campaign, {kind})"
     assert str(msg["Subject"]).strip() != f"[vmbisect] {kind}-campaign: done", "the subject gives the answer"
     assert reports["md"].splitlines()[0] in msg.get_content()
+    if kind == "bisect":
+        assert "perf-profile.self.cpu-clock." in msg.get_content()
 
 
 def test_a_settings_campaign_mails_its_result_to_the_list_its_own_file_names(world, capsys):
