@@ -8,7 +8,12 @@ dropped, so one function is one frame however many addresses it was sampled at.
 The input is what `perf script -F comm,pid,tid,cpu,time,event,ip,sym,dso` prints for a
 `perf record -g` file: a header line per sample (`comm pid/tid [cpu] time: period event:`, the
 command's name may hold spaces), its frames one per line (`address symbol (dso)`, innermost
-first), a blank line after each sample. Folded text (`frame;frame;frame count` a line) is the
+first), a blank line after each sample.
+
+Unlike stackcollapse-perf.pl, a run of one user-space frame repeated (`[unknown]` or
+`__gxx_personality_v0` a hundred times over: programs built without frame pointers, walked by
+guesswork) is folded into one frame: it says nothing but "somewhere in that program", and it
+would make the flame graphs tower. Kernel frames are kept as they are. Folded text (`frame;frame;frame count` a line) is the
 form profiles are kept and exchanged in (`folded_text`, `parse_folded`)."""
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ def fold_script(text: str) -> tuple[Counter[tuple[str, ...]], str]:
 
     def close() -> None:
         if comm is not None:
-            stacks[(_clean(comm), *reversed(frames))] += 1
+            stacks[(_clean(comm), *_unnamed_once(reversed(frames)))] += 1
 
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -76,6 +81,14 @@ def fold_script(text: str) -> tuple[Counter[tuple[str, ...]], str]:
         frames.append(_clean(frame_name(frame["sym"], frame["dso"])))
     close()
     return stacks, ",".join(sorted(events))
+
+
+def _unnamed_once(frames: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for f in frames:
+        if not (out and f == out[-1] and not f.endswith(KERNEL)):
+            out.append(f)
+    return out
 
 
 def folded_text(stacks: Mapping[tuple[str, ...], int]) -> str:

@@ -129,3 +129,13 @@ def top(d: ProfileDiff, n: int = TOP, kind: str | None = None) -> tuple[Moved, .
     out = [r for r in d.rows if (kind is None or r.kind == kind) and abs(r.change) > 0.0
            and not (r.kind == CHILDREN and (r.symbol, round(r.parent_pct, 6), round(r.culprit_pct, 6)) in selfs)]
     return tuple(out[:n])
+
+
+def only_on(d: ProfileDiff, side: str, n: int = TOP) -> tuple[Moved, ...]:
+    """The `n` largest call-chain shares of symbols sampled on `side` ("parent" or "culprit")
+    alone: what the culprit added, or what it took away (a new function's share can be small
+    beside the shares it moved elsewhere, e.g. to where interrupts are enabled again)."""
+    rows = [r for r in d.rows if r.kind == CHILDREN
+            and (r.parent_pct == 0.0 < r.culprit_pct if side == "culprit" else r.culprit_pct == 0.0 < r.parent_pct)]
+    rows.sort(key=lambda r: (-max(r.parent_pct, r.culprit_pct), r.symbol))
+    return tuple(rows[:n])

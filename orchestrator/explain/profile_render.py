@@ -10,7 +10,7 @@ import html as _html
 import textwrap
 from typing import Any
 
-from orchestrator.explain.profile import CHILDREN, SELF, Moved, ProfileDiff, display, key, top
+from orchestrator.explain.profile import CHILDREN, SELF, Moved, ProfileDiff, display, key, only_on, top
 from orchestrator.explain.profile_stored import Profiled
 from orchestrator.render.flame import flame_svg
 from orchestrator.render.page import table
@@ -66,7 +66,16 @@ def markdown(p: Profiled | None, n: int = TOP) -> list[str]:
             *textwrap.wrap(f"The self shares and the call-chain (children) shares that moved most, {n} each, in "
                            "points (! the profile boots of the two sides lie apart; the HTML report draws the "
                            "differential flame graphs):", WIDTH),
-            "", "```", *lkp_lines(d, top(d, n, SELF)), "", *lkp_lines(d, top(d, n, CHILDREN))[3:], "```", ""]
+            "", "```", *lkp_lines(d, top(d, n, SELF)), "", *lkp_lines(d, top(d, n, CHILDREN))[3:], "```", "",
+            *_only(d, "culprit", "Sampled with the culprit only", n), *_only(d, "parent", "Sampled with the parent only", n)]
+
+
+def _only(d: ProfileDiff, side: str, label: str, n: int) -> list[str]:
+    rows = only_on(d, side, n)
+    if not rows:
+        return []
+    shares = ", ".join(f"{display(r.symbol)} {max(r.parent_pct, r.culprit_pct):.2f}%" for r in rows)
+    return [*textwrap.wrap(f"{label} (call-chain share): {shares}.", WIDTH), ""]
 
 
 def html(p: Profiled | None) -> str:
@@ -81,17 +90,17 @@ def html(p: Profiled | None) -> str:
              "yes" if r.apart else ""] for r in top(d, HTML_ROWS)]
     classes = [["", "mono", "num", "num", "num", ""] for _ in rows]
     before, after = d.parent.pooled(), d.culprit.pooled()
-    grew = flame_svg(after, before, f"culprit {d.culprit.label[:12]}: red grew against the parent", "the culprit's samples",
-                     "the parent's")
-    shrank = flame_svg(before, after, f"parent {d.parent.label[:12]}: blue shrank or vanished in the culprit",
-                       "the parent's samples", "the culprit's")
+    grew = flame_svg(before, after, True, f"culprit {d.culprit.label[:12]}: red grew, blue shrank against the "
+                     f"parent {d.parent.label[:12]}", "with the parent", "with the culprit")
+    shrank = flame_svg(before, after, False, f"parent {d.parent.label[:12]}: blue shrank or vanished with the culprit "
+                       f"{d.culprit.label[:12]}", "with the parent", "with the culprit")
     return ("<h2>Where the time went: the kernel profile, parent against culprit</h2>"
             f"<p>{e(_what(d).replace('`', ''))}</p>"
             + table(["share", "symbol", "parent %", "change (points)", "culprit %", "boots apart"], rows, classes)
             + "<p>The culprit's profile: a frame's width is its share of the culprit's samples, red where that "
               "share grew against the parent, blue where it shrank (hover a frame for both shares).</p>"
             + f'<div class="flame">{grew}</div>'
-            + "<p>The parent's profile, coloured the other way round: what shrank or vanished with the culprit, "
+            + "<p>The parent's profile, coloured the same way: what shrank or vanished with the culprit (blue), "
               "which the first graph cannot show (a frame the culprit never ran has no width there).</p>"
             + f'<div class="flame">{shrank}</div>')
 

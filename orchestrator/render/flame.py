@@ -1,11 +1,12 @@
 """Differential flame graphs as self-contained SVG (pure), as Brendan Gregg's difffolded.pl and
 flamegraph.pl draw them: two sets of folded stacks, each normalised to fractions of its own
 samples, merged into one tree of call chains. A frame's width is its share of the samples of
-the profile the graph is drawn for; its colour is the change of that share from the other
-profile: red where it grew, blue where it shrank, white where it stayed, the deepest colour at
-the largest change in the graph. Drawn for the culprit it shows what grew; drawn for the parent
-(flamegraph.pl's --negate) it shows what shrank or vanished, which the first cannot show: a
-frame the culprit never ran has no width there. Every name is escaped."""
+the profile the graph is drawn for; its colour is the change of that share from before to
+after in both graphs: red where it grew, blue where it shrank, white where it stayed, the
+deepest colour at the largest change in the graph. Drawn for after it shows what grew; drawn for
+before (difffolded.pl with the files swapped and flamegraph.pl's --negate) it shows what shrank
+or vanished, which the first cannot show: a frame that after never ran has no width there.
+Every name is escaped."""
 
 from __future__ import annotations
 
@@ -63,16 +64,18 @@ def _depth(node: Node) -> int:
     return 1 + max((_depth(c) for c in node.children.values() if c.mine >= MIN_FRACTION), default=0)
 
 
-def flame_svg(mine: Mapping[tuple[str, ...], int], other: Mapping[tuple[str, ...], int], title: str,
-              mine_label: str, other_label: str) -> str:
-    """The flame graph of `mine`, coloured by each frame's share against `other` (see the module's
-    text); a frame's tooltip says both shares."""
+def flame_svg(before: Mapping[tuple[str, ...], int], after: Mapping[tuple[str, ...], int], draw_after: bool,
+              title: str, before_label: str, after_label: str) -> str:
+    """The flame graph of `after` (or of `before`), coloured by each frame's change from before
+    to after (see the module's text); a frame's tooltip says both shares."""
+    mine, other = (after, before) if draw_after else (before, after)
+    sign = 1.0 if draw_after else -1.0
     root = tree(mine, other)
     scale = _largest_change(root)
     depth = _depth(root)
     height = PAD_TOP + depth * FRAME_H + PAD_BOTTOM
     e = escape
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" '
              f'viewBox="0 0 {WIDTH} {height}" font-family="monospace" font-size="{FONT}" role="img">',
              f'<title>{e(title)}</title>',
              f'<text x="{WIDTH / 2:.0f}" y="18" text-anchor="middle" font-size="14">{e(title)}</text>']
@@ -80,9 +83,9 @@ def flame_svg(mine: Mapping[tuple[str, ...], int], other: Mapping[tuple[str, ...
     def draw(node: Node, x: float, level: int) -> None:
         w = node.mine * WIDTH
         y = height - PAD_BOTTOM - (level + 1) * FRAME_H
-        delta = node.mine - node.other
-        tip = (f"{node.name}: {100 * node.mine:.2f}% of {mine_label}, {100 * node.other:.2f}% of {other_label} "
-               f"({100 * delta:+.2f} points)")
+        delta = sign * (node.mine - node.other)
+        was, now = (node.other, node.mine) if draw_after else (node.mine, node.other)
+        tip = f"{node.name}: {100 * was:.2f}% {before_label}, {100 * now:.2f}% {after_label} ({100 * delta:+.2f} points)"
         parts.append(f'<g><title>{e(tip)}</title><rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{FRAME_H - 1}" '
                      f'fill="{colour(delta, scale)}" stroke="#ffffff" stroke-width="0.5"/>')
         fits = int((w - 4) // CHAR_W)
