@@ -160,17 +160,24 @@ def perf_pool(pool: GuestPool, store: Store, campaign_id: int) -> Iterator[Guest
 def profile_culprit(campaign: Campaign, store: Store, campaign_id: int, pool: GuestPool, outcome: Outcome,
                     say: Callable[[str], None]) -> int | None:
     """After a found culprit, when the campaign's `explain.profile` asks for it: the profile
-    boots of parent and culprit on the host that measured the culprit, kept as a profile row
-    (its id; None when nothing was asked). A failure is the row's note, never the campaign's."""
-    from orchestrator.bisect.adapters import choose_workload
+    boots of its parent and it (`profile_commits`); None when nothing was asked."""
     from orchestrator.results import BisectOutcome
-    from orchestrator.wiring import bisection, last_host
 
     result = outcome.result
     if outcome.outcome is not BisectOutcome.FOUND or result is None or not result.parent \
             or not campaign.explain.profile:
         return None
-    parent, culprit = result.parent, outcome.culprit
+    return profile_commits(campaign, store, campaign_id, pool, result.parent, outcome.culprit, say)
+
+
+def profile_commits(campaign: Campaign, store: Store, campaign_id: int, pool: GuestPool, parent: str, culprit: str,
+                    say: Callable[[str], None]) -> int:
+    """The profile boots of `parent` and `culprit` (built with the campaign's recipe; the build
+    cache holds both once they were measured) on the host that measured last, kept as a
+    profile row: its id. A failure is the row's note, never the campaign's."""
+    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.wiring import bisection, last_host
+
     boots = campaign.explain.profile_boots
     try:
         with perf_pool(pool, store, campaign_id) as profiling:
