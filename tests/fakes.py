@@ -514,7 +514,7 @@ def fake_perf_pool(pool: Any, _store: Any, _campaign_id: int) -> Iterator[Any]:
 
 
 def fake_profile_pair(_measurer: Any, kernels: Mapping[str, Any], boots: int = 2, on_boot: Any = None,
-                      setup: Any = None) -> tuple[dict[str, list[str]], str]:
+                      setup: Any = None, appends: Any = None) -> tuple[dict[str, list[str]], str]:
     """profile_boots.profile_pair without guests: a real capture (tests/data/profile: fio under
     the distribution kernel with the disk scheduler none, then bfq) as parent and culprit, once
     per boot asked for. Asserts both sides' kernels were given."""

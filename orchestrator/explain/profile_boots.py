@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from orchestrator.backends.factory import GuestLauncher
     from orchestrator.bisect.engine import Outcome
     from orchestrator.campaign import Campaign
+    from orchestrator.compare.plan import ComparePlan
     from orchestrator.hosts.lab import Host
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.ports import KernelArtifact
@@ -115,14 +116,16 @@ def profile_session(session: Any) -> tuple[Counter[tuple[str, ...]], str]:
 
 def profile_pair(measurer: Any, kernels: Mapping[str, KernelArtifact], boots: int = BOOTS,
                  on_boot: Callable[[str, int], None] = lambda _side, _n: None,
-                 setup: Mapping[str, Callable[[Any], None]] | None = None) -> tuple[dict[str, list[str]], str]:
+                 setup: Mapping[str, Callable[[Any], None]] | None = None,
+                 appends: Mapping[str, str] | None = None) -> tuple[dict[str, list[str]], str]:
     """Each side's boots' folded stacks (text) and the event, `boots` guests a side in `order`;
-    `setup`: what is done in a side's guest before its run (a setting of a comparison's variant)."""
+    `setup`: what is done in a side's guest before its run (a setting of a comparison's variant);
+    `appends`: a side's kernel command line (default: the measurer's)."""
     out: dict[str, list[str]] = {PARENT: [], CULPRIT: []}
     event = ""
     for n, side in enumerate(order(boots)):
         on_boot(side, n)
-        with measurer.boot(kernels[side]) as session:
+        with measurer.boot(kernels[side], (appends or {}).get(side)) as session:
             if setup and side in setup:
                 setup[side](session.guest)
             stacks, event = profile_session(session)
@@ -190,3 +193,34 @@ def profile_commits(campaign: Campaign, store: Store, campaign_id: int, pool: Gu
         say(f"no kernel profile: {exc}")
         return store.add_profile(campaign_id, parent, culprit, "", {}, note=str(exc))
     return store.add_profile(campaign_id, parent, culprit, event, stacks)
+
+
+def profile_variants(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool, host: str | None,
+                     say: Callable[[str], None]) -> int:
+    """`vmbisect compare --profile`: after the runs, the first two variants (the first as the
+    parent, the second as the culprit) on `BOOTS` profile boots each, each with its kernel, its
+    command line and its settings; the others are not profiled. Kept as a profile row named by
+    the two variants: its id. A failure is the row's note, never the comparison's."""
+    from orchestrator.compare.runner import GuestSettings
+    from orchestrator.wiring import comparison
+
+    first, second = plan.variants[0], plan.variants[1]
+    group = {v.name: g for g in plan.groups for v in g}
+
+    def settings_of(variant: Any) -> Callable[[Any], None]:
+        return lambda guest: GuestSettings(guest, group[variant.name]).apply(variant)
+
+    try:
+        with perf_pool(pool, store, campaign_id) as profiling:
+            kernels, measurer = comparison(plan, profiling, host)
+            built = {PARENT: kernels.kernel(first), CULPRIT: kernels.kernel(second)}
+            stacks, event = profile_pair(
+                measurer, built, BOOTS, lambda side, n: say(
+                    f"profile boot {n + 1} of {2 * BOOTS}: {(first if side == PARENT else second).name} under perf "
+                    "record (not counted as evidence)"),
+                setup={PARENT: settings_of(first), CULPRIT: settings_of(second)},
+                appends={PARENT: first.append, CULPRIT: second.append})
+    except VmbisectError as exc:
+        say(f"no kernel profile: {exc}")
+        return store.add_profile(campaign_id, first.name, second.name, "", {}, note=str(exc))
+    return store.add_profile(campaign_id, first.name, second.name, event, stacks)

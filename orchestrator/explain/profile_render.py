@@ -118,3 +118,19 @@ def as_json(p: Profiled | None, n: int = HTML_ROWS) -> dict[str, Any] | None:
             "culprit": {"label": d.culprit.label, "samples": d.culprit.samples, "boots": len(d.culprit.boots)},
             "rows": [{"key": key(d, r), "kind": r.kind, "symbol": display(r.symbol), "parent_pct": r.parent_pct,
                       "culprit_pct": r.culprit_pct, "change": r.change, "apart": r.apart} for r in top(d, n)]}
+
+
+def appended(report: str, fmt: str, p: Profiled | None) -> str:
+    """A whole report (md, html or json) with the profile's section added at its end (before
+    the HTML page's closing tags; as the `profile` key of a JSON object)."""
+    if p is None:
+        return report
+    if fmt == "md":
+        return report.rstrip("\n") + "\n\n" + "\n".join(markdown(p))
+    if fmt == "html":
+        body, tail, rest = report.rpartition("</body>")
+        return f"{body}{html(p)}{tail}{rest}" if tail else report + html(p)
+    import json
+
+    doc = json.loads(report)
+    return json.dumps({**doc, "profile": as_json(p)}, indent=2) if isinstance(doc, dict) else report

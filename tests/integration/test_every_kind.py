@@ -104,7 +104,7 @@ def compare_spec(w: SimpleNamespace) -> Any:
     w.monkeypatch.setattr(wiring, "comparison", lambda plan, pool, host=None: (FakeKernels(), FakeMeasurer()))
     return spec_from_args(_parser().parse_args(
         ["compare", "--workload", "fio", "--disks", "2", "--kernel", str(kernel), "--variant", "none=sched:none",
-         "--variant", "bfq=sched:bfq", "--reps", "2", "--metric", "iops", "--lab", str(w.lab)]))
+         "--variant", "bfq=sched:bfq", "--reps", "2", "--metric", "iops", "--lab", str(w.lab), "--profile"]))
 
 
 def settings_raw(w: SimpleNamespace, **over: Any) -> tuple[Path, dict[str, Any]]:
@@ -198,9 +198,9 @@ def test_a_kind_resumes_to_its_end_and_has_its_status_reports_dashboard_and_mail
         assert main(["report", str(cid), "--format", fmt, *db]) == 0
         reports[fmt] = capsys.readouterr().out
     assert reports["md"].startswith("# ") and "<!DOCTYPE html>" in reports["html"] and json.loads(reports["json"])
-    if kind in ("bisect", "verify"):  # the profile boots after the answer (a real capture standing in)
+    if kind in ("bisect", "verify", "compare"):  # the profile boots after the answer (a real capture standing in)
         assert "perf-profile.children.cpu-clock." in reports["md"] and reports["html"].count("<svg") >= 2
-    if kind == "bisect":
+    if kind in ("bisect", "compare"):
         assert json.loads(reports["json"])["profile"]["event"] == "cpu-clock"
 
     kinds = catalogue()
