@@ -1,7 +1,8 @@
 """Profile boots: after a bisection named its culprit (and never while anything is measured for a
 decision), the parent and the culprit booted again, `BOOTS` guests each in the order parent,
 culprit, culprit, parent, each running the campaign's workload once under
-`perf record -a -g` (every CPU, call chains), then `perf script` in the guest, folded on the
+`perf record -a -g` (every CPU, call chains; 499 samples a second and CPU, fewer when a long run
+on many CPUs would give over 20,000), then `perf script` in the guest, folded on the
 host (orchestrator/explain/perfscript.py). The event is the PMU's `cycles` where the guest has
 one (/sys/bus/event_source/devices/cpu), else the software clock `cpu-clock` (TCG has no PMU).
 
@@ -36,7 +37,10 @@ if TYPE_CHECKING:
     from orchestrator.store import Store
 
 BOOTS = 2  # per side: the two boots of a side show how far a profile moves from boot to boot
-SAMPLE_HZ = 499  # samples per second and CPU: under 5,000 samples a CPU-minute, prime so no tick aliases
+SAMPLE_HZ = 499  # samples per second and CPU at most; prime, so no periodic tick aliases with it
+MIN_HZ = 19
+TARGET_SAMPLES = 20_000  # a run's samples on all CPUs: `perf script` prints about 1 KB a sample, which
+# the agent returns in one answer and the guest holds in memory meanwhile
 DATA = "/tmp/vmbisect-profile-{n}.data"
 SCRIPT_TIMEOUT_S = 600.0
 PARENT, CULPRIT = "parent", "culprit"
@@ -52,8 +56,14 @@ def event_for(pmus: str) -> str:
     return "cycles" if "cpu" in pmus.split() else "cpu-clock"
 
 
-def record_argv(event: str, path: str, argv: Sequence[str]) -> list[str]:
-    return ["perf", "record", "-a", "-g", "-e", event, "-F", str(SAMPLE_HZ), "-o", path, "--", *argv]
+def sample_hz(cpus: int, seconds: float) -> int:
+    """Samples a second and CPU: SAMPLE_HZ, fewer when a long run on many CPUs would give more
+    than TARGET_SAMPLES, never under MIN_HZ."""
+    return max(MIN_HZ, min(SAMPLE_HZ, int(TARGET_SAMPLES / max(1, cpus) / max(1.0, seconds))))
+
+
+def record_argv(event: str, hz: int, path: str, argv: Sequence[str]) -> list[str]:
+    return ["perf", "record", "-a", "-g", "-e", event, "-F", str(hz), "-o", path, "--", *argv]
 
 
 def script_argv(path: str) -> list[str]:
@@ -70,14 +80,14 @@ class PerfGuest:
     """A guest whose every command runs under `perf record` into a file of its own; everything
     else passes through."""
 
-    def __init__(self, guest: Any, event: str) -> None:
-        self._guest, self.event = guest, event
+    def __init__(self, guest: Any, event: str, hz: int = SAMPLE_HZ) -> None:
+        self._guest, self.event, self.hz = guest, event, hz
         self.files: list[str] = []
 
     def exec(self, argv: list[str], **kwargs: Any) -> Any:
         path = DATA.format(n=len(self.files))
         self.files.append(path)
-        return self._guest.exec(record_argv(self.event, path, argv), **kwargs)
+        return self._guest.exec(record_argv(self.event, self.hz, path, argv), **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._guest, name)
@@ -104,7 +114,8 @@ def profile_session(session: Any) -> tuple[Counter[tuple[str, ...]], str]:
     """One repetition of the session's workload under perf: its folded stacks and the event."""
     guest = session.guest
     event = probe(guest)
-    traced = PerfGuest(guest, event)
+    seconds = float(session.params.get("runtime", 0)) + float(session.params.get("ramp_time", 0))
+    traced = PerfGuest(guest, event, sample_hz(int(guest.hello.get("cpus_online") or 1), seconds))
     runner.run(traced, session.workload, session.params, guest.accel, session.run_s)
     stacks: Counter[tuple[str, ...]] = Counter()
     for path in traced.files:

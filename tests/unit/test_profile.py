@@ -186,6 +186,11 @@ def test_the_event_is_the_pmu_cycles_only_where_the_guest_lists_a_cpu_pmu():
     assert profile_boots.event_for("breakpoint\ncpu\nsoftware\n") == "cycles"
 
 
+def test_the_sample_rate_is_499_a_second_unless_a_long_run_on_many_cpus_would_print_too_much():
+    assert profile_boots.sample_hz(2, 10) == 499
+    assert profile_boots.sample_hz(2, 60) == 166 and profile_boots.sample_hz(64, 3600) == profile_boots.MIN_HZ
+
+
 def test_every_command_of_a_profiled_run_runs_under_perf_record_into_a_file_of_its_own():
     seen = []
     guest = profile_boots.PerfGuest(SimpleNamespace(exec=lambda argv, **k: seen.append(argv), accel="tcg"), "cpu-clock")
