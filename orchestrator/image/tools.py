@@ -45,8 +45,7 @@ def default_tools() -> dict[str, Tool]:
 DEFAULT_TOOLS: Mapping[str, Tool] = default_tools()
 
 PERF = "perf"
-PERF_TOOL = Tool(("/usr/bin/perf",), "linux-perf",
-                 hint="perf 6.1 records and reports software events of other kernels too: docs/explain.md")
+PERF_TOOL = Tool(("/usr/bin/perf",), "linux-perf")
 
 
 def profile_tools() -> dict[str, Tool]:
