@@ -736,6 +736,22 @@ class Store:
         with self._session() as s, s.begin():
             s.execute(update(MailRow).where(MailRow.campaign_id == campaign_id).values(updated=_now(), **values))
 
+    def add_profile(self, campaign_id: int, parent: str, culprit: str, event: str, stacks: Mapping[str, Any],
+                    note: str = "") -> int:
+        """A profile of parent against culprit (orchestrator/explain/profile_boots.py), kept apart
+        from the boots and runs every decision counts: its boots were never measured."""
+        with self._session() as s, s.begin():
+            row = ProfileRow(campaign_id=campaign_id, parent=parent, culprit=culprit, event=event,
+                             stacks=dict(stacks), note=note)
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def profiles(self, campaign_id: int) -> list[ProfileRow]:
+        with self._session() as s:
+            return list(s.scalars(select(ProfileRow).where(ProfileRow.campaign_id == campaign_id)
+                                  .order_by(ProfileRow.id)))
+
     def mail(self, campaign_id: int) -> MailRow | None:
         with self._session() as s:
             return s.get(MailRow, campaign_id)
@@ -763,3 +779,20 @@ class MailRow(Base):
     subject: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[str] = mapped_column(Text, default="")
     updated: Mapped[dt.datetime] = mapped_column(default=_now)
+
+
+class ProfileRow(Base):
+    """Kernel profiles of profile boots, parent against culprit (docs/explain.md): `stacks` maps
+    each side ("parent", "culprit") to a list of its boots' folded stacks (text); `note` says why
+    there is none when the profile could not be taken. Never a boot or run: no decision counts it.
+    A store from before this table gets it, empty, when it is opened (create_all)."""
+
+    __tablename__ = "profiles"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), index=True)
+    parent: Mapped[str] = mapped_column(Short(128))
+    culprit: Mapped[str] = mapped_column(Short(128))
+    event: Mapped[str] = mapped_column(Short(64), default="")
+    stacks: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created: Mapped[dt.datetime] = mapped_column(default=_now)

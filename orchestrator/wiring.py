@@ -24,6 +24,8 @@ from orchestrator.ports import Event
 from orchestrator.store import Store
 
 if TYPE_CHECKING:
+    from orchestrator.backends.factory import GuestLauncher
+    from orchestrator.hosts.lab import Host
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.kbuild.builder import CpuLease
     from orchestrator.measure.guests import PoolMeasurer
@@ -39,23 +41,27 @@ def say(message: str) -> None:
     print(f"vmbisect: {message}", file=sys.stderr, flush=True)
 
 
-def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None) -> "GuestPool":
+def open_pool(lab: Lab, store: Store | None = None, campaign_id: int | None = None,
+              launcher_for: "Callable[[Host], GuestLauncher] | None" = None) -> "GuestPool":
     """Slots on the lab's hosts; libvirt and paramiko are imported here, when guests boot. The
     slots of a lab file are leased against other controllers of this machine too (their host
     CPUs, orchestrator/hosts/cpulocks.py) and, with the `store` of campaign `campaign_id`,
     against every controller and worker sharing that store, in turn among campaigns
     (orchestrator/queue/leases.py); the implicit local host of a run without a lab file takes
-    the flock leases. Kernel builds lease their CPUs through the same backend (`pool.builds`)."""
+    the flock leases. Kernel builds lease their CPUs through the same backend (`pool.builds`).
+    `launcher_for`: each host's launcher (default host_launcher; profile boots give guests whose
+    images carry perf)."""
     from orchestrator.hosts.cpulocks import CpuLocks
     from orchestrator.hosts.launchers import host_launcher
     from orchestrator.hosts.pool import GuestPool
 
+    launcher = launcher_for or host_launcher
     flock = CpuLocks(paths.data_dir() / "cpus")
     if store is None or lab.source is None:
-        return GuestPool(lab, host_launcher, flock)
+        return GuestPool(lab, launcher, flock)
     from orchestrator.queue.leases import DbLeases
 
-    return GuestPool(lab, host_launcher, DbLeases(store, campaign_id, flock))
+    return GuestPool(lab, launcher, DbLeases(store, campaign_id, flock))
 
 
 def machine_build_lease() -> "CpuLease":

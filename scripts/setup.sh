@@ -14,7 +14,7 @@ say() { printf 'setup: %s\n' "$*"; }
 packages=(
   qemu-system-x86 qemu-utils
   libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev pkg-config
-  busybox-static fio dbench netperf e2fsprogs xfsprogs cpio zstd kmod
+  busybox-static fio dbench netperf e2fsprogs xfsprogs cpio zstd kmod linux-perf
   ccache git build-essential bc bison flex libelf-dev libssl-dev dwarves rsync
   linux-image-amd64 linux-source-6.1
   python3 python3-venv python3-dev golang-go

@@ -393,6 +393,7 @@ skip_policy: {build_failure: skip, boot_failure: skip}
 timeouts: {build_s: 60, boot_s: 60, run_s: 60}
 alpha: 0.05
 notify: {mail: [a@example.org]}
+explain: {profile: true, profile_boots: 2}
 """
 FULL_SETTINGS = """
 kind: settings

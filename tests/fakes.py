@@ -523,3 +523,22 @@ class Meeting:
             self._barrier.wait()
             self.met = True
         return self.value_of(commit)
+
+
+PROFILE_DATA = Path(__file__).parent / "data" / "profile"
+
+
+@contextmanager
+def fake_perf_pool(pool: Any, _store: Any, _campaign_id: int) -> Iterator[Any]:
+    """profile_boots.perf_pool without images: the pool it is given."""
+    yield pool
+
+
+def fake_profile_pair(_measurer: Any, kernels: Mapping[str, Any], boots: int = 2, on_boot: Any = None,
+                      setup: Any = None, appends: Any = None) -> tuple[dict[str, list[str]], str]:
+    """profile_boots.profile_pair without guests: a real capture (tests/data/profile: fio under
+    the distribution kernel with the disk scheduler none, then bfq) as parent and culprit, once
+    per boot asked for. Asserts both sides' kernels were given."""
+    assert set(kernels) == {"parent", "culprit"}
+    none, bfq = ((PROFILE_DATA / f"sched-{s}.folded").read_text() for s in ("none", "bfq"))
+    return {"parent": [none] * boots, "culprit": [bfq] * boots}, "cpu-clock"

@@ -87,6 +87,20 @@ class Timeouts:
 
 
 @dataclass(frozen=True)
+class Explain:
+    """What is done after a culprit is found to say why it regressed (docs/explain.md):
+    `profile`, the kernel profile of parent and culprit on `profile_boots` guests each, never
+    counted as evidence. Off unless asked: profiling needs a kernel with kallsyms, which the
+    default recipe (guest-base) does not set yet (docs/explain.md)."""
+
+    profile: bool = False
+    profile_boots: int = 2
+
+
+MAX_PROFILE_BOOTS = 8
+
+
+@dataclass(frozen=True)
 class Campaign:
     name: str
     repository: Path
@@ -109,6 +123,7 @@ class Campaign:
     lab: Path | None = None  # lab file (docs/hosts.md); None: this machine
     host: str | None = None  # the lab host every guest runs on; None: the first free one, then that one
     notify: Notify | None = None  # who is mailed when it ends (docs/mail.md); None: the lab's list
+    explain: Explain = Explain()
     source: Path | None = None
 
 
@@ -151,6 +166,7 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
         lab=_path(top["lab"], "lab", base) if top.get("lab") is not None else None,
         host=yamlcheck.text(top["host"], "host") if top.get("host") is not None else None,
         notify=parse_notify(top["notify"]) if "notify" in top else None,
+        explain=_explain(top["explain"]) if "explain" in top else Explain(),
         source=source,
     )
     if campaign.host is not None and campaign.lab is None:
@@ -374,6 +390,19 @@ def _skip(value: Any) -> SkipPolicy:
         _choice(data.get("build_failure", "skip"), "skip_policy.build_failure", BUILD_FAILURE_POLICIES),
         _choice(data.get("boot_failure", "skip"), "skip_policy.boot_failure", BOOT_FAILURE_POLICIES),
     )
+
+
+def _explain(value: Any) -> Explain:
+    """`explain: {profile: BOOL, profile_boots: N}` (a mapping asks for the profile unless it
+    says `profile: false`); the string `profile` is short for `{profile: true}`, `none` for
+    `{profile: false}`."""
+    if isinstance(value, str):
+        return Explain(profile=_choice(value, "explain", ("profile", "none")) == "profile")
+    data = yamlcheck.mapping(value, "explain")
+    yamlcheck.known(data, "explain", ["profile", "profile_boots"])
+    return Explain(_bool(data.get("profile", True), "explain.profile"),
+                   _int(data.get("profile_boots", Explain.profile_boots), "explain.profile_boots", 1,
+                        MAX_PROFILE_BOOTS))
 
 
 def _timeouts(value: Any) -> Timeouts:

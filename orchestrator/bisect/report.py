@@ -29,6 +29,7 @@ from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.explain import gather as explain
+from orchestrator.explain import profile_render, profile_stored
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
 from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
@@ -94,6 +95,7 @@ class BisectReport:
     changed: Changed | None = None  # every metric of the confirmation's boots, parent against culprit
     reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
     excluded: Excluded = Excluded()  # the boots left out of the evidence, and why (measure/leftout.py)
+    profile: profile_stored.Profiled | None = None  # the kernel profile of the profile boots (docs/explain.md)
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
@@ -142,7 +144,8 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         change=confirmation.get("text", "").removeprefix("culprit against parent ")
         if "change" in confirmation else "not measured", hosts=hosts,
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
-        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None)
+        changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
+        profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None)
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
     named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
@@ -268,6 +271,7 @@ def render_markdown(r: BisectReport) -> str:
                 "", "```", *metric_block(pc, r.metric), "```", ""]
         out += [line for note in pc.notes for line in (f"Note: {note}", "")]
     out += explain_render.markdown(r.changed)
+    out += profile_render.markdown(r.profile)
     for note in r.notes:
         out += [f"Note: {note}", ""]
     out += watched_markdown(r.watched)
@@ -284,6 +288,7 @@ def render_markdown(r: BisectReport) -> str:
 
 
 def render_json(r: BisectReport) -> str:
-    return json.dumps(asdict(r), indent=2, default=str)
+    return json.dumps({**asdict(dataclasses.replace(r, profile=None)), "profile": profile_render.as_json(r.profile)},
+                      indent=2, default=str)
 
 

@@ -9,6 +9,7 @@ import math
 from orchestrator.bisect.report import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
 from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.text import metric_block
+from orchestrator.explain import profile_render
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.watched import watched_html
 from orchestrator.measure.leftout import sentence
@@ -72,5 +73,5 @@ def render_html(r: BisectReport) -> str:
         again = f"<h2>Reproduce</h2><pre class=\"reproduce\">{e(text)}</pre>\n"
     return page(head, f"{culprit}{'<ul>' + candidates + '</ul>' if candidates else ''}{notes}\n"
                       f"<h2>{e(r.metric)} per commit</h2>{samples_plot(r.steps, r.samples, r.metric)}\n"
-                      f"{explain_render.html(r.changed)}\n"
+                      f"{explain_render.html(r.changed)}\n{profile_render.html(r.profile)}\n"
                       f"{again}<h2>Steps</h2>{steps}\n<h2>git bisect log</h2><pre>{e(r.bisect_log)}</pre>")

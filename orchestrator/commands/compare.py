@@ -46,6 +46,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--alpha", type=fraction(0, 0.5), default=0.05, help="false discovery rate for significance (default 0.05)")
     p.add_argument("--title", help="report title")
     p.add_argument("--all-metrics", action="store_true", help="also per-disk and per-vCPU metrics and the kernel counters in the tables")
+    p.add_argument("--profile", action="store_true",
+                   help="then profile the first two variants under perf record on two boots each, never counted "
+                        "as evidence (docs/explain.md)")
     p.add_argument("--report", action="append", default=[], type=output_file, metavar="PATH",
                    help="write a report; .md, .html or .json by the suffix (repeatable)")
     p.add_argument("--timeout", type=seconds(1), default=120.0, help="seconds to wait for the agent (default 120)")
@@ -68,6 +71,7 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
         initrd_modules_from=a.initrd_modules_from, append=a.append,
         repo=a.repo.absolute() if a.repo is not None else None, config=tuple(a.config),
         alpha=a.alpha, title=a.title, all_metrics=a.all_metrics, reports=tuple(a.report), timeout_s=a.timeout,
+        profile=a.profile,
         guest=guest_options(a), lab=a.lab.absolute() if a.lab is not None else None, host=a.host)
 
 

@@ -54,6 +54,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--revert-on", default="", metavar="REV",
                    help="also measure REV with the commit reverted against REV")
     p.add_argument("--boots", type=count(2, 1000), help="boots per side (default: 4, or boots_per_commit if larger)")
+    p.add_argument("--profile", action="store_true",
+                   help="then profile the parent and the commit under perf record on boots of their own, never "
+                        "counted as evidence (docs/explain.md; boots per side: the file's explain.profile_boots, 2)")
     add_vm_options(p)
     # None: not given; only the guest options given override a campaign file's guest (the
     # campaign's own defaults are the options' defaults)
@@ -184,6 +187,8 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     if a.revert_on:
         revision(a.revert_on, "revert-on")
     raw = with_metric_defaults(with_flags(read_campaign_file(path) if path else None, a, commit))
+    explain = raw.get("explain")
+    raw = {**raw, "explain": {**(explain if isinstance(explain, Mapping) else {}), "profile": bool(a.profile)}}
     campaign = parse_campaign(raw, base=path.parent if path else Path.cwd(), source=path)
     check_revisions(campaign.repository, commit, a.revert_on)
     preflight(campaign)

@@ -44,6 +44,7 @@ class CompareSpec:
     guest: GuestOptions = GuestOptions()
     lab: Path | None = None  # the lab file (absolute); None: this machine
     host: str | None = None  # the lab host every run is on; None: the first free one, then that one
+    profile: bool = False  # --profile: the first two variants profiled after the runs (docs/explain.md)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -124,9 +124,12 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
 
 
 def _run(r: Run) -> str:
-    from orchestrator.wiring import run_campaign
+    from orchestrator.explain import profile_boots
+    from orchestrator.wiring import run_campaign, say
 
-    return summary(run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event), r.campaign_id)
+    outcome = run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
+    profile_boots.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome, say)
+    return summary(outcome, r.campaign_id)
 
 
 def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:

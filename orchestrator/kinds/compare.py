@@ -62,9 +62,12 @@ def render(c: Comparison, fmt: str) -> str:
     return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)
 
 
-def write_reports(c: Comparison, paths: list[Path]) -> None:
+def write_reports(c: Comparison, paths: list[Path], profile: Any = None) -> None:
+    from orchestrator.explain.profile_render import appended
+
     for path in paths:
-        path.write_text(render(c, path.suffix.removeprefix(".")))
+        fmt = path.suffix.removeprefix(".")
+        path.write_text(appended(render(c, fmt), fmt, profile))
         print(f"compare: report {path}", file=sys.stderr)
 
 
@@ -117,8 +120,19 @@ def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Abstr
 def _run(r: Run) -> str:
     from orchestrator.compare.plan import plan_from_spec
 
-    result = execute(plan_from_spec(r.spec), r.store, r.campaign_id, r.pool, r.on_event)
-    write_reports(result, list(r.spec.reports))
+    plan = plan_from_spec(r.spec)
+    result = execute(plan, r.store, r.campaign_id, r.pool, r.on_event)
+    profile = None
+    if r.spec.profile:  # `compare --profile`: after the runs, never part of the verdict
+        from orchestrator.compare.collect import run_host
+        from orchestrator.explain import profile_boots, profile_stored
+        from orchestrator.wiring import say
+
+        last = r.store.last_run(r.campaign_id)
+        profile_boots.profile_variants(plan, r.store, r.campaign_id, r.pool, run_host(last.raw) if last else plan.host,
+                                       say)
+        profile = profile_stored.collect(r.store, r.campaign_id, plan.variants[0].name, plan.variants[1].name)
+    write_reports(result, list(r.spec.reports), profile)
     return summary_text(result)
 
 
@@ -126,9 +140,14 @@ def _report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
     from orchestrator.compare.collect import comparison, stored_runs
     from orchestrator.compare.plan import plan_from_spec
     from orchestrator.compare.tobisect import with_commands
+    from orchestrator.explain import profile_stored
+    from orchestrator.explain.profile_render import appended
 
     plan = plan_from_spec(spec)
-    return render(with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id), fmt)
+    profile = profile_stored.collect(store, campaign_id, plan.variants[0].name, plan.variants[1].name) \
+        if spec.profile else None
+    return appended(render(with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id), fmt),
+                    fmt, profile)
 
 
 def _metric(spec: CompareSpec) -> str | None:

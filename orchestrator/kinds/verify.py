@@ -44,6 +44,11 @@ def _run(r: Run) -> str:
     campaign = r.spec.campaign
     judge, vcs, direction = verification_for(campaign, r.store, r.campaign_id, r.pool, r.on_event)
     result = verify_commit(judge, vcs, campaign, direction, r.spec.commit, r.spec.boots, r.spec.revert_on)
+    if campaign.explain.profile:  # `verify --profile`: after the verdict, never part of it
+        from orchestrator.explain.profile_boots import profile_commits
+        from orchestrator.wiring import say
+
+        profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, say)
     return "\n".join([result.answer.line, *([result.revert] if result.revert else []),
                       *table(result, campaign.metric.name, direction)])
 
@@ -54,6 +59,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     import html
     import json
 
+    from orchestrator.explain import profile_render, profile_stored
     from orchestrator.render.page import page
 
     row = store.campaign(campaign_id)
@@ -66,7 +72,10 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
         [stop.line()] if stop else []
     text = "\n".join(lines)
     title = f"vmbisect verification {row.name}: {spec.commit}"
-    return page(title, f"<pre>{html.escape(text)}</pre>") if fmt == "html" else f"# {title}\n\n```\n{text}\n```\n"
+    profile = profile_stored.collect(store, campaign_id, answered.parent, answered.commit) if answered else None
+    if fmt == "html":
+        return page(title, f"<pre>{html.escape(text)}</pre>{profile_render.html(profile)}")
+    return "\n".join([f"# {title}\n\n```\n{text}\n```\n", *profile_render.markdown(profile)])
 
 
 def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> list[str]:

@@ -23,6 +23,7 @@ from orchestrator.cli import _parser, main
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.commands.serve import catalogue
 from orchestrator.errors import UserError
+from orchestrator.explain import profile_boots
 from orchestrator.kinds import table
 from orchestrator.kinds.kind import Kind
 from orchestrator.kinds.specs import BisectSpec, SettingsSpec, VerifySpec
@@ -33,7 +34,16 @@ from orchestrator.setbisect.runner import Rules, SetBisection
 from orchestrator.setbisect.settings import SettingsMaker
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
-from tests.fakes import FakeBuilder, FakeConfigKernels, FakeKconfig, FakeKernels, FakeMeasurer, by_options
+from tests.fakes import (
+    FakeBuilder,
+    FakeConfigKernels,
+    FakeKconfig,
+    FakeKernels,
+    FakeMeasurer,
+    by_options,
+    fake_perf_pool,
+    fake_profile_pair,
+)
 from tests.integration.gitrepo import Repo
 from tests.integration.test_config_kind import KCONFIG, WHERE
 from tests.integration.test_mail import Inbox, free_port, serve, write_config
@@ -55,6 +65,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNam
     lab.write_text(yaml.safe_dump({"hosts": [{"name": "local", "slots": [{"cpus": "0"}]}],
                                    "notify": {"mail": [TEAM]}}))
     monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: SimpleNamespace(close=lambda: None, lab=lab))
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     url = f"sqlite:///{tmp_path / 'v.db'}"
     yield SimpleNamespace(dir=tmp_path, lab=lab, inbox=inbox, url=url, store=Store(url), monkeypatch=monkeypatch)
     server.stop()
@@ -72,7 +84,8 @@ def _history(w: SimpleNamespace) -> tuple[Repo, dict[str, Any]]:
     return repo, {"name": "nightly", "repository": str(repo.path), "good": repo.names["c0"], "bad": repo.names["c7"],
                   "workload": {"name": "fio", "params": {"rw": "randread"}},
                   "metric": {"name": "read_iops", "threshold": "-10%"}, "guest": {"disks": {"count": 1}},
-                  "boots_per_commit": 2, "runs_per_boot": 2, "confirm": "none", "lab": str(w.lab)}
+                  "boots_per_commit": 2, "runs_per_boot": 2, "confirm": "none", "lab": str(w.lab),
+                  "explain": "profile"}
 
 
 def bisect_spec(w: SimpleNamespace) -> Any:
@@ -82,6 +95,7 @@ def bisect_spec(w: SimpleNamespace) -> Any:
 
 def verify_spec(w: SimpleNamespace) -> Any:
     repo, raw = _history(w)
+    raw = {**raw, "explain": {"profile": True}}  # as `vmbisect verify --profile` stores it
     return VerifySpec(BisectSpec.of(raw, parse_campaign(raw)), repo.names["c5"], "", 3)
 
 
@@ -91,7 +105,7 @@ def compare_spec(w: SimpleNamespace) -> Any:
     w.monkeypatch.setattr(wiring, "comparison", lambda plan, pool, host=None: (FakeKernels(), FakeMeasurer()))
     return spec_from_args(_parser().parse_args(
         ["compare", "--workload", "fio", "--disks", "2", "--kernel", str(kernel), "--variant", "none=sched:none",
-         "--variant", "bfq=sched:bfq", "--reps", "2", "--metric", "iops", "--lab", str(w.lab)]))
+         "--variant", "bfq=sched:bfq", "--reps", "2", "--metric", "iops", "--lab", str(w.lab), "--profile"]))
 
 
 def settings_raw(w: SimpleNamespace, **over: Any) -> tuple[Path, dict[str, Any]]:
@@ -185,6 +199,10 @@ def test_a_kind_resumes_to_its_end_and_has_its_status_reports_dashboard_and_mail
         assert main(["report", str(cid), "--format", fmt, *db]) == 0
         reports[fmt] = capsys.readouterr().out
     assert reports["md"].startswith("# ") and "<!DOCTYPE html>" in reports["html"] and json.loads(reports["json"])
+    if kind in ("bisect", "verify", "compare"):  # the profile boots after the answer (a real capture standing in)
+        assert "perf-profile.children.cpu-clock." in reports["md"] and reports["html"].count("<svg") >= 2
+    if kind in ("bisect", "compare"):
+        assert json.loads(reports["json"])["profile"]["event"] == "cpu-clock"
 
     kinds = catalogue()
     web = TestClient(create_app(world.url, kinds), base_url="http://127.0.0.1:8765")
@@ -200,6 +218,8 @@ def test_a_kind_resumes_to_its_end_and_has_its_status_reports_dashboard_and_mail
     assert str(msg["Subject"]).strip() != f"[vmbisect] {kind}-campaign: done", "the subject gives the answer"
     text = " ".join(msg.get_body(("plain",)).get_content().split())  # the text part wraps at 78 columns
     assert " ".join(reports["md"].splitlines()[0].split()) in text
+    if kind == "bisect":
+        assert "perf-profile.self.cpu-clock." in text
 
 
 def test_a_settings_campaign_mails_its_result_to_the_list_its_own_file_names(world, capsys):

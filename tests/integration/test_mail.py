@@ -25,12 +25,13 @@ from orchestrator import wiring
 from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.cli import main
 from orchestrator.commands import notify
+from orchestrator.explain import profile_boots
 from orchestrator.hosts.lab import local_lab
 from orchestrator.kinds import run as kinds
 from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record
 from orchestrator.store import Store
-from tests.fakes import FakeBuilder, FakeMeasurer
+from tests.fakes import FakeBuilder, FakeMeasurer, fake_perf_pool, fake_profile_pair
 from tests.integration.gitrepo import Repo
 
 CULPRIT_SUBJECT = "blk-mq: Warteschlange früher prüfen"
@@ -89,6 +90,8 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     bad.add(repo.names[CULPRIT_SUBJECT])
     pool = SimpleNamespace(close=lambda: None, lab=local_lab())  # one slot: the engine's one-slot search
     monkeypatch.setattr(wiring, "open_pool", lambda _lab, *_store_and_id: pool)
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     monkeypatch.setattr(kinds, "END_HOOKS", [notify.on_end])
     ns = SimpleNamespace(repo=repo, store=Store(f"sqlite:///{tmp_path / 'v.db'}"), regressed=lambda c: c in bad)
     return ns
@@ -100,7 +103,8 @@ def campaign(ns: SimpleNamespace, name: str, to: list[str] | None = None, **extr
     raw: dict[str, Any] = {
         "name": name, "repository": str(ns.repo.path), "good": ns.repo.names["c0"], "bad": ns.repo.names["c7"],
         "workload": {"name": "fio", "params": {"rw": "randread"}}, "metric": {"name": "read_iops", "threshold": "-10%"},
-        "guest": {"disks": {"count": 1}}, "boots_per_commit": 2, "runs_per_boot": 2, "confirm": "none"}
+        "guest": {"disks": {"count": 1}}, "boots_per_commit": 2, "runs_per_boot": 2, "confirm": "none",
+        "explain": "profile"}
     if to is not None:
         raw["notify"] = {"mail": to}
     raw.update(extra)

@@ -112,3 +112,15 @@ def test_a_verification_whose_host_fails_during_the_revert_measures_all_four_aga
     assert [b.status for b in store.boots(cid) if b.host == "fast"].count("lost") == 1
     assert all(len(v) >= 5 for v in result.boot_means.values()) and max(
         m for v in result.boot_means.values() for m in v) < 60, "a boot of fast was compared on slow"
+
+
+def test_verify_profiles_only_when_asked_with_profile_whatever_the_campaign_file_says(tmp_path):
+    from orchestrator.cli import _parser
+    from orchestrator.commands.verify import checked
+
+    repo = linear(tmp_path / "u", 4)
+    flags = ["--repo", str(repo.path), "--workload", "fio", "--param", "rw=randread", "--disks", "1"]
+    plain, _spec = checked(_parser().parse_args(["verify", repo.names["c2"], *flags]))
+    asked, spec = checked(_parser().parse_args(["verify", repo.names["c2"], *flags, "--profile"]))
+    assert not plain.explain.profile and asked.explain.profile and asked.explain.profile_boots == 2
+    assert spec.to_dict()["explain"] == {"profile": True}

@@ -1,9 +1,10 @@
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from orchestrator.bisect.campaign import load_campaign, parse_campaign
+from orchestrator.bisect.campaign import Explain, load_campaign, parse_campaign
 from orchestrator.errors import UserError
 
 MINIMAL = {
@@ -127,3 +128,21 @@ def test_a_sweep_the_user_wrote_is_refused_as_a_sweep():
                   metric={"name": "throughput", "threshold": "-10%"})
     with pytest.raises(UserError, match="a bisection measures one setting; clients is a sweep"):
         choose_workload(parse_campaign(swept))
+
+
+def test_explain_profile_is_off_by_default_and_the_short_forms_and_a_mapping_switch_it_on():
+    assert parse_campaign(MINIMAL).explain == Explain(False, 2)
+    assert parse_campaign(with_(explain="none")).explain.profile is False
+    assert parse_campaign(with_(explain="profile")).explain == Explain(True, 2)
+    assert parse_campaign(with_(explain={"profile_boots": 3})).explain == Explain(True, 3)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("perf", "explain: invalid value 'perf'; valid choices: profile, none"),
+    ({"profil": True}, "explain.profil: unknown key; valid keys: profile, profile_boots"),
+    ({"profile_boots": 0}, "explain.profile_boots"),
+    ({"profile": "yes"}, "explain.profile"),
+])
+def test_a_bad_explain_is_one_line_naming_the_field(value, message):
+    with pytest.raises(UserError, match=re.escape(message)):
+        parse_campaign(with_(explain=value))
