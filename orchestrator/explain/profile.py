@@ -6,7 +6,7 @@ shares moved most, in the kernel test robot's layout (`perf-profile.self.cycles-
 `perf-profile.children.cycles-pp.X`, where the event is `cycles-pp`; with the software clock
 of a guest without a PMU the key says `cpu-clock`).
 
-Each side is one or more profile boots (orchestrator/explain/profile_boots.py); a side's share
+Each side is one or more profile boots (orchestrator/kinds/profiling.py); a side's share
 is that of its boots' samples pooled, and a row is `apart` when every boot of one side lies
 beyond every boot of the other (with one boot a side, never): the profile boots' own spread, the
 one noise a profile shows. A profile is never evidence for a verdict (docs/explain.md)."""
@@ -44,7 +44,7 @@ class Profile:
 
 
 @dataclass(frozen=True)
-class Moved:
+class SymbolMove:
     """One symbol's share, parent against culprit, in percent of each side's samples."""
 
     symbol: str
@@ -62,7 +62,7 @@ class Moved:
 class ProfileDiff:
     parent: Profile
     culprit: Profile
-    rows: tuple[Moved, ...]  # largest move first
+    rows: tuple[SymbolMove, ...]  # largest move first
 
     @property
     def key_event(self) -> str:
@@ -102,7 +102,7 @@ def diff(parent: Profile, culprit: Profile) -> ProfileDiff:
         for symbol in p.keys() | c.keys():
             pb = [b[index].get(symbol, 0.0) for b in per_boot[0]]
             cb = [b[index].get(symbol, 0.0) for b in per_boot[1]]
-            rows.append(Moved(symbol, kind, p.get(symbol, 0.0), c.get(symbol, 0.0), _apart(pb, cb)))
+            rows.append(SymbolMove(symbol, kind, p.get(symbol, 0.0), c.get(symbol, 0.0), _apart(pb, cb)))
     rows.sort(key=lambda r: (-abs(r.change), r.kind, r.symbol))
     return ProfileDiff(parent, culprit, tuple(rows))
 
@@ -118,11 +118,11 @@ def display(symbol: str) -> str:
     return symbol.removesuffix(KERNEL)
 
 
-def key(diff_: ProfileDiff, row: Moved) -> str:
+def key(diff_: ProfileDiff, row: SymbolMove) -> str:
     return f"perf-profile.{row.kind}.{diff_.key_event}.{display(row.symbol)}"
 
 
-def top(d: ProfileDiff, n: int = TOP, kind: str | None = None) -> tuple[Moved, ...]:
+def top(d: ProfileDiff, n: int = TOP, kind: str | None = None) -> tuple[SymbolMove, ...]:
     """The `n` rows (of `kind`, or both) that moved most; a children row that repeats its self
     row (a function that calls nothing sampled: its two shares are one figure) is left out."""
     selfs = {(r.symbol, round(r.parent_pct, 6), round(r.culprit_pct, 6)) for r in d.rows if r.kind == SELF}
@@ -131,7 +131,7 @@ def top(d: ProfileDiff, n: int = TOP, kind: str | None = None) -> tuple[Moved, .
     return tuple(out[:n])
 
 
-def only_on(d: ProfileDiff, side: str, n: int = TOP) -> tuple[Moved, ...]:
+def only_on(d: ProfileDiff, side: str, n: int = TOP) -> tuple[SymbolMove, ...]:
     """The `n` largest call-chain shares of symbols sampled on `side` ("parent" or "culprit")
     alone: what the culprit added, or what it took away (a new function's share can be small
     beside the shares it moved elsewhere, e.g. to where interrupts are enabled again)."""

@@ -10,7 +10,7 @@ import html as _html
 import textwrap
 from typing import Any
 
-from orchestrator.explain.profile import CHILDREN, SELF, Moved, ProfileDiff, display, key, only_on, top
+from orchestrator.explain.profile import CHILDREN, SELF, ProfileDiff, SymbolMove, display, key, only_on, top
 from orchestrator.explain.profile_stored import Profiled
 from orchestrator.render.flame import flame_svg
 from orchestrator.render.page import table
@@ -36,7 +36,7 @@ def _what(d: ProfileDiff) -> str:
             "the samples in the function itself; children, those with it anywhere on the call chain.")
 
 
-def lkp_lines(d: ProfileDiff, rows: tuple[Moved, ...], width: int = WIDTH) -> list[str]:
+def lkp_lines(d: ProfileDiff, rows: tuple[SymbolMove, ...], width: int = WIDTH) -> list[str]:
     """`rows` in the robot's layout: parent %, change in points, culprit %, the key; a key that
     does not fit after its figures goes on a line of its own below them. `!` marks a row whose
     boots lie apart (every boot of one side beyond every boot of the other)."""

@@ -1,5 +1,5 @@
 """The profile diff of a campaign from its stored profile row (Store.profiles; written by
-orchestrator/explain/profile_boots.py), for the reports: the last profile of parent against
+orchestrator/kinds/profiling.py), for the reports: the last profile of parent against
 culprit, or the note saying why none could be taken."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from orchestrator.explain.perfscript import parse_folded
 from orchestrator.explain.profile import Profile, ProfileDiff, diff
 
 
-class Stored(Protocol):
+class ProfileStore(Protocol):
     def profiles(self, campaign_id: int) -> Sequence[Any]: ...  # rows with parent, culprit, event, stacks, note
 
 
@@ -33,7 +33,7 @@ def of_row(row: Any) -> Profiled:
     return Profiled(diff(parent, culprit))
 
 
-def collect(store: Stored, campaign_id: int, parent: str, culprit: str) -> Profiled | None:
+def collect(store: ProfileStore, campaign_id: int, parent: str, culprit: str) -> Profiled | None:
     """The last profile of `parent` against `culprit`; None when none was asked for."""
     rows = [r for r in store.profiles(campaign_id) if r.parent == parent and r.culprit == culprit]
     return of_row(rows[-1]) if rows else None

@@ -124,11 +124,11 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
 
 
 def _run(r: Run) -> str:
-    from orchestrator.explain import profile_boots
+    from orchestrator.kinds import profiling
     from orchestrator.wiring import run_campaign, say
 
     outcome = run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
-    profile_boots.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome, say)
+    profiling.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome, say)
     return summary(outcome, r.campaign_id)
 
 

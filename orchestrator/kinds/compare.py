@@ -125,11 +125,12 @@ def _run(r: Run) -> str:
     profile = None
     if r.spec.profile:  # `compare --profile`: after the runs, never part of the verdict
         from orchestrator.compare.collect import run_host
-        from orchestrator.explain import profile_boots, profile_stored
+        from orchestrator.explain import profile_stored
+        from orchestrator.kinds import profiling
         from orchestrator.wiring import say
 
         last = r.store.last_run(r.campaign_id)
-        profile_boots.profile_variants(plan, r.store, r.campaign_id, r.pool, run_host(last.raw) if last else plan.host,
+        profiling.profile_variants(plan, r.store, r.campaign_id, r.pool, run_host(last.raw) if last else plan.host,
                                        say)
         profile = profile_stored.collect(r.store, r.campaign_id, plan.variants[0].name, plan.variants[1].name)
     write_reports(result, list(r.spec.reports), profile)

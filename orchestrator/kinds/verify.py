@@ -45,7 +45,7 @@ def _run(r: Run) -> str:
     judge, vcs, direction = verification_for(campaign, r.store, r.campaign_id, r.pool, r.on_event)
     result = verify_commit(judge, vcs, campaign, direction, r.spec.commit, r.spec.boots, r.spec.revert_on)
     if campaign.explain.profile:  # `verify --profile`: after the verdict, never part of it
-        from orchestrator.explain.profile_boots import profile_commits
+        from orchestrator.kinds.profiling import profile_commits
         from orchestrator.wiring import say
 
         profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, say)

@@ -23,16 +23,16 @@ PAD_TOP, PAD_BOTTOM = 30, 8
 
 
 @dataclass
-class Node:
+class FlameNode:
     name: str
     mine: float = 0.0  # fraction of the drawn profile's samples
     other: float = 0.0  # fraction of the other profile's
-    children: dict[str, "Node"] = field(default_factory=dict)
+    children: dict[str, "FlameNode"] = field(default_factory=dict)
 
 
-def tree(mine: Mapping[tuple[str, ...], int], other: Mapping[tuple[str, ...], int]) -> Node:
+def tree(mine: Mapping[tuple[str, ...], int], other: Mapping[tuple[str, ...], int]) -> FlameNode:
     """The merged call tree of both profiles, each normalised to its own total."""
-    root = Node("all")
+    root = FlameNode("all")
     for stacks, attr in ((mine, "mine"), (other, "other")):
         total = sum(stacks.values())
         if not total:
@@ -42,7 +42,7 @@ def tree(mine: Mapping[tuple[str, ...], int], other: Mapping[tuple[str, ...], in
             node = root
             setattr(node, attr, getattr(node, attr) + share)
             for frame in stack:
-                node = node.children.setdefault(frame, Node(frame))
+                node = node.children.setdefault(frame, FlameNode(frame))
                 setattr(node, attr, getattr(node, attr) + share)
     return root
 
@@ -56,11 +56,11 @@ def colour(delta: float, scale: float) -> str:
     return f"rgb(250,{fade},{fade})" if delta > 0 else f"rgb({fade},{fade},250)"
 
 
-def _largest_change(node: Node) -> float:
+def _largest_change(node: FlameNode) -> float:
     return max([abs(node.mine - node.other), *(_largest_change(c) for c in node.children.values())])
 
 
-def _depth(node: Node) -> int:
+def _depth(node: FlameNode) -> int:
     return 1 + max((_depth(c) for c in node.children.values() if c.mine >= MIN_FRACTION), default=0)
 
 
@@ -80,7 +80,7 @@ def flame_svg(before: Mapping[tuple[str, ...], int], after: Mapping[tuple[str, .
              f'<title>{e(title)}</title>',
              f'<text x="{WIDTH / 2:.0f}" y="18" text-anchor="middle" font-size="14">{e(title)}</text>']
 
-    def draw(node: Node, x: float, level: int) -> None:
+    def draw(node: FlameNode, x: float, level: int) -> None:
         w = node.mine * WIDTH
         y = height - PAD_BOTTOM - (level + 1) * FRAME_H
         delta = sign * (node.mine - node.other)
