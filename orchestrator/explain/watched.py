@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from orchestrator.decisions import Basis, Decided, Role
+from orchestrator.decisions import Decided
+from orchestrator.explain.gather import confirmation_window
 from orchestrator.render.page import table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.stats import Boot, TwoSample, compare_pooled, compare_runs, pooled_boot_variance
@@ -62,12 +63,6 @@ class WatchedSection:
     alpha: float = 0.05
 
 
-def confirmation_since(decisions: Sequence[Decided], culprit: str) -> int:
-    """The first boot of the culprit's latest confirmation (0 when it has none: all its boots)."""
-    started = [d.since for d in decisions if d.role is Role.CONFIRM and d.commit == culprit and d.kind is Basis.MEASURING]
-    return started[-1] if started else 0
-
-
 def change(metric: MetricDef, parent: Sequence[Boot], culprit: Sequence[Boot],
            others: Sequence[Sequence[Boot]] = ()) -> WatchedChange:
     """`culprit` against `parent`, the boot noise pooled over `others` (the campaign's other commits)."""
@@ -100,11 +95,11 @@ def watched_section(store: WatchedStore, campaign_id: int, parent: str, culprit:
     notes = tcg_notes([m for m in (bisected, *watched) if m is not None], accel)
     if not culprit or not parent or not watched:
         return WatchedSection((), notes, alpha)
-    since = confirmation_since(store.decisions(campaign_id), culprit)
+    first, end = confirmation_window(store.decisions(campaign_id), culprit) or (0, 1 << 62)  # none: all its boots
     rows = []
     for m in watched:
         boots = store.boot_samples(campaign_id, m.name, host)
-        side = {c: [b for b in boots.get(c, []) if b.seq >= since] for c in (parent, culprit)}
+        side = {c: [b for b in boots.get(c, []) if first <= b.seq < end] for c in (parent, culprit)}
         others = [bs for c, bs in boots.items() if c not in (parent, culprit)]
         rows.append(change(m, side[parent], side[culprit], others))
     return WatchedSection(tuple(rows), notes, alpha)
