@@ -23,7 +23,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.bisect.campaign import Threshold  # noqa: E402
+from orchestrator.campaign.file import Threshold  # noqa: E402
 from orchestrator.setbisect.model import Change, Unit  # noqa: E402
 from orchestrator.setbisect.runner import Rules, SetBisection  # noqa: E402
 from orchestrator.store import Store  # noqa: E402

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Callable
 
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.adapters import WorkloadChoice, choose_workload
-from orchestrator.bisect.campaign import Campaign
 from orchestrator.bisect.engine import Engine, Outcome, Vcs
 from orchestrator.bisect.workdir import campaign_workdir
+from orchestrator.campaign.file import Campaign
+from orchestrator.campaign.workload import WorkloadChoice, choose_workload
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.hosts.lab import Lab

@@ -317,8 +317,8 @@ def check_example(data: Any, base: Path) -> None:
     to what needs no repository, kernel or host: the file's keys and values, the workload, the
     metric and its threshold's sign, the config recipe. Raises UserError (or, for a string,
     says it is not YAML)."""
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.campaign import check_threshold_sign, parse_campaign
+    from orchestrator.campaign.file import check_threshold_sign, parse_campaign
+    from orchestrator.campaign.workload import choose_workload
     from orchestrator.errors import UserError, choices_error
     from orchestrator.hosts import lab as lab_module
     from orchestrator.hosts.lab import parse_lab
@@ -436,7 +436,7 @@ class KeyFile:
 
 
 def key_files() -> list[KeyFile]:
-    from orchestrator.bisect.campaign import parse_campaign
+    from orchestrator.campaign.file import parse_campaign
     from orchestrator.hosts.lab import parse_lab
     from orchestrator.notify.config import load_smtp
     from orchestrator.setbisect.campaign import parse_settings

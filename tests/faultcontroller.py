@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.ports import KernelArtifact, RunResult
 from orchestrator.store import Store, process_start
 from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession

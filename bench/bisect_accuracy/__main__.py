@@ -42,8 +42,8 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from orchestrator.bisect.campaign import parse_campaign  # noqa: E402
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
+from orchestrator.campaign.file import parse_campaign  # noqa: E402
 from orchestrator.stats import p_less  # noqa: E402
 from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore  # noqa: E402
 

@@ -27,7 +27,6 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from orchestrator.bisect.campaign import Threshold
 from orchestrator.bisect.posterior import Dag, llr_of
 from orchestrator.bisect.rounds import (
     NOMINATE,
@@ -43,6 +42,7 @@ from orchestrator.bisect.rounds import (
     next_move,
     visit,
 )
+from orchestrator.campaign.file import Threshold
 from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.measure.judge import REFRESH_AFTER  # the drift guard's, as the engine's
 from orchestrator.measure.pairs import pair, settled

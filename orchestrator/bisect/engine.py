@@ -43,11 +43,11 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from orchestrator.backends.gitlog import BisectState
-from orchestrator.bisect.campaign import Campaign
 from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Search, SearchEnd, latest
+from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import JUDGED, Basis, Decided, PairVerdict, Role, Verdict
 from orchestrator.errors import (
     BootFailed,

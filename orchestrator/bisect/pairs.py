@@ -17,7 +17,7 @@ import dataclasses
 import math
 from typing import Any, Callable
 
-from orchestrator.bisect.campaign import Campaign
+from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import Basis, Decided, PairVerdict, Role
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge

@@ -33,7 +33,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
-from orchestrator.bisect.campaign import Campaign
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
 from orchestrator.bisect.rounds import (
     REVISIT_ERROR,
@@ -48,6 +47,7 @@ from orchestrator.bisect.rounds import (
     next_move,
     visit,
 )
+from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import Basis, Decided, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide

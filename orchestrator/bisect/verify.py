@@ -28,8 +28,8 @@ from orchestrator.results import VerifyResult
 from orchestrator.stats import Boot, compare_boots, relative_change
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.campaign import Campaign
     from orchestrator.bisect.engine import Vcs
+    from orchestrator.campaign.file import Campaign
     from orchestrator.measure.judge import Judge
 
 

@@ -41,7 +41,7 @@ def checked_file(path: Path) -> tuple[str, Any]:
     """A campaign file checked completely before anything is recorded: its name and its typed
     spec. Without a `kind:` key a commit bisection (orchestrator/kinds/bisect.py); with one, the
     kind table's (`kind: settings`, ...). `bisect` and `submit` share it."""
-    from orchestrator.bisect.campaign import read_campaign_file
+    from orchestrator.campaign.file import read_campaign_file
     from orchestrator.errors import choices_error
     from orchestrator.kinds import bisect
     from orchestrator.kinds.table import FILES

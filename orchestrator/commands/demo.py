@@ -20,7 +20,7 @@ def run(a: argparse.Namespace) -> int:
     reports/demo-<id>.md and .html); the answer checked against the shipped culprit."""
     import yaml
 
-    from orchestrator.bisect.campaign import load_campaign
+    from orchestrator.campaign.file import load_campaign
     from orchestrator.demo import CAMPAIGN, ensure_demo_repo
     from orchestrator.kinds.bisect import preflight
     from orchestrator.kinds.run import execute, report_files

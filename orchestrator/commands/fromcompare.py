@@ -43,7 +43,7 @@ def campaign_text(store: Store, compare_id: str, key: str) -> str:
 def run(a: argparse.Namespace) -> int:
     import yaml
 
-    from orchestrator.bisect.campaign import parse_campaign
+    from orchestrator.campaign.file import parse_campaign
     from orchestrator.kinds.bisect import check_range, preflight
     from orchestrator.kinds.run import execute
     from orchestrator.kinds.specs import BisectSpec

@@ -96,11 +96,11 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
     """What the mail says of the campaign: its result, the culprit's subject line (from git),
     the Markdown report `execute` wrote (or made now), the files of its Reproduce section and
     its takeovers."""
-    from orchestrator.bisect.reproduce import files_of
     from orchestrator.kinds.run import report_files
     from orchestrator.kinds.table import report, result_of
     from orchestrator.notify.message import Ended
     from orchestrator.queue import takeovers
+    from orchestrator.report.reproduce import files_of
 
     result = result_of(row)
     files = report_files(row)

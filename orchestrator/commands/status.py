@@ -124,11 +124,12 @@ def one(store: Store, campaign: int) -> dict[str, Any]:
     import statistics
     from collections import Counter
 
-    from orchestrator.bisect.report import boots_by_host, excluded
     from orchestrator.kinds.table import metric_of, status_line
+    from orchestrator.measure.evidence import boots_by_host
     from orchestrator.measure.leftout import Excluded, sentence
     from orchestrator.queue import takeovers
     from orchestrator.render.scale import whole_or_4g
+    from orchestrator.report.bisection import excluded
 
     row = store.campaign(campaign)
     metric = metric_of(row)

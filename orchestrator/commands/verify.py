@@ -22,7 +22,7 @@ from orchestrator.errors import UserError
 from orchestrator.vm.options import parse_pinning, parse_topology
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.campaign import Campaign
+    from orchestrator.campaign.file import Campaign
     from orchestrator.kinds.specs import VerifySpec
 
 # The guest options of add_vm_options -> where they go in a campaign's mapping.
@@ -158,7 +158,7 @@ def with_metric_defaults(raw: dict[str, Any]) -> dict[str, Any]:
 def check_revisions(repo: Path, commit: str, revert_on: str) -> None:
     """The suspect commit and the tip exist in the user's repository (read, never written)."""
     from orchestrator.backends.git_bisect import git
-    from orchestrator.bisect.campaign import revision
+    from orchestrator.campaign.file import revision
 
     if not repo.is_dir() or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise UserError(f"repository: {repo} is not a git repository")
@@ -178,7 +178,7 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     """The verification asked for, checked as far as it can be without building or booting:
     its campaign and the mapping stored for it (with the commit, the tip and the boots under
     `verify`). Nothing is recorded here."""
-    from orchestrator.bisect.campaign import parse_campaign, read_campaign_file, revision
+    from orchestrator.campaign.file import parse_campaign, read_campaign_file, revision
     from orchestrator.kinds.bisect import preflight
     from orchestrator.kinds.specs import BisectSpec, VerifySpec
 

@@ -14,9 +14,9 @@ from orchestrator.kinds.specs import BisectSpec
 from orchestrator.results import BisectOutcome, BisectResult
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.adapters import WorkloadChoice
-    from orchestrator.bisect.campaign import Campaign
     from orchestrator.bisect.engine import Outcome
+    from orchestrator.campaign.file import Campaign
+    from orchestrator.campaign.workload import WorkloadChoice
     from orchestrator.notify.recipients import Notify
     from orchestrator.store import BootRow, CampaignRow, Store
     from orchestrator.web.views import Estimate
@@ -29,8 +29,8 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     repository and both revisions (read from the user's repository, nothing cloned), the lab
     file and its host."""
     from orchestrator.backends.git_bisect import git
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.campaign import check_threshold_sign
+    from orchestrator.campaign.file import check_threshold_sign
+    from orchestrator.campaign.workload import choose_workload
     from orchestrator.hosts.lab import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
@@ -134,10 +134,10 @@ def _run(r: Run) -> str:
 
 def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.report import collect, render_json, render_markdown
-    from orchestrator.bisect.report_html import render_html
     from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.campaign.workload import choose_workload
+    from orchestrator.report.bisection import collect, render_json, render_markdown
+    from orchestrator.report.bisection_html import render_html
 
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     campaign = spec.campaign
@@ -167,8 +167,8 @@ def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Es
 
 
 def from_file(raw: Any, path: Path) -> BisectSpec:
-    """The checked spec of a campaign file without a `kind:` key (orchestrator/bisect/campaign.py)."""
-    from orchestrator.bisect.campaign import parse_campaign
+    """The checked spec of a campaign file without a `kind:` key (orchestrator/campaign/file.py)."""
+    from orchestrator.campaign.file import parse_campaign
 
     campaign = parse_campaign(raw, base=path.parent, source=path)
     preflight(campaign)

@@ -67,12 +67,12 @@ def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> ConfigSide
 
 
 def _report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
-    """The set bisection's report (orchestrator/setbisect/report.py: the answer, the units'
+    """The set bisection's report (orchestrator/report/sets.py: the answer, the units'
     changes in the order tried, every candidate with its boots and value against good, the
     confirmation and the revert), headed by the commit, the two sides and how olddefconfig
     grouped the options (units, what each pulls in, what is no candidate and why)."""
     from orchestrator.bisect.workdir import campaign_workdir
-    from orchestrator.setbisect.report import RENDERERS, collect
+    from orchestrator.report.sets import RENDERERS, collect
 
     c = spec.campaign
     sides = stored_sides(store, campaign_id, spec)

@@ -28,8 +28,8 @@ from orchestrator.workloads import runner
 
 if TYPE_CHECKING:
     from orchestrator.backends.factory import GuestLauncher
-    from orchestrator.bisect.campaign import Campaign
     from orchestrator.bisect.engine import Outcome
+    from orchestrator.campaign.file import Campaign
     from orchestrator.compare.plan import ComparePlan
     from orchestrator.hosts.lab import Host
     from orchestrator.hosts.pool import GuestPool
@@ -189,7 +189,7 @@ def profile_commits(campaign: Campaign, store: Store, campaign_id: int, pool: Gu
     """The profile boots of `parent` and `culprit` (built with the campaign's recipe; the build
     cache holds both once they were measured) on the host that measured last, kept as a
     profile row: its id. A failure is the row's note, never the campaign's."""
-    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign.workload import choose_workload
     from orchestrator.wiring import bisection, last_host
 
     boots = campaign.explain.profile_boots

@@ -176,7 +176,7 @@ def write_reports(store: Store, row: Any) -> tuple[Path, Path]:
     md.parent.mkdir(parents=True, exist_ok=True)
     md.write_text(report(store, row.id, "md"))
     page.write_text(report(store, row.id, "html"))
-    from orchestrator.bisect.reproduce import write_files
+    from orchestrator.report.reproduce import write_files
 
     write_files(store, row.id, md.with_suffix(""))
     print(f"vmbisect: reports {md} and {page}", file=sys.stderr)

@@ -27,8 +27,8 @@ def preflight(c: SettingsCampaign) -> None:
     """What can be checked without booting: the lab file and its host, workload, metric and its
     direction, the threshold's sign, the disks the workload and the disk settings need, run_s,
     and the kernel (the file is there, the stored kernel is known, the commit and its recipe)."""
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.campaign import check_threshold_sign
+    from orchestrator.campaign.file import check_threshold_sign
+    from orchestrator.campaign.workload import choose_workload
     from orchestrator.hosts.lab import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
@@ -124,7 +124,7 @@ def _run(r: Run) -> str:
 
 
 def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
-    from orchestrator.setbisect.report import RENDERERS, collect
+    from orchestrator.report.sets import RENDERERS, collect
 
     c: SettingsCampaign = spec.campaign
     common = c.common

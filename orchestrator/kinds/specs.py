@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Protocol
 
-from orchestrator.bisect.campaign import Campaign, parse_campaign
+from orchestrator.campaign.file import Campaign, parse_campaign
 from orchestrator.errors import UserError
 from orchestrator.setbisect.campaign import SettingsCampaign, parse_settings
 

@@ -82,8 +82,8 @@ def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> l
     import statistics
     from types import SimpleNamespace
 
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.report import boots_by_host
+    from orchestrator.campaign.workload import choose_workload
+    from orchestrator.measure.evidence import boots_by_host
 
     metric = spec.campaign.metric.name
     boots, _hosts, _line = boots_by_host(store, campaign_id, metric)

@@ -1,5 +1,5 @@
 """A `settings` campaign file (YAML) -> a typed SettingsCampaign. Reference:
-docs/settings-bisect.md. Commit campaigns stay in orchestrator/bisect/campaign.py; the parts both
+docs/settings-bisect.md. Commit campaigns stay in orchestrator/campaign/file.py; the parts both
 share (name, workload, metric, guest, accel, boots, runs, timeouts, alpha, lab, host, notify) are
 parsed by it, with the same field paths and limits.
 
@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from orchestrator import yamlcheck
-from orchestrator.bisect.campaign import MAX_APPEND, Campaign, parse_campaign
+from orchestrator.campaign.file import MAX_APPEND, Campaign, parse_campaign
 from orchestrator.compare.variant import SCHEDULERS, _sysfs
 from orchestrator.errors import UserError, choices_error
 from orchestrator.setbisect.model import Unit
 from orchestrator.setbisect.settings import QUEUE_KNOBS, SETTINGS, SYSFS_PREFIX, SettingsSide, side_of, units
 
 FILE_KINDS = ("settings", "cmdline")
-# keys a settings campaign shares with a commit campaign (parsed by orchestrator/bisect/campaign.py)
+# keys a settings campaign shares with a commit campaign (parsed by orchestrator/campaign/file.py)
 COMMON = ("name", "workload", "metric", "guest", "accel", "boots_per_commit", "max_boots_per_commit",
           "runs_per_boot", "timeouts", "alpha", "lab", "host", "notify")
 OWN = ("kind", "kernel", "good", "bad", "together")
@@ -109,7 +109,7 @@ def _kernel(value: Any, base: Path) -> KernelChoice:
         return KernelChoice(file=_path(data["file"], "kernel.file", base), modules=modules)
     if "stored" in data:
         return KernelChoice(stored=yamlcheck.text(data["stored"], "kernel.stored", 128), modules=modules)
-    from orchestrator.bisect.campaign import revision
+    from orchestrator.campaign.file import revision
 
     if "repository" not in data:
         raise UserError("kernel.repository: missing (required with kernel.commit)")

@@ -18,7 +18,7 @@ from orchestrator.setbisect.configspec import ConfigSpec, side_dict
 from orchestrator.setbisect.runner import Rules
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.adapters import WorkloadChoice
+    from orchestrator.campaign.workload import WorkloadChoice
 
 SIDES_FILE = "config-sides.json"
 SIDES_FORMAT = 1

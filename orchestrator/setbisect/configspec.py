@@ -11,7 +11,7 @@ about the workload, the metric, the guest and the lab.
     workload: fio-randread-4k
     metric: {name: read_iops, threshold: -10%}
 
-The keys the two kinds share are read by orchestrator/bisect/campaign.py's own parser (the same checks,
+The keys the two kinds share are read by orchestrator/campaign/file.py's own parser (the same checks,
 the same one-line errors); a side's .config file is read once, when the file is, and kept in the
 stored spec, so a resumed campaign bisects the configs it started with.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator import yamlcheck
-from orchestrator.bisect.campaign import Campaign, parse_campaign
+from orchestrator.campaign.file import Campaign, parse_campaign
 from orchestrator.errors import UserError
 from orchestrator.kbuild.configdiff import values
 from orchestrator.kbuild.recipe import parse_recipe

@@ -211,10 +211,11 @@ class Reader:
 
     def detail(self, campaign_id: int) -> Detail:
         """The campaign's page: its rows are `vmbisect report`'s (report.steps_of over the boots
-        of report.boots_by_host), its plot the report's, drawn from the boots so far."""
-        from orchestrator.bisect.report import boots_by_host, excluded, steps_of
-        from orchestrator.bisect.report_html import samples_plot
+        of measure.evidence.boots_by_host), its plot the report's, drawn from the boots so far."""
+        from orchestrator.measure.evidence import boots_by_host
         from orchestrator.measure.leftout import sentence
+        from orchestrator.report.bisection import excluded, steps_of
+        from orchestrator.report.bisection_html import samples_plot
 
         row = self.store.campaign(campaign_id)
         metric = self.kinds.metric_of(row)

@@ -25,8 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from orchestrator.bisect.report import Step
 from orchestrator.decisions import Decided, Role, Verdict
+from orchestrator.report.bisection import Step
 
 _MARK = re.compile(r"^# (good|bad|skip): \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
 _FOUND = re.compile(r"^# first bad commit: \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record
 from orchestrator.ports import KernelArtifact, RunResult

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
-from orchestrator.bisect.campaign import Threshold
+from orchestrator.campaign.file import Threshold
 from orchestrator.setbisect.configmaker import ConfigMaker
 from orchestrator.setbisect.configsides import ConfigSide, prepare
 from orchestrator.setbisect.runner import Rules, SetBisection

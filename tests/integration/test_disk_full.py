@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe

@@ -17,8 +17,8 @@ from typing import Any, Callable
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.ports import Event
 from orchestrator.store import Store
@@ -384,7 +384,7 @@ def test_progress_events_cover_every_phase_and_every_decision_build_skips_includ
 
 
 def report_of(tmp_path: Path, culprit: str = "c9"):  # type: ignore[no-untyped-def]
-    from orchestrator.bisect.report import collect
+    from orchestrator.report.bisection import collect
 
     repo = linear(tmp_path / "u", 16)
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
@@ -396,7 +396,7 @@ def report_of(tmp_path: Path, culprit: str = "c9"):  # type: ignore[no-untyped-d
 
 
 def test_report_names_culprit_with_confidence_confirmation_revert_figures_steps_and_bisect_log(tmp_path):
-    from orchestrator.bisect.report import render_json, render_markdown
+    from orchestrator.report.bisection import render_json, render_markdown
 
     repo, report = report_of(tmp_path)
     md = render_markdown(report)
@@ -420,7 +420,7 @@ def test_report_rows_of_inherited_steps_show_no_boots_though_the_confirmation_bo
     """The culprit and its parent took their step verdicts from the endpoints' images and were
     booted only by the confirmation: their step rows say no boots and no host (as the netperf
     series' report must), the confirmation's row has the boots."""
-    from orchestrator.bisect.report import collect, render_markdown
+    from orchestrator.report.bisection import collect, render_markdown
 
     case = next(c for c in CASES if c.expect.inherited and c.same_image)
     ran = run_case(tmp_path, case)
@@ -438,7 +438,7 @@ def test_report_rows_of_inherited_steps_show_no_boots_though_the_confirmation_bo
 
 
 def test_report_of_a_campaign_without_revert_says_its_confidence_was_not_updated_by_one(tmp_path):
-    from orchestrator.bisect.report import collect, render_markdown
+    from orchestrator.report.bisection import collect, render_markdown
 
     ran = run_case(tmp_path, next(c for c in CASES if c.campaign.get("confirm") == "none"))
     md = render_markdown(collect(ran.store, ran.cid, "iops", "higher", GitBisect(ran.repo.path, tmp_path / "work").info))
@@ -447,7 +447,7 @@ def test_report_of_a_campaign_without_revert_says_its_confidence_was_not_updated
 
 
 def test_html_report_is_self_contained_with_a_plot_of_every_measured_commit(tmp_path):
-    from orchestrator.bisect.report_html import render_html
+    from orchestrator.report.bisection_html import render_html
 
     repo, report = report_of(tmp_path)
     page = render_html(report)
@@ -548,7 +548,7 @@ def test_a_host_failing_mid_bisection_moves_it_to_another_host_whose_own_referen
     everywhere = store.boot_samples(cid, "iops")
     assert result["host"] == "slow" and result["boots"] == sum(len(bs) for bs in everywhere.values())
     assert sum(len(bs) for bs in store.boot_samples(cid, "iops", "slow").values()) < result["boots"]
-    from orchestrator.bisect.report import collect, render_markdown
+    from orchestrator.report.bisection import collect, render_markdown
 
     md = render_markdown(collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info))
     assert re.search(r"Measured on: fast \(\d+ boots?, 1 lost when the host failed\), slow \(\d+ boots\)", md), md

@@ -18,7 +18,7 @@ import yaml
 from starlette.testclient import TestClient
 
 from orchestrator import wiring
-from orchestrator.bisect.campaign import Threshold, parse_campaign
+from orchestrator.campaign.file import Threshold, parse_campaign
 from orchestrator.cli import _parser, main
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.commands.serve import catalogue

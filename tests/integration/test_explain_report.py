@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.bisect.report import render_json, render_markdown
-from orchestrator.bisect.report_html import render_html
 from orchestrator.decisions import Role
+from orchestrator.report.bisection import render_json, render_markdown
+from orchestrator.report.bisection_html import render_html
 from tests.integration.test_engine_cases import report_of
 
 

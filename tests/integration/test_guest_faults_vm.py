@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from orchestrator.bisect.adapters import choose_workload
+from orchestrator.campaign.workload import choose_workload
 from orchestrator.hosts.lab import local_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.measure.guests import PoolMeasurer

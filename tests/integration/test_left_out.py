@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from orchestrator.bisect.report import excluded
 from orchestrator.commands.serve import catalogue
 from orchestrator.commands.status import one, one_text
 from orchestrator.decisions import Decided, Role
@@ -21,6 +20,7 @@ from orchestrator.kinds.table import report as report_of
 from orchestrator.measure.judge import Judge
 from orchestrator.measure.leftout import Excluded, LeftOut, sentence
 from orchestrator.notify.message import WIDTH, Ended, body
+from orchestrator.report.bisection import excluded
 from orchestrator.stats import Boot, Stray, Suspicion
 from orchestrator.store import Store
 from orchestrator.web.app import create_app

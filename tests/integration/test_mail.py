@@ -22,7 +22,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from orchestrator import wiring
-from orchestrator.bisect.campaign import parse_campaign
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.cli import main
 from orchestrator.commands import notify
 from orchestrator.hosts.lab import local_lab

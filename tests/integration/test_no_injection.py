@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.bisect.campaign import parse_campaign
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.cli import main
 from orchestrator.errors import UserError
 from orchestrator.kbuild.recipe import parse_recipe

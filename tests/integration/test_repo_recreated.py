@@ -12,8 +12,8 @@ from typing import Any, Callable
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.kbuild import gitrepo
 from orchestrator.kbuild.builder import KernelBuilder

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.report import collect, render_markdown
-from orchestrator.bisect.report_html import render_html
+from orchestrator.report.bisection import collect, render_markdown
+from orchestrator.report.bisection_html import render_html
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.gitrepo import Repo
 from tests.integration.test_engine_cases import bisect, campaign, regression_at

@@ -23,9 +23,9 @@ import yaml
 
 from orchestrator import __version__
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
 from orchestrator.bisect.workdir import campaign_workdir
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.commands.notify import ended_of
 from orchestrator.kinds.run import ended, report_files
 from orchestrator.kinds.table import report, stored

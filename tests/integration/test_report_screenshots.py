@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from orchestrator.bisect.report import BisectReport
-from orchestrator.bisect.report_html import VERDICT_COLOURS
-from orchestrator.bisect.report_html import render_html as render_bisection
 from orchestrator.compare.html import render_html as render_comparison
 from orchestrator.render.palette import OKABE_ITO
+from orchestrator.report.bisection import BisectReport
+from orchestrator.report.bisection_html import VERDICT_COLOURS
+from orchestrator.report.bisection_html import render_html as render_bisection
 from tests.integration.test_engine_cases import report_of
 from tests.screenshot import find_chromium, screenshot
 from tests.synthetic import scheduler_comparison

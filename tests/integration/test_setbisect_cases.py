@@ -17,11 +17,11 @@ from typing import Callable
 
 import pytest
 
-from orchestrator.bisect.campaign import Threshold
+from orchestrator.campaign.file import Threshold
 from orchestrator.decisions import Basis, Role
+from orchestrator.report.sets import collect
 from orchestrator.results import SetBisectResult
 from orchestrator.setbisect.model import Change, Unit, key_of
-from orchestrator.setbisect.report import collect
 from orchestrator.setbisect.runner import Rules, SetBisection, SetRefused, replay
 from orchestrator.store import Store
 from tests.fakes import FakeMaker, FakeMeasurer, Meeting, by_changes

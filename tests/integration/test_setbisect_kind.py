@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from orchestrator.bisect.campaign import Threshold
+from orchestrator.campaign.file import Threshold
 from orchestrator.cli import main
 from orchestrator.kinds import table as kinds
 from orchestrator.kinds.specs import SettingsSpec

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.bisect.adapters import choose_workload
+from orchestrator.campaign.workload import choose_workload
 from orchestrator.compare.settings import current
 from orchestrator.hosts.lab import local_lab
 from orchestrator.hosts.pool import GuestPool

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
-from orchestrator.bisect.report import collect, render_markdown
-from orchestrator.bisect.report_html import render_html
 from orchestrator.decisions import Basis, Role
+from orchestrator.report.bisection import collect, render_markdown
+from orchestrator.report.bisection_html import render_html
 from orchestrator.store import Store
 from orchestrator.workloads.definition import MetricDef
 from orchestrator.workloads.system import METRICS

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.bisect.campaign import Explain, load_campaign, parse_campaign
+from orchestrator.campaign.file import Explain, load_campaign, parse_campaign
 from orchestrator.errors import UserError
 
 MINIMAL = {
@@ -108,7 +108,7 @@ def test_a_lab_file_resolves_against_the_campaign_file_and_a_host_needs_one(tmp_
 
 
 def test_a_preset_whose_sweep_the_user_never_wrote_names_the_values_to_pick():
-    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign.workload import choose_workload
 
     dbench = with_(workload={"name": "dbench"}, metric={"name": "throughput", "threshold": "-10%"})
     with pytest.raises(UserError) as err:
@@ -122,7 +122,7 @@ def test_a_preset_whose_sweep_the_user_never_wrote_names_the_values_to_pick():
 
 
 def test_a_sweep_the_user_wrote_is_refused_as_a_sweep():
-    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign.workload import choose_workload
 
     swept = with_(workload={"name": "dbench", "params": {"clients": "1,2"}},
                   metric={"name": "throughput", "threshold": "-10%"})

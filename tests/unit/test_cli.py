@@ -90,7 +90,7 @@ def test_a_command_reading_a_store_that_is_not_there_says_so_and_makes_none(tmp_
 def stored_bisection(tmp_path):  # type: ignore[no-untyped-def]
     """A store holding one finished bisection: 2 boots of 3 runs of its metric on its culprit, a
     skipped step, and samples of another metric that the counts leave out."""
-    from orchestrator.bisect.campaign import parse_campaign
+    from orchestrator.campaign.file import parse_campaign
     from orchestrator.decisions import Basis, Decided, Role
     from orchestrator.kinds.specs import BisectSpec
     from orchestrator.kinds.table import record

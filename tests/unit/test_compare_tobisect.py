@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator.bisect.adapters import choose_workload
-from orchestrator.bisect.campaign import parse_campaign
+from orchestrator.campaign.file import parse_campaign
+from orchestrator.campaign.workload import choose_workload
 from orchestrator.cli import _parser
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.collect import comparison

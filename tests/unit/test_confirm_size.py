@@ -2,8 +2,8 @@
 
 from types import SimpleNamespace
 
-from orchestrator.bisect.campaign import Threshold
 from orchestrator.bisect.pairs import Pairs
+from orchestrator.campaign.file import Threshold
 
 
 def engine(kind: str, value: float, direction: str) -> SimpleNamespace:

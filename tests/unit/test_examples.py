@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.bisect.campaign import load_campaign
+from orchestrator.campaign.file import load_campaign
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").rglob("campaign.yaml"))
 

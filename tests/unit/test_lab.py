@@ -113,8 +113,8 @@ def test_a_campaign_gets_every_slot_of_the_lab_alone_and_one_slot_when_a_worker_
     import dataclasses
 
     from orchestrator import wiring
-    from orchestrator.bisect.adapters import choose_workload
-    from orchestrator.bisect.campaign import parse_campaign
+    from orchestrator.campaign.file import parse_campaign
+    from orchestrator.campaign.workload import choose_workload
     from orchestrator.hosts.pool import GuestPool
 
     two = lab(REMOTE, {"name": "local", "slots": [{"cpus": "0"}]})

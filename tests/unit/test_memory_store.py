@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import hashlib
 
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Engine
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore
 

@@ -1,4 +1,4 @@
-"""Which metrics a bisection accepts (orchestrator/bisect/adapters.py): the workload's own and
+"""Which metrics a bisection accepts (orchestrator/campaign/workload.py): the workload's own and
 the system ones with their directions, per disk and per vCPU; descriptive ones, unknown ones
 and ones the campaign's guest never records are one-line refusals naming the choices; the
 watched metrics of `metric.watch`."""
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.bisect.adapters import choose_workload
-from orchestrator.bisect.campaign import parse_campaign
+from orchestrator.campaign.file import parse_campaign
+from orchestrator.campaign.workload import choose_workload
 from orchestrator.errors import UserError
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.bisect.campaign import parse_campaign
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import UserError
 from orchestrator.hosts.lab import parse_lab
 from orchestrator.notify.config import config_path, load_smtp, parse_smtp

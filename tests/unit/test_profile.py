@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from orchestrator import wiring
-from orchestrator.bisect.campaign import parse_campaign
 from orchestrator.bisect.engine import Outcome
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.explain import profile_render
 from orchestrator.explain.perfscript import KERNEL, fold_script, folded_text, frame_name, parse_folded

@@ -1,4 +1,4 @@
-"""The pure parts of a report's Reproduce section (orchestrator/bisect/reproduce.py) and what it reads
+"""The pure parts of a report's Reproduce section (orchestrator/report/reproduce.py) and what it reads
 from the tools and the host: shell lines cut to the width and joined back by a real shell, the
 campaign file without the controller's paths, the guest's shape, each workload's commands as
 its agent runs them, the host's CPU model from /proc/cpuinfo or libvirt's capabilities."""
@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from orchestrator.backends.host import capabilities_cpu, cpuinfo_model
-from orchestrator.bisect.campaign import parse_campaign
-from orchestrator.bisect.reproduce import WIDTH, Facts, campaign_file, guest_shape, lines, reproduce, shell_lines
+from orchestrator.campaign.file import parse_campaign
+from orchestrator.report.reproduce import WIDTH, Facts, campaign_file, guest_shape, lines, reproduce, shell_lines
 from orchestrator.vm.spec import DiskSpec, VmSpec
 from workloads import dbench, fio, netperf
 

@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from orchestrator.bisect.campaign import Threshold
 from orchestrator.bisect.posterior import NOISELESS, Dag, Standing, llr_of
 from orchestrator.bisect.rounds import (
     NOMINATE,
@@ -21,6 +20,7 @@ from orchestrator.bisect.rounds import (
     plan,
     visit,
 )
+from orchestrator.campaign.file import Threshold
 from orchestrator.measure.endpoints import Next, check_endpoints, endpoints_next
 from orchestrator.measure.pairs import EARLY_P, Pair, pair, settled
 from orchestrator.stats import Boot, StepOdds, TwoSample

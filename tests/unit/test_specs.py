@@ -59,7 +59,7 @@ def test_the_kind_of_a_campaign_stored_before_the_kind_column(spec, kind):
 
 
 def test_a_bisection_spec_keeps_the_lab_file_absolute_for_a_resume_from_elsewhere(tmp_path):
-    from orchestrator.bisect.campaign import parse_campaign
+    from orchestrator.campaign.file import parse_campaign
 
     raw = {**CAMPAIGN, "repository": "linux", "lab": "lab.yaml", "host": "big1"}
     spec = BisectSpec.of(raw, parse_campaign(raw, base=tmp_path))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.bisect.campaign import parse_campaign
+from orchestrator.campaign.file import parse_campaign
 from orchestrator.cli import _parser
 from orchestrator.commands.verify import split_target, with_flags, with_metric_defaults
 from orchestrator.errors import UserError

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from orchestrator.bisect.report import steps_of
 from orchestrator.decisions import Basis, Decided, Role
+from orchestrator.report.bisection import steps_of
 from orchestrator.stats import Boot
 from orchestrator.web.views import (
     Building,

@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from orchestrator.bisect.campaign import Campaign
+from orchestrator.campaign.file import Campaign
 from orchestrator.errors import UserError, choices_error
 from orchestrator.vm.spec import VmSpec, disk_names
 from orchestrator.workloads import system

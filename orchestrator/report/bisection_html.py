@@ -6,8 +6,6 @@ from __future__ import annotations
 import html
 import math
 
-from orchestrator.bisect.report import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
-from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.text import metric_block
 from orchestrator.explain import profile_render
 from orchestrator.explain import render as explain_render
@@ -16,6 +14,8 @@ from orchestrator.measure.leftout import sentence
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
+from orchestrator.report.bisection import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.report.reproduce import lines as reproduce_lines
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
 

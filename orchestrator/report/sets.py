@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
-from orchestrator.bisect.report import boots_by_host
 from orchestrator.decisions import Basis, Found, Role
 from orchestrator.measure.endpoints import level
+from orchestrator.measure.evidence import boots_by_host
 from orchestrator.render.page import page, table
 from orchestrator.results import SetBisectResult, answer_as, stopped
 from orchestrator.setbisect.model import BAD, GOOD, Unit, key_of, label, ordered

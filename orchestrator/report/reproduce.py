@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import yaml
 
 from orchestrator import __version__
-from orchestrator.bisect.campaign import Campaign
+from orchestrator.campaign.file import Campaign
 from orchestrator.vm.spec import VmSpec
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def _workload_commands(name: str, params: Mapping[str, Any], run: Mapping[str, A
 
 
 def reproduce(f: Facts) -> Reproduce:
-    from orchestrator.bisect.adapters import choose_workload
+    from orchestrator.campaign.workload import choose_workload
 
     c = f.campaign
     choice = choose_workload(c)
@@ -217,7 +217,7 @@ def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
     """The store's account of campaign `campaign_id` for a rerun of `commits` (role -> sha)."""
     import json
 
-    from orchestrator.bisect.campaign import parse_campaign
+    from orchestrator.campaign.file import parse_campaign
 
     file = json.loads(store.campaign(campaign_id).spec or "{}")  # a bisection keeps its campaign file's mapping
     campaign = parse_campaign(file)

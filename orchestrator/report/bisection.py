@@ -16,14 +16,11 @@ import functools
 import json
 import math
 import statistics
-from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import HIGH_CONFIDENCE
-from orchestrator.bisect.reproduce import Reproduce, of_campaign
-from orchestrator.bisect.reproduce import lines as reproduce_lines
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
@@ -33,9 +30,12 @@ from orchestrator.explain import profile_render, profile_stored
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.changed import Changed
 from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
-from orchestrator.measure.leftout import Excluded, evidence, left_out, sentence
+from orchestrator.measure.evidence import boots_by_host
+from orchestrator.measure.leftout import Excluded, left_out, sentence
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
+from orchestrator.report.reproduce import Reproduce, of_campaign
+from orchestrator.report.reproduce import lines as reproduce_lines
 from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import BootRow, Store
@@ -164,26 +164,6 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
     return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
                  for i, d in enumerate(shown))
-
-
-def boots_by_host(store: Store, campaign_id: int, metric: str) -> tuple[dict[str, list[Boot]], dict[str, str], str]:
-    """Each commit's boots on the host that measured it last, without the boots the judge's rule
-    leaves out (leftout.evidence; `excluded` lists them), that host by commit, and one line
-    saying which hosts measured how many boots ("" when no boot came up)."""
-    rows = store.boots(campaign_id)
-    host_of = {b.commit: b.host for b in rows if b.status == "ok"}
-    per_host = {h: evidence(store.boot_samples(campaign_id, metric, h or None)) for h in set(host_of.values())}
-    boots = {c: per_host[h][c] for c, h in host_of.items() if c in per_host[h]}
-    used = Counter(b.host or "this machine" for b in rows if b.status == "ok")
-    lost = Counter(b.host or "this machine" for b in rows if b.status == "lost")
-
-    def boots_of(n: int) -> str:
-        return f"{n} boot" + ("" if n == 1 else "s")
-
-    parts = [f"{h} ({boots_of(n)}" + (f", {lost[h]} lost when the host failed" if lost[h] else "") + ")"
-             for h, n in used.items()]
-    parts += [f"{h} (0 boots, {n} lost when the host failed)" for h, n in lost.items() if h not in used]
-    return boots, {c: h for c, h in host_of.items() if h}, ", ".join(parts)
 
 
 def excluded(store: Store, campaign_id: int, metric: str) -> Excluded:
