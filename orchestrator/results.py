@@ -33,6 +33,44 @@ class BisectOutcome(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
+class StepsEnd(StrEnum):
+    """Why the search for the steps of a regression ended (orchestrator/bisect/steps.py): the
+    culprit carries all of it (`all`: no further step searched), the steps named add up to the
+    whole within the noise (`add_up`), what is left is below the campaign's steps.min_share
+    (`small`), the campaign asked for the first step only (`first`), or a range left carries a
+    part its search did not name (`not_found`: the notes say why)."""
+
+    ALL = "all"
+    ADD_UP = "add_up"
+    SMALL = "small"
+    FIRST = "first"
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class RegressionStep:
+    """One step of a regression: a commit, its parent, its share of the good-to-bad gap with the
+    share's 95% interval, its change against its parent (relative, on fresh boots), whether it
+    is where the metric crossed the threshold (`crossed`: the culprit `git bisect` names) and
+    whether its change alone reaches the threshold (`alone`)."""
+
+    commit: str
+    parent: str
+    share: float
+    low: float
+    high: float
+    change: float
+    crossed: bool = False
+    alone: bool = False
+
+    def describe(self) -> str:
+        what = f"{self.commit[:12]} {self.change:+.1%} against its parent, {self.share:.0%} of the regression " \
+               f"(95% CI {self.low:.0%}..{self.high:.0%})"
+        if self.crossed:
+            what += "; crossed the threshold"
+        return what + ("" if self.alone else "; below the threshold alone")
+
+
 @dataclass(frozen=True)
 class BisectResult:
     outcome: BisectOutcome
@@ -48,6 +86,13 @@ class BisectResult:
     boots: int = 0
     confirmation: Mapping[str, Any] = field(default_factory=dict)  # the culprit against its parent
     revert: Mapping[str, Any] | None = None  # bad with the culprit reverted against bad
+    # the regression's steps, oldest first (the culprit among them), why their search ended, the
+    # answer's line when the culprit carries clearly less than all, and bad with every step
+    # reverted together against bad (orchestrator/bisect/steps.py)
+    steps: tuple[RegressionStep, ...] = ()
+    steps_end: StepsEnd | None = None
+    partial: str = ""
+    reverted: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -55,6 +100,9 @@ class BisectResult:
         d["candidates"], d["doubtful"], d["notes"] = list(self.candidates), list(self.doubtful), list(self.notes)
         d["confirmation"] = dict(self.confirmation)
         d["revert"] = dict(self.revert) if self.revert is not None else None
+        d["steps"] = [asdict(x) for x in self.steps]
+        d["steps_end"] = self.steps_end.value if self.steps_end is not None else None
+        d["reverted"] = dict(self.reverted) if self.reverted is not None else None
         return d
 
     @classmethod
@@ -64,13 +112,18 @@ class BisectResult:
         return cls(BisectOutcome(outcome), d.get("culprit", ""), d.get("parent", ""), tuple(d.get("candidates", ())),
                    float(d.get("confidence", 0.0)), d.get("confidence_text", ""), tuple(d.get("doubtful", ())),
                    tuple(d.get("notes", ())), int(d.get("inherited", 0)), d.get("host"), int(d.get("boots", 0)),
-                   dict(d.get("confirmation") or {}), d.get("revert"))
+                   dict(d.get("confirmation") or {}), d.get("revert"),
+                   tuple(RegressionStep(**x) for x in d.get("steps") or ()),
+                   StepsEnd(d["steps_end"]) if d.get("steps_end") else None, d.get("partial", ""), d.get("reverted"))
 
     def line(self) -> str:
         """One line for `status`: the culprit (or the candidates) and the confidence."""
         if self.outcome is BisectOutcome.FOUND:
             confidence = self.confidence_text.split(":")[0]  # "LOW confidence 80.0%" without why (shown in status ID)
-            return f"{self.culprit[:12]} ({confidence})" if confidence else self.culprit[:12]
+            named = f"{self.culprit[:12]} ({confidence})" if confidence else self.culprit[:12]
+            if len(self.steps) > 1:
+                named += f"; {len(self.steps)} steps: " + ", ".join(f"{x.commit[:12]} {x.share:.0%}" for x in self.steps)
+            return named
         shown = " ".join(c[:12] for c in self.candidates)
         return f"inconclusive: {shown}" if self.outcome is BisectOutcome.INCONCLUSIVE else shown
 
@@ -91,6 +144,16 @@ class BisectResult:
 
     def why(self) -> str:
         return ""
+
+    def regression_steps(self) -> tuple[str, ...]:
+        """The answer's lines on the regression's steps, for the mail's head: the culprit's
+        share when it carries clearly less than all, then every step named, oldest first."""
+        if self.outcome is not BisectOutcome.FOUND:
+            return ()
+        lines: tuple[str, ...] = (self.partial,) if self.partial else ()
+        if len(self.steps) > 1:
+            lines += tuple(f"Step {i}: {x.describe()}" for i, x in enumerate(self.steps, 1))
+        return lines
 
 
 class LinesAnswer:
@@ -113,6 +176,9 @@ class LinesAnswer:
 
     def why(self) -> str:
         return ""
+
+    def regression_steps(self) -> tuple[str, ...]:
+        return ()
 
 
 @dataclass(frozen=True)
@@ -204,6 +270,9 @@ class SetBisectResult:
     def why(self) -> str:
         return ""
 
+    def regression_steps(self) -> tuple[str, ...]:
+        return ()
+
 
 def _revert_of_older_store(revert: Mapping[str, Any]) -> dict[str, Any]:
     """The revert's `units` (what it took out, when more than the set named: a list) as a list;
@@ -253,6 +322,9 @@ class Stopped:
     def why(self) -> str:
         """Why it stopped, for people ("Refused: ...")."""
         return f"{self.stop.value.capitalize()}: {self.reason}"
+
+    def regression_steps(self) -> tuple[str, ...]:
+        return ()
 
 
 Answer = Union[BisectResult, VerifyResult, CompareResult, SetBisectResult]

@@ -525,6 +525,17 @@ def evidence(t: TwoSample, expected: float) -> float:
     return float(_sps().t.logpdf((observed - target) / t.se, t.df) - _sps().t.logpdf(observed / t.se, t.df))
 
 
+def ratio(num: float, se_num: float, den: float, se_den: float, df: float) -> tuple[float, float, float, float]:
+    """`num / den` of two independent estimates with their standard errors: the ratio, its
+    standard error (delta method) and its 95% interval (Student t, `df` degrees of freedom)."""
+    if not den:
+        return 0.0, math.inf, -math.inf, math.inf
+    r = num / den
+    se = math.sqrt(se_num**2 + (r * se_den) ** 2) / abs(den)
+    half = float(_sps().t.ppf(0.975, max(1.0, df))) * se
+    return r, se, r - half, r + half
+
+
 # ---- stray boots -------------------------------------------------------------------------------
 
 STRAY_K = 4.0

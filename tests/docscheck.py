@@ -394,6 +394,7 @@ timeouts: {build_s: 60, boot_s: 60, run_s: 60}
 alpha: 0.05
 notify: {mail: [a@example.org]}
 explain: {profile: true, profile_boots: 2}
+steps: {min_share: 0.2}
 """
 FULL_SETTINGS = """
 kind: settings

@@ -312,8 +312,10 @@ class FakeLinearVcs:
     def revert(self, commit: str, onto: str):
         from orchestrator.backends.git_bisect import Revert
 
-        self.reverts[f"revert-{commit}"] = commit
-        return Revert(f"revert-{commit}", "")
+        # onto a revert: the reverts chained ("revert-A+revert-B": the tip with A and B reverted)
+        name = f"revert-{commit}" if onto in self.index else f"{onto}+revert-{commit}"
+        self.reverts[name] = commit
+        return Revert(name, "")
 
 
 class MemoryStore:

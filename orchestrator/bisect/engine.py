@@ -47,6 +47,16 @@ from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Search, SearchEnd, latest
+from orchestrator.bisect.steps import (
+    Share,
+    in_history,
+    mark_crossing,
+    partial_line,
+    share,
+    step_of,
+    stop,
+    worth_searching,
+)
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import JUDGED, Basis, Decided, PairVerdict, Role, Verdict
 from orchestrator.errors import (
@@ -64,9 +74,10 @@ from orchestrator.measure.endpoints import (
 )
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
+from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
 from orchestrator.ports import Event, KernelBuilds, Measurer
-from orchestrator.results import BisectOutcome, BisectResult, StopKind, Stopped
-from orchestrator.stats import drift
+from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, StopKind, Stopped
+from orchestrator.stats import TwoSample, compare_boots, drift
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
 AHEAD_OUTCOMES = 2
@@ -282,6 +293,8 @@ class Engine:
         nominate = 0.0 if self._confirmed_before(campaign_id) else NOMINATE
         for round_no in range(MAX_ROUNDS + 1):
             state = search.run(nominate)
+            if not c.steps.first:
+                state = self._crossing(campaign_id, state, good, bad)
             self.store.set_bisect_log(campaign_id, search.log(state))
             if state.kind is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
@@ -545,13 +558,204 @@ class Engine:
                 # held: the sequential pairs stop early, so their evidence alone may not outweigh
                 # the steps'; the answer is named, never with high confidence
                 confidence = min(confidence, CONTRADICTED)
+        steps: dict[str, Any] = {}
+        if kind is BisectOutcome.FOUND and confirmation.get("verdict") is PairVerdict.CONFIRMED:
+            log = self.search.log(state)
+            steps = self._steps(campaign_id, culprit, good, bad, revert, state.mass, notes)
+            self.store.set_bisect_log(campaign_id, log)  # the searches for more steps wrote theirs
+            everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
         result = BisectResult(
             kind, culprit, self.vcs.parent(culprit) if culprit else "",
             () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
-            sum(len(v) for v in everywhere.values()), confirmation if kind is BisectOutcome.FOUND else {}, revert)
+            sum(len(v) for v in everywhere.values()), confirmation if kind is BisectOutcome.FOUND else {}, revert,
+            **steps)
         self.store.set_state(campaign_id, "done", result.to_dict())
         return Outcome(result.outcome, culprit, tuple(candidates), check, self.search.steps, tuple(notes), confidence, result)
+
+    # ---- the regression's steps -------------------------------------------------------------
+
+    def _steps(self, campaign_id: int, culprit: str, good: str, bad: str, revert: dict[str, Any] | None,
+               mass: float, notes: list[str]) -> dict[str, Any]:
+        """The confirmed culprit's share of the good-to-bad gap and, when it carries clearly less
+        than all of it and the campaign did not ask for the first step only, the other steps:
+        each range left (good to the culprit's parent, the culprit to bad) that carries a part
+        worth a search (steps.worth_searching) is bisected against its own ends, its culprit
+        confirmed against its parent on fresh boots, until the steps add up (steps.stop); then
+        bad with every step reverted together against bad. The BisectResult's step fields;
+        why a search named nothing goes to `notes`."""
+        boots = self.judge.evidence()
+        parent = self.vcs.parent(culprit)
+        gap = compare_boots(boots.get(good, []), boots.get(bad, []))
+        own = compare_boots(boots.get(parent, []), boots.get(culprit, []))
+        if gap is None or own is None:
+            return {}
+        first = share(own, gap)
+        gap_log = math.log1p(gap.change)
+        position = (revert or {}).get("position")
+        rest = math.expm1(gap_log * (position if position is not None else 1 - first.value))
+        named = [step_of(culprit, parent, first, own, True, self._alone(own))]
+        shares = [first]
+        end = stop(shares, self.c.steps.min_share)
+        if end is None and self.c.steps.first:
+            end = StepsEnd.FIRST
+        ranges = [(good, parent), (culprit, bad)]
+        while end is None and ranges:
+            lo, hi = ranges.pop(0)
+            found = self._step_in(campaign_id, lo, hi, gap, mass, notes)
+            if found is not None:
+                step, part = found
+                named.append(step)
+                shares.append(part)
+                ranges += [(lo, step.parent), (step.commit, hi)]
+                end = stop(shares, self.c.steps.min_share)
+        steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
+        if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
+            boots = self.judge.evidence()
+            levels = [compare_boots(boots[good], boots[x.commit]) for x in steps]
+            steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
+                                  self.c.metric.threshold.value, self.direction)
+        return {"steps": steps, "steps_end": end or StepsEnd.NOT_FOUND,
+                "partial": partial_line(culprit, first, rest) if first.partial else "",
+                "reverted": self._all_reverted(campaign_id, steps, good, bad) if len(steps) > 1 else None}
+
+    def _crossing(self, campaign_id: int, state: SearchEnd, good: str, bad: str) -> SearchEnd:
+        """A search that ended with only skipped commits left, some of them apart from both
+        references (between them: the regression came in steps): the candidate where the metric
+        crossed the middle of `good`..`bad`, the first apart one nearer bad than good or the
+        first bad one, to be confirmed as a culprit; `state` itself when a candidate before it
+        could not be measured (a build, boot or workload failure: the crossing may be there)."""
+        if state.kind is not BisectOutcome.ONLY_SKIPPED:
+            return state
+        latest = {d.commit: d for d in self._latest(campaign_id)}
+        if not any(x in latest and latest[x].kind is Basis.APART for x in state.candidates):
+            return state
+        order = sorted(state.candidates, key=lambda x: sum(self.vcs.is_ancestor(o, x) for o in state.candidates if o != x))
+        for x in order:
+            d = latest.get(x)
+            if d is not None and d.kind is Basis.APART:
+                odds = self.judge.odds(good, bad, x)
+                if odds is not None and odds.position >= 0.5:
+                    break
+            elif d is None or d.verdict is Verdict.BAD:
+                break
+            else:
+                return state
+        else:
+            return state
+        self._emit("steps", x, message=(
+            f"{sum(1 for c in order if latest.get(c) and latest[c].kind is Basis.APART)} commit(s) lie between good "
+            f"and bad (a regression in steps): {x[:12]} is where the metric crossed the middle"))
+        return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
+
+    def _alone(self, change: TwoSample) -> bool:
+        """A step's change against its parent reaches the campaign's threshold by itself."""
+        threshold = self.c.metric.threshold
+        if threshold.kind != "relative":
+            return False
+        return change.change <= threshold.value if self.direction == "higher" else change.change >= threshold.value
+
+    def _ends(self, lo: str, hi: str) -> TwoSample | None:
+        """`hi` against `lo`, both booted boots_per_commit times at least."""
+        for key in (lo, hi):
+            while len(self.judge.evidence().get(key, [])) < self.c.boots_per_commit:
+                self.judge.boot_once(key)
+        boots = self.judge.evidence()
+        return compare_boots(boots[lo], boots[hi])
+
+    def _step_in(self, campaign_id: int, lo: str, hi: str, gap: TwoSample, mass: float,
+                 notes: list[str]) -> tuple[RegressionStep, Share] | None:
+        """The step in the range `lo`..`hi` when it carries a part of the gap worth a search: its
+        culprit by a search against `lo` and `hi`, confirmed against its parent on fresh boots."""
+        if lo == hi or self.vcs.is_ancestor(hi, lo):
+            return None
+        ends = self._ends(lo, hi)
+        if ends is None or not worth_searching(share(ends, gap), self.c.steps.min_share):
+            return None
+        part = share(ends, gap)
+        self._emit("steps", hi, message=f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression: "
+                                        "searching it for another step")
+        search = Search(self.c, self.store, campaign_id, self.vcs, lo, hi, self.lab_of(campaign_id), self.error,
+                        self._emit)
+        end = self._crossing(campaign_id, search.run(), lo, hi)
+        if end.kind is not BisectOutcome.FOUND:
+            notes.append(f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression, but its search named no "
+                         f"single commit ({end.kind.value.replace('_', ' ')})")
+            return None
+        commit, parent = end.culprit, self.vcs.parent(end.culprit)
+        t = self._confirm_step(campaign_id, commit, parent, lo, hi, llr_of(end.mass))
+        if t is None:
+            notes.append(f"{commit[:12]} ends the search of {lo[:12]}..{hi[:12]} but is not confirmed against its parent")
+            return None
+        step_share = share(t, gap)
+        return step_of(commit, parent, step_share, t, False, self._alone(t)), step_share
+
+    def _confirm_step(self, campaign_id: int, commit: str, parent: str, lo: str, hi: str,
+                      prior: float) -> TwoSample | None:
+        """`commit` against its parent on fresh boots, interleaved (measure/pairs.py), until the
+        pair answered for the change from `lo` to `hi` (or the cap); its test when `commit` is
+        significantly worse, else None. Stored as a confirm decision."""
+        judge, cap = self.judge, self.c.max_boots_per_commit
+        try:
+            judge.kernel(parent)
+            since = pair_since(self.store, campaign_id, judge, Role.CONFIRM, commit)
+
+            def done() -> bool:
+                state = pair_state(judge, parent, commit, since, lo, hi, self.error)
+                return state.boots >= cap or settled([state], cap, self.error, prior)
+
+            measure_pair(judge, parent, commit, since, Sequential(done))
+        except (BuildFailed, BootFailed, KernelFault) as exc:
+            self.store.add_decision(campaign_id, Decided(commit, Role.CONFIRM, PairVerdict.CANNOT_TELL,
+                                                         f"step against parent: could not be measured: {exc}"[:500],
+                                                         0.0, 0))
+            return None
+        t = pair_state(judge, parent, commit, since, lo, hi, self.error).test
+        worse = t is not None and t.p < self.c.alpha and (t.change < 0 if self.direction == "higher" else t.change > 0)
+        verdict = PairVerdict.CONFIRMED if worse else PairVerdict.NOT_SEEN if t is not None else PairVerdict.CANNOT_TELL
+        text = f"step against parent {t.describe()}" if t is not None else "step against parent: too few boots"
+        self.store.add_decision(campaign_id, Decided(commit, Role.CONFIRM, verdict, text, 1 - t.p if t else 0.0,
+                                                     t.n_b if t else 0))
+        self._emit("confirm", commit, message=f"{verdict}: {text}")
+        return t if worse else None
+
+    def _all_reverted(self, campaign_id: int, steps: tuple[RegressionStep, ...], good: str,
+                      bad: str) -> dict[str, Any]:
+        """Bad with every step reverted together (newest first, each onto the last) against bad,
+        on fresh boots interleaved: where it lands on the good(0)-to-bad(1) line, with its 95%
+        interval; it restores the metric when what is left is not surely min_share or more."""
+        onto = bad
+        for step in reversed(steps):
+            made = self.vcs.revert(step.commit, onto)
+            if not made.commit:
+                return {"verdict": PairVerdict.NO_APPLY, "text": f"{PairVerdict.NO_APPLY}: {step.commit[:12]}: "
+                                                                 f"{made.reason}"[:500]}
+            onto = made.commit
+        judge, cap = self.judge, self.c.max_boots_per_commit
+        since = pair_since(self.store, campaign_id, judge, Role.REVERT, onto)
+
+        def done() -> bool:
+            state = pair_state(judge, bad, onto, since, good, bad, self.error, -1)
+            return state.boots >= cap or settled([state], cap, self.error)
+
+        try:
+            measure_pair(judge, bad, onto, since, Sequential(done))
+        except (BuildFailed, BootFailed, KernelFault) as exc:
+            return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": f"could not be measured: {exc}"[:500]}
+        boots = judge.evidence()
+        t = pair_state(judge, bad, onto, since, good, bad, self.error, -1).test
+        gap = compare_boots(boots[good], boots[bad])
+        if t is None or gap is None:
+            return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": "too few boots to compare"}
+        removed = share(t, gap)  # negative: the part of the gap the reverts take away
+        left, low, high = 1 + removed.value, 1 + removed.low, 1 + removed.high
+        verdict = PairVerdict.RESTORES if low < self.c.steps.min_share else PairVerdict.NOT_RESTORED
+        text = (f"{verdict}: bad with all {len(steps)} steps reverted ({onto[:12]}) against bad {t.describe()}, "
+                f"at {left:.0%} of the good-to-bad gap (95% CI {low:.0%}..{high:.0%})")
+        self.store.add_decision(campaign_id, Decided(steps[-1].commit, Role.REVERT, verdict, text, 0.0, 0))
+        self._emit("confirm", onto, message=text)
+        return {"verdict": verdict, "commit": onto, "change": t.change, "p": t.p, "position": left, "low": low,
+                "high": high, "text": text}
 
     def _drift(self, campaign_id: int, good: str, bad: str) -> str:
         """The drift guard's report: the references' common linear drift over the campaign, when

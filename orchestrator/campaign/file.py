@@ -101,6 +101,16 @@ MAX_PROFILE_BOOTS = 8
 
 
 @dataclass(frozen=True)
+class Steps:
+    """After the culprit is confirmed (docs/campaign.md, "Regressions in several steps"): look
+    for the other steps of the regression while the named ones do not add up to the whole
+    (`first`: stop at the culprit), down to a part of the good-to-bad gap of `min_share`."""
+
+    first: bool = False
+    min_share: float = 0.2
+
+
+@dataclass(frozen=True)
 class Campaign:
     name: str
     repository: Path
@@ -124,6 +134,7 @@ class Campaign:
     host: str | None = None  # the lab host every guest runs on; None: the first free one, then that one
     notify: Notify | None = None  # who is mailed when it ends (docs/mail.md); None: the lab's list
     explain: Explain = Explain()
+    steps: Steps = Steps()
     source: Path | None = None
 
 
@@ -167,6 +178,7 @@ def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None
         host=yamlcheck.text(top["host"], "host") if top.get("host") is not None else None,
         notify=parse_notify(top["notify"]) if "notify" in top else None,
         explain=_explain(top["explain"]) if "explain" in top else Explain(),
+        steps=_steps(top["steps"]) if "steps" in top else Steps(),
         source=source,
     )
     if campaign.host is not None and campaign.lab is None:
@@ -410,3 +422,12 @@ def _timeouts(value: Any) -> Timeouts:
     yamlcheck.known(data, "timeouts", ["build_s", "boot_s", "run_s"])
     return Timeouts(*(_float(data.get(k, getattr(Timeouts, k)), f"timeouts.{k}", 1, 7 * 86400)
                       for k in ("build_s", "boot_s", "run_s")))
+
+
+def _steps(value: Any) -> Steps:
+    """`steps: first | all` or `steps: {min_share: 0.2}` (a mapping looks for every step)."""
+    if not isinstance(value, Mapping):
+        return Steps(first=_choice(value, "steps", ("all", "first")) == "first")
+    data = yamlcheck.mapping(value, "steps")
+    yamlcheck.known(data, "steps", ["min_share"])
+    return Steps(min_share=_float(data.get("min_share", Steps.min_share), "steps.min_share", 0.01, 0.99))

@@ -102,6 +102,8 @@ def body(e: Ended) -> str:
     why = e.result.why() if e.result is not None else ""
     if named:
         head += [f"Culprit: {named[:12]} {one_line(e.culprit_subject, 900)}".rstrip(), ""]
+        steps = e.result.regression_steps() if e.result is not None else ()
+        head += [*steps, ""] if steps else []
     elif why:
         head += [why, ""]
     if e.taken_over:

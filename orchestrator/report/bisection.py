@@ -36,7 +36,7 @@ from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign
 from orchestrator.report.reproduce import lines as reproduce_lines
-from orchestrator.results import BisectOutcome, BisectResult, answer_as, stopped
+from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import BootRow, Store
 from orchestrator.workloads.definition import MetricDef
@@ -69,6 +69,14 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One step of a regression in several steps, with its commit's subject."""
+
+    step: RegressionStep
+    subject: str
+
+
+@dataclass(frozen=True)
 class BisectReport:
     name: str
     state: str
@@ -96,6 +104,10 @@ class BisectReport:
     reproduce: Reproduce | None = None  # what a reader needs to run the measurement again
     excluded: Excluded = Excluded()  # the boots left out of the evidence, and why (measure/leftout.py)
     profile: profile_stored.Profiled | None = None  # the kernel profile of the profile boots (docs/explain.md)
+    partial: str = ""  # the culprit's share when it carries clearly less than all of the regression
+    parts: tuple[Part, ...] = ()  # the regression's steps, oldest first (orchestrator/bisect/steps.py)
+    steps_end: str = ""  # why the search for more steps ended (results.StepsEnd)
+    reverted: str = ""  # bad with every step reverted together against bad
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
@@ -145,7 +157,9 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         if "change" in confirmation else "not measured", hosts=hosts,
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
-        profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None)
+        profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None,
+        partial=done.partial, parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
+        steps_end=done.steps_end.value if done.steps_end else "", reverted=(done.reverted or {}).get("text", ""))
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
     named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
@@ -227,6 +241,7 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Confirmation: {r.confirmation}", ""]
     if r.revert:
         out += [f"Revert: {r.revert}", ""]
+    out += steps_markdown(r)
     if r.hosts:
         out += [f"Measured on: {r.hosts}; every step was judged against references measured on its own host", ""]
     if r.taken_over:
@@ -265,6 +280,30 @@ def render_markdown(r: BisectReport) -> str:
                    f"{f.n} | {median(f)} | {s.reason.replace('|', '/')} |")
     out += ["", "## git bisect log", "", "```", r.bisect_log.rstrip(), "```", ""]
     return "\n".join(out)
+
+
+# why the search for more steps ended, for people
+ENDED = {StepsEnd.ADD_UP.value: "the steps add up to the whole regression within the noise",
+         StepsEnd.SMALL.value: "what is left is below the campaign's steps.min_share",
+         StepsEnd.FIRST.value: "the campaign asked for the first step only (steps: first)",
+         StepsEnd.NOT_FOUND.value: "a part of the regression is left that no search named (see the notes)"}
+
+
+def steps_markdown(r: BisectReport) -> list[str]:
+    """The culprit's share when partial, and every step of the regression in history order,
+    each with its share, the one that crossed the threshold said."""
+    out = [f"Share: {r.partial}", ""] if r.partial else []
+    if len(r.parts) > 1:
+        out += [f"The regression came in {len(r.parts)} steps (oldest first; each one's share of the good-to-bad gap "
+                "with its 95% CI; the one that crossed the threshold is the culprit above):", ""]
+        out += [line for i, p in enumerate(r.parts, 1) for line in (f"    {i}. {p.step.describe()}",
+                                                                       f"       {p.subject}")]
+        out += [""]
+        if r.reverted:
+            out += [f"All steps reverted: {r.reverted}", ""]
+    if r.partial and r.steps_end in ENDED:
+        out += [f"Steps: {ENDED[r.steps_end]}", ""]
+    return out
 
 
 def render_json(r: BisectReport) -> str:

@@ -14,7 +14,7 @@ from orchestrator.measure.leftout import sentence
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
-from orchestrator.report.bisection import WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.report.bisection import ENDED, WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
 from orchestrator.report.reproduce import lines as reproduce_lines
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
@@ -65,7 +65,15 @@ def render_html(r: BisectReport) -> str:
     candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
         ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
-        ("Measured on", r.hosts), ("Workers", r.taken_over), ("Evidence", sentence(r.excluded))) if text)
+        ("Share", r.partial), ("Steps", ENDED.get(r.steps_end, "") if r.partial else ""),
+        ("All steps reverted", r.reverted if len(r.parts) > 1 else ""), ("Measured on", r.hosts),
+        ("Workers", r.taken_over), ("Evidence", sentence(r.excluded))) if text)
+    if len(r.parts) > 1:
+        notes += ("<p>The regression came in steps (oldest first, each one's share of the good-to-bad gap with its "
+                  "95% CI):</p><ol class=\"steps\">" + "".join(
+                      f"<li><code>{e(p.step.commit[:12])}</code> {e(p.subject)}: "
+                      f"{'<strong>' if p.step.crossed else ''}{e(p.step.describe().split(' ', 1)[1])}"
+                      f"{'</strong>' if p.step.crossed else ''}</li>" for p in r.parts) + "</ol>")
     notes += "".join(f"<p><strong>Note:</strong> {e(n)}</p>" for n in r.notes) + watched_html(r.watched)
     again = ""
     if r.reproduce is not None:  # the Markdown section's text, its heading as the page's own

@@ -1,0 +1,104 @@
+"""A regression in several steps: how much of the good-to-bad gap a named commit carries, and
+whether the named steps add up to the whole (docs/how-bisection-works.md, "Regressions in
+several steps"). Pure functions over boot tests (orchestrator.stats).
+
+A step's share is its change against its parent over the endpoints' gap, both on the log scale
+(a -16% step then a -22% one make a -34% gap, of which they carry 42% and 58%), with a 95%
+interval from both tests' standard errors. The culprit the search names is the commit where the
+metric crossed the threshold; when its share's interval excludes 100% the rest of the gap is
+elsewhere: before it (good to its parent) or after it (the culprit to bad). The search goes on
+in a range that carries at least `min_share` of the gap, surely more than none, and stops when
+the named steps' shares add up to the whole within the noise (their sum's interval reaches
+100%) or what is left is below `min_share`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from orchestrator.results import RegressionStep, StepsEnd
+from orchestrator.stats import TwoSample, ratio
+
+# The share of the gap below which what is left is not searched (campaign `steps.min_share`).
+MIN_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class Share:
+    """A part of the good-to-bad gap (1: all of it): the estimate, its standard error, its 95%
+    interval and the degrees of freedom it rests on."""
+
+    value: float
+    se: float
+    low: float
+    high: float
+    df: float
+
+    @property
+    def partial(self) -> bool:
+        """Clearly less than all of the gap: the interval excludes 100%."""
+        return self.high < 1.0
+
+    def describe(self) -> str:
+        return f"about {self.value:.0%} (95% CI {self.low:.0%}..{self.high:.0%})"
+
+
+def share(change: TwoSample, gap: TwoSample) -> Share:
+    """`change` (a commit against its parent, or one end of a range against the other) as a part
+    of `gap` (bad against good)."""
+    df = min(change.df, gap.df)
+    value, se, low, high = ratio(math.log1p(change.change), change.se, math.log1p(gap.change), gap.se, df)
+    return Share(value, se, low, high, df)
+
+
+def together(shares: Sequence[Share]) -> Share:
+    """The part of the gap several steps carry together (independent estimates)."""
+    df = min((s.df for s in shares), default=1.0)
+    value, se, low, high = ratio(sum(s.value for s in shares), math.sqrt(sum(s.se**2 for s in shares)), 1.0, 0.0, df)
+    return Share(value, se, low, high, df)
+
+
+def stop(shares: Sequence[Share], min_share: float) -> StepsEnd | None:
+    """Why the search for more steps ends after `shares` were named, or None to go on: they add
+    up to the whole within the noise, or what is left is below `min_share`."""
+    whole = together(shares)
+    if whole.high >= 1.0:
+        return StepsEnd.ALL if len(shares) == 1 else StepsEnd.ADD_UP
+    if 1.0 - whole.value < min_share:
+        return StepsEnd.SMALL
+    return None
+
+
+def worth_searching(part: Share, min_share: float) -> bool:
+    """A range left carries a part of the gap worth a search: surely more than none, and at
+    least `min_share` of it."""
+    return part.low > 0 and part.value >= min_share
+
+
+def step_of(commit: str, parent: str, part: Share, change: TwoSample, crossed: bool, alone: bool) -> RegressionStep:
+    return RegressionStep(commit, parent, part.value, part.low, part.high, change.change, crossed, alone)
+
+
+def mark_crossing(steps: Sequence[RegressionStep], from_good: Sequence[float], threshold: float,
+                  direction: str) -> tuple[RegressionStep, ...]:
+    """`steps` (oldest first) with the one where the metric crossed a relative `threshold` marked
+    `crossed`: the first whose commit against good (`from_good`, relative, one a step) reaches
+    it; the last when none does (the noise)."""
+    reached = [c <= threshold if direction == "higher" else c >= threshold for c in from_good]
+    at = reached.index(True) if True in reached else len(steps) - 1
+    return tuple(dataclasses.replace(step, crossed=i == at) for i, step in enumerate(steps))
+
+
+def partial_line(culprit: str, part: Share, rest: float) -> str:
+    """The answer's line when the culprit carries clearly less than all of the regression;
+    `rest`: bad with it reverted against good (relative)."""
+    return (f"{culprit[:12]} carries {part.describe()} of the regression; bad with it reverted is still "
+            f"{rest:+.0%} from good")
+
+
+def in_history(steps: Sequence[RegressionStep], is_ancestor: Callable[[str, str], bool]) -> tuple[RegressionStep, ...]:
+    """`steps` oldest first: by how many of the others are their ancestors."""
+    return tuple(sorted(steps, key=lambda s: sum(is_ancestor(o.commit, s.commit) for o in steps if o is not s)))
