@@ -49,9 +49,11 @@ from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Search, SearchEnd, latest
 from orchestrator.bisect.steps import (
     Share,
+    combined,
     in_history,
     mark_crossing,
     partial_line,
+    reverted,
     share,
     step_of,
     stop,
@@ -77,7 +79,7 @@ from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
 from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
 from orchestrator.ports import Event, KernelBuilds, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, StopKind, Stopped
-from orchestrator.stats import TwoSample, compare_boots, drift
+from orchestrator.stats import TwoSample, compare_boots, compare_pooled, drift, pooled_boot_variance
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
 AHEAD_OUTCOMES = 2
@@ -292,9 +294,7 @@ class Engine:
         # 1 - error (decided from the store: a resumed campaign does the same)
         nominate = 0.0 if self._confirmed_before(campaign_id) else NOMINATE
         for round_no in range(MAX_ROUNDS + 1):
-            state = search.run(nominate)
-            if not c.steps.first:
-                state = self._crossing(campaign_id, state, good, bad)
+            state = self._crossing(campaign_id, search.run(nominate), good, bad)
             self.store.set_bisect_log(campaign_id, search.log(state))
             if state.kind is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
@@ -586,11 +586,10 @@ class Engine:
         why a search named nothing goes to `notes`."""
         boots = self.judge.evidence()
         parent = self.vcs.parent(culprit)
-        gap = compare_boots(boots.get(good, []), boots.get(bad, []))
-        own = compare_boots(boots.get(parent, []), boots.get(culprit, []))
+        gap, own = self._pooled(good, bad), self._pooled(parent, culprit)
         if gap is None or own is None:
             return {}
-        first = share(own, gap)
+        first = self._share_check(campaign_id, culprit, parent, bad, gap, revert)
         gap_log = math.log1p(gap.change)
         position = (revert or {}).get("position")
         rest = math.expm1(gap_log * (position if position is not None else 1 - first.value))
@@ -648,6 +647,34 @@ class Engine:
             f"and bad (a regression in steps): {x[:12]} is where the metric crossed the middle"))
         return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
 
+    def _share_check(self, campaign_id: int, culprit: str, parent: str, bad: str, gap: TwoSample,
+                     revert: dict[str, Any] | None) -> Share:
+        """The culprit's share of the gap, from the culprit against its parent and bad with it
+        reverted against bad (steps.combined), on the boots already taken; while it is neither
+        clearly less than all (its interval excludes 100%) nor clearly near all (what it may
+        leave is below min_share), the confirmation pair gets one more boot pair, up to its cap
+        (a one-step regression pays this at most)."""
+        judge, cap, min_share = self.judge, self.c.max_boots_per_commit, self.c.steps.min_share
+
+        def now() -> Share:
+            own = self._pooled(parent, culprit)
+            assert own is not None
+            part = share(own, gap)
+            undone = self._pooled(bad, revert["commit"]) if revert and revert.get("commit") else None
+            return combined(part, reverted(undone, gap)) if undone is not None else part
+
+        def settled_share() -> bool:
+            part = now()
+            fresh = min(len([b for b in judge.evidence().get(x, []) if b.seq >= since]) for x in (parent, culprit))
+            return part.partial or part.low >= 1 - min_share or fresh >= cap
+
+        since = pair_since(self.store, campaign_id, judge, Role.CONFIRM, culprit)
+        if not settled_share():
+            self._emit("steps", culprit, message=f"{culprit[:12]} carries {now().describe()} of the regression: "
+                                                 "measuring it against its parent again to tell")
+            measure_pair(judge, parent, culprit, since, Sequential(settled_share))
+        return now()
+
     def _alone(self, change: TwoSample) -> bool:
         """A step's change against its parent reaches the campaign's threshold by itself."""
         threshold = self.c.metric.threshold
@@ -660,8 +687,14 @@ class Engine:
         for key in (lo, hi):
             while len(self.judge.evidence().get(key, [])) < self.c.boots_per_commit:
                 self.judge.boot_once(key)
+        return self._pooled(lo, hi)
+
+    def _pooled(self, a: str, b: str) -> TwoSample | None:
+        """`b` against `a` on all their boots, the boot noise pooled over the campaign's other
+        boots (one noise model, as the pairs)."""
         boots = self.judge.evidence()
-        return compare_boots(boots[lo], boots[hi])
+        ss, df = pooled_boot_variance([bs for x, bs in boots.items() if x not in (a, b)])
+        return compare_pooled(boots.get(a, []), boots.get(b, []), ss, df)
 
     def _step_in(self, campaign_id: int, lo: str, hi: str, gap: TwoSample, mass: float,
                  notes: list[str]) -> tuple[RegressionStep, Share] | None:
@@ -742,9 +775,8 @@ class Engine:
             measure_pair(judge, bad, onto, since, Sequential(done))
         except (BuildFailed, BootFailed, KernelFault) as exc:
             return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": f"could not be measured: {exc}"[:500]}
-        boots = judge.evidence()
         t = pair_state(judge, bad, onto, since, good, bad, self.error, -1).test
-        gap = compare_boots(boots[good], boots[bad])
+        gap = self._pooled(good, bad)
         if t is None or gap is None:
             return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": "too few boots to compare"}
         removed = share(t, gap)  # negative: the part of the gap the reverts take away

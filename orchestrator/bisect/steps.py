@@ -54,6 +54,24 @@ def share(change: TwoSample, gap: TwoSample) -> Share:
     return Share(value, se, low, high, df)
 
 
+def reverted(change: TwoSample, gap: TwoSample) -> Share:
+    """The share a revert takes away: bad with a commit reverted against bad (`change`), as a
+    part of `gap`."""
+    taken = share(change, gap)
+    return Share(-taken.value, taken.se, -taken.high, -taken.low, taken.df)
+
+
+def combined(a: Share, b: Share) -> Share:
+    """Two estimates of one share (the commit against its parent, and its revert on bad),
+    weighed by their precision. They share the gap's uncertainty; its part of the standard
+    error is small beside the pairs' (the endpoints have the most boots)."""
+    wa, wb = 1 / max(a.se, 1e-12) ** 2, 1 / max(b.se, 1e-12) ** 2
+    value, se = (a.value * wa + b.value * wb) / (wa + wb), math.sqrt(1 / (wa + wb))
+    df = a.df + b.df
+    _, _, low, high = ratio(value, se, 1.0, 0.0, df)
+    return Share(value, se, low, high, df)
+
+
 def together(shares: Sequence[Share]) -> Share:
     """The part of the gap several steps carry together (independent estimates)."""
     df = min((s.df for s in shares), default=1.0)

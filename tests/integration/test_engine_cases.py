@@ -9,7 +9,9 @@ pkg/bisect/bisect_test.go does; `test_the_case_table_itself` checks the table.
 
 from __future__ import annotations
 
+import math
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -78,6 +80,9 @@ class Expect:
     skips: tuple[str, ...] = ()  # reasons (prefixes) that must be among the skipped steps
     refused: str = ""  # regular expression the refusal must match
     note: str = ""  # regular expression one of the outcome's notes must match
+    steps: tuple[str, ...] = ()  # the regression's steps named, oldest first (none: not checked)
+    crossed: str = ""  # the step marked as the one that crossed the threshold
+    steps_end: str = ""  # why the search for steps ended (results.StepsEnd)
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,7 @@ class Case:
     campaign: dict[str, Any] = field(default_factory=dict)
     hosts: tuple[str, ...] = ()  # lab hosts, one slot each, measured in rounds (none: one slot)
     speed: dict[str, float] = field(default_factory=dict)  # a host's guests read this times the value
+    steps: dict[str, float] = field(default_factory=dict)  # a regression in steps: commit -> its drop (linear)
 
 
 CASES = [
@@ -183,6 +189,20 @@ CASES = [
     Case("a lower-is-better system metric (guest CPU per operation) rising 15% at the culprit is bisected to it",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True), drop=-0.15,
          campaign={"metric": {"name": "guest_cpu_us_per_op", "direction": "lower", "threshold": "+10%"}}),
+    Case("a one-step regression pays only the share check: no boot after the revert",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, steps=("c12",),
+                crossed="c12", steps_end="all")),
+    Case("a regression in two steps, the first below the threshold alone: both named with their shares, the "
+         "second marked as the one that crossed it",
+         Expect("found", "c16", confirmation="confirmed", revert=RESTORES, high_confidence=True, steps=("c6", "c16"),
+                crossed="c16", steps_end="add_up"),
+         culprit="c16", steps={"c6": 0.12, "c16": 0.2},
+         campaign={"metric": {"name": "iops", "direction": "higher", "threshold": "-15%"}}),
+    Case("steps: first stops at the culprit of a two-step regression and says it carries part of it",
+         Expect("found", "c16", confirmation="confirmed", revert=RESTORES, high_confidence=True, steps=("c16",),
+                crossed="c16", steps_end="first", note=""),
+         culprit="c16", steps={"c6": 0.12, "c16": 0.2},
+         campaign={"steps": "first", "metric": {"name": "iops", "direction": "higher", "threshold": "-15%"}}),
     Case("endpoints that do not differ are refused before bisecting",
          Expect("refused", refused=r"campaign refused: bad is not bad"), drop=0.0),
     Case("between-boot noise too large for the threshold is refused with the boots needed",
@@ -227,6 +247,22 @@ def values(repo: Repo, culprit: str, drop: float, revert_restores: bool) -> Call
     return value
 
 
+def stepped(repo: Repo, clone: Path, steps: dict[str, float]) -> Callable[[str], float]:
+    """A linear history whose metric drops by `steps[name]` at each of those commits: a
+    commit's value has the drops of the step commits whose files its tree holds (a revert made
+    in vmbisect's `clone` lacks the reverted step's file)."""
+    trees: dict[str, set[str]] = {}
+
+    def value(commit: str) -> float:
+        if commit not in trees:
+            where = repo.path if commit in repo.names.values() else clone
+            trees[commit] = set(subprocess.run(["git", "-C", str(where), "ls-tree", "--name-only", commit],
+                                               capture_output=True, text=True, check=True).stdout.split())
+        return 100.0 * math.prod(1 - drop for name, drop in steps.items() if name in trees[commit])
+
+    return value
+
+
 @dataclass
 class Ran:
     """A case run: the outcome (or the refusal), the store, the campaign, the repository, the
@@ -250,7 +286,9 @@ def run_case(tmp_path: Path, case: Case) -> Ran:
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     c = make_campaign(repo, case.good, case.bad, **case.campaign)
     cid = store.new_campaign(c.name, {"good": c.good})
-    measurers = [FakeMeasurer(values(repo, case.culprit, case.drop, case.revert_restores), case.within,
+    value = stepped(repo, tmp_path / "work" / "bisect.git", case.steps) if case.steps else \
+        values(repo, case.culprit, case.drop, case.revert_restores)
+    measurers = [FakeMeasurer(value, case.within,
                               case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
                               drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
                               workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
@@ -299,7 +337,7 @@ def test_bisection_case(tmp_path, case):
     assert not e.rounds_below_steps or 0 < rounds < len(steps), (rounds, len(steps))
     skipped = [d.reason for d in decisions if d.verdict == "skip"]
     assert all(any(r.startswith(prefix) for r in skipped) for prefix in e.skips), skipped
-    if not e.skips and e.kind == "found":
+    if not e.skips and e.kind == "found" and not case.steps:  # commits between two steps may be apart from both
         assert not skipped
     assert not e.note or any(re.search(e.note, n) for n in outcome.notes), outcome.notes
     inherited = {d.commit for d in decisions if d.inherited}
@@ -308,6 +346,24 @@ def test_bisection_case(tmp_path, case):
     if outcome.culprit:
         images = {b.commit: b.sha256 for b in store.builds(cid) if b.status == "ok"}
         assert images[outcome.culprit] != images[result["parent"]], "a no-op culprit was named"
+    if e.steps:
+        named = result["steps"]
+        assert [repo.name_of(x["commit"]) for x in named] == list(e.steps), (named, outcome.notes)
+        assert [repo.name_of(x["commit"]) for x in named if x["crossed"]] == [e.crossed], named
+        assert result["steps_end"] == e.steps_end and all(x["low"] <= x["share"] <= x["high"] for x in named)
+        truth = {n: math.log(1 - d) / sum(math.log(1 - x) for x in case.steps.values()) for n, d in case.steps.items()}
+        if len(named) > 1:
+            assert all(x["low"] <= truth[repo.name_of(x["commit"])] <= x["high"] for x in named), (named, truth)
+            assert result["reverted"]["verdict"] == RESTORES, result["reverted"]
+        if e.steps_end == "all":  # at most the share check: the culprit against its parent a few boots more
+            roles = [d.role for d in decisions]
+            after = roles[roles.index("confirm"):]
+            assert set(after) <= {"confirm", "revert"} and after.count("revert") == 2, roles
+            assert not result["partial"] and result["reverted"] is None
+            assert {ev.commit for ev in ran.events if ev.phase == "steps"} <= {outcome.culprit}
+        if e.steps_end == "first":
+            assert result["partial"].startswith(f"{outcome.culprit[:12]} carries about "), result["partial"]
+            assert "of the regression; bad with it reverted is still -" in result["partial"]
 
 
 def test_the_case_table_itself():
