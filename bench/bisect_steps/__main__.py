@@ -52,6 +52,7 @@ class Case:
     shares: tuple[float, ...]  # each step's share of the whole, oldest first
     drop: float  # bad against good (relative, lower)
     threshold: str
+    min_share: float = 0.2  # the campaign's steps.min_share
 
 
 CASES = [
@@ -59,7 +60,7 @@ CASES = [
     Case("two steps 50/50, -35%, threshold -10%", (0.5, 0.5), 0.35, "-10%"),
     Case("two steps 30/70, -35%, threshold -10%", (0.3, 0.7), 0.35, "-10%"),
     Case("two steps 30/70, -35%, threshold -15%: the first below it alone", (0.3, 0.7), 0.35, "-15%"),
-    Case("three steps 20/30/50, -40%, threshold -10%", (0.2, 0.3, 0.5), 0.40, "-10%"),
+    Case("three steps 20/50/30, -40%, threshold -15%, min_share 10%", (0.2, 0.5, 0.3), 0.40, "-15%", 0.1),
 ]
 
 
@@ -101,11 +102,11 @@ def values(shas: list[str], at: list[int], case: Case) -> Callable[[str], float]
     return value
 
 
-def campaign(case: Case, seed: int, steps: str = "all") -> tuple[BisectResult | None, int, list[str], list[int]]:
+def campaign(case: Case, seed: int, steps: str | dict[str, float] = "") -> tuple[BisectResult | None, int, list[str], list[int]]:
     rng = random.Random(seed)
     shas, at = history(rng, case)
     c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
-                        "workload": "sim", "steps": steps,
+                        "workload": "sim", "steps": steps or {"min_share": case.min_share},
                         "metric": {"name": "iops", "direction": "higher", "threshold": case.threshold},
                         "runs_per_boot": 3})
     store = MemoryStore()

@@ -57,6 +57,7 @@ from orchestrator.bisect.steps import (
     share,
     step_of,
     stop,
+    together,
     worth_searching,
 )
 from orchestrator.campaign.file import Campaign
@@ -608,6 +609,9 @@ class Engine:
                 shares.append(part)
                 ranges += [(lo, step.parent), (step.commit, hi)]
                 end = stop(shares, self.c.steps.min_share)
+        if end is None:
+            notes.append(f"the steps named carry {together(shares).describe()} of the regression; no range left "
+                         f"carries a part of it surely, {self.c.steps.min_share:.0%} or more possibly")
         steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
         if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
             boots = self.judge.evidence()
@@ -620,31 +624,35 @@ class Engine:
 
     def _crossing(self, campaign_id: int, state: SearchEnd, good: str, bad: str) -> SearchEnd:
         """A search that ended with only skipped commits left, some of them apart from both
-        references (between them: the regression came in steps): the candidate where the metric
-        crossed the middle of `good`..`bad`, the first apart one nearer bad than good or the
-        first bad one, to be confirmed as a culprit; `state` itself when a candidate before it
-        could not be measured (a build, boot or workload failure: the crossing may be there)."""
+        references or ambiguous between them (the regression came in steps): the candidate
+        where the metric moved most towards bad from the commit before it (the last good one
+        first), each placed on the good(0)-to-bad(1) line by its boots, to be confirmed as a
+        culprit; `state` itself when a candidate could not be measured (a build, boot or
+        workload failure: the step may be there)."""
         if state.kind is not BisectOutcome.ONLY_SKIPPED:
             return state
         latest = {d.commit: d for d in self._latest(campaign_id)}
-        if not any(x in latest and latest[x].kind is Basis.APART for x in state.candidates):
+        between = (Basis.APART, Basis.AMBIGUOUS)
+        if not any(x in latest and latest[x].kind in between for x in state.candidates):
             return state
         order = sorted(state.candidates, key=lambda x: sum(self.vcs.is_ancestor(o, x) for o in state.candidates if o != x))
-        for x in order:
-            d = latest.get(x)
-            if d is not None and d.kind is Basis.APART:
-                odds = self.judge.odds(good, bad, x)
-                if odds is not None and odds.position >= 0.5:
-                    break
-            elif d is None or d.verdict is Verdict.BAD:
-                break
+        line = [self.vcs.parent(order[0]), *order]
+        positions = []
+        for x in line:
+            d, odds = latest.get(x), self.judge.odds(good, bad, x)
+            if odds is not None:
+                positions.append(odds.position)
+            elif d is not None and d.verdict in (Verdict.GOOD, Verdict.BAD):
+                positions.append(0.0 if d.verdict is Verdict.GOOD else 1.0)
             else:
                 return state
-        else:
+        moves = [(b - a, x) for a, b, x in zip(positions, positions[1:], order)]
+        move, x = max(moves, key=lambda m: m[0])
+        if move <= 0:
             return state
         self._emit("steps", x, message=(
-            f"{sum(1 for c in order if latest.get(c) and latest[c].kind is Basis.APART)} commit(s) lie between good "
-            f"and bad (a regression in steps): {x[:12]} is where the metric crossed the middle"))
+            f"{sum(1 for c in order if latest.get(c) and latest[c].kind in between)} commit(s) lie between good and "
+            f"bad (a regression in steps): {x[:12]} moves the metric most ({move:.0%} of the gap)"))
         return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
 
     def _share_check(self, campaign_id: int, culprit: str, parent: str, bad: str, gap: TwoSample,
@@ -720,8 +728,9 @@ class Engine:
         if t is None:
             notes.append(f"{commit[:12]} ends the search of {lo[:12]}..{hi[:12]} but is not confirmed against its parent")
             return None
-        step_share = share(t, gap)
-        return step_of(commit, parent, step_share, t, False, self._alone(t)), step_share
+        own = self._pooled(parent, commit) or t  # every boot of both: the search's and the pair's
+        step_share = share(own, gap)
+        return step_of(commit, parent, step_share, own, False, self._alone(own)), step_share
 
     def _confirm_step(self, campaign_id: int, commit: str, parent: str, lo: str, hi: str,
                       prior: float) -> TwoSample | None:

@@ -7,7 +7,7 @@ A step's share is its change against its parent over the endpoints' gap, both on
 interval from both tests' standard errors. The culprit the search names is the commit where the
 metric crossed the threshold; when its share's interval excludes 100% the rest of the gap is
 elsewhere: before it (good to its parent) or after it (the culprit to bad). The search goes on
-in a range that carries at least `min_share` of the gap, surely more than none, and stops when
+in a range that may carry `min_share` of the gap or more, and surely more than none, and stops when
 the named steps' shares add up to the whole within the noise (their sum's interval reaches
 100%) or what is left is below `min_share`.
 """
@@ -91,9 +91,9 @@ def stop(shares: Sequence[Share], min_share: float) -> StepsEnd | None:
 
 
 def worth_searching(part: Share, min_share: float) -> bool:
-    """A range left carries a part of the gap worth a search: surely more than none, and at
-    least `min_share` of it."""
-    return part.low > 0 and part.value >= min_share
+    """A range left carries a part of the gap worth a search: surely more than none, and
+    possibly `min_share` of it or more."""
+    return part.low > 0 and part.high >= min_share
 
 
 def step_of(commit: str, parent: str, part: Share, change: TwoSample, crossed: bool, alone: bool) -> RegressionStep:
