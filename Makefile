@@ -77,8 +77,8 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect bench-rounds bench-sets
-bench: bench-boot bench-build bench-bisect bench-rounds bench-sets
+.PHONY: bench bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps
+bench: bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)
@@ -94,6 +94,12 @@ bench-build: setup
 bench-bisect: setup
 	$(PY) -m bench.bisect_rounds --trials 1000
 	$(PY) -m bench.bisect_accuracy --trials 100
+
+# Regressions in several steps (docs/how-bisection-works.md): the real engine with fake hosts over
+# histories of one, two and three steps, 50 campaigns a case, the 50/50 case 10 (about 5 min).
+bench-steps: setup
+	$(PY) -m bench.bisect_steps --trials 50 --cases 1 3 4 5
+	$(PY) -m bench.bisect_steps --trials 10 --cases 2
 
 # The search core over N = 15, 100, 1000 commits, a build per host (what-if) and slots refilled as
 # they free (docs/campaign.md, "Time to culprit").

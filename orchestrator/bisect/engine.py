@@ -431,7 +431,7 @@ class Engine:
         confirmation = pairs.confirm(culprit, parent, good, bad, prior, int(self.c.confirm == "revert"))
         if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] is not PairVerdict.NOT_SEEN:
             confirmation["revert"] = pairs.revert(culprit, good, bad, prior + confirmation["evidence"])
-            if confirmation["revert"]["verdict"] is PairVerdict.NOT_RESTORED:
+            if confirmation["revert"]["verdict"] is PairVerdict.NOT_RESTORED and not self._partial(confirmation["revert"]):
                 return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
                     f"{confirmation['revert']['text']}")), confirmation
@@ -553,7 +553,8 @@ class Engine:
             confidence = 0.0
         revert = confirmation.pop("revert", None) if kind is BisectOutcome.FOUND else None
         if kind is BisectOutcome.FOUND:
-            confidence = answer_confidence(confidence, confirmation, revert)
+            # a revert that takes part of the gap away weighs nothing: its evidence is for all of it
+            confidence = answer_confidence(confidence, confirmation, None if self._partial(revert) else revert)
             if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
                 # held: the sequential pairs stop early, so their evidence alone may not outweigh
@@ -622,6 +623,15 @@ class Engine:
                 "partial": partial_line(culprit, first, rest) if first.partial else "",
                 "reverted": self._all_reverted(campaign_id, steps, good, bad) if len(steps) > 1 else None}
 
+    def _partial(self, revert: dict[str, Any] | None) -> bool:
+        """Bad with the culprit reverted does not come back to good, yet is significantly nearer
+        it: the culprit is one step of a regression in several (unless the campaign asked for
+        the first step only), not a wrong answer."""
+        if revert is None or self.c.steps.first or revert.get("verdict") is not PairVerdict.NOT_RESTORED:
+            return False
+        better = revert.get("change", 0.0) > 0 if self.direction == "higher" else revert.get("change", 0.0) < 0
+        return better and revert.get("p", 1.0) < self.c.alpha and 0 < revert.get("position", 1.0) < 1
+
     def _crossing(self, campaign_id: int, state: SearchEnd, good: str, bad: str) -> SearchEnd:
         """A search that ended with only skipped commits left, some of them apart from both
         references or ambiguous between them (the regression came in steps): the candidate
@@ -636,17 +646,18 @@ class Engine:
         if not any(x in latest and latest[x].kind in between for x in state.candidates):
             return state
         order = sorted(state.candidates, key=lambda x: sum(self.vcs.is_ancestor(o, x) for o in state.candidates if o != x))
-        line = [self.vcs.parent(order[0]), *order]
-        positions = []
-        for x in line:
+        placed: list[tuple[float, str]] = []  # the measured commits on the line, the last good one first
+        for x in [self.vcs.parent(order[0]), *order]:
             d, odds = latest.get(x), self.judge.odds(good, bad, x)
             if odds is not None:
-                positions.append(odds.position)
+                placed.append((odds.position, x))
             elif d is not None and d.verdict in (Verdict.GOOD, Verdict.BAD):
-                positions.append(0.0 if d.verdict is Verdict.GOOD else 1.0)
-            else:
+                placed.append((0.0 if d.verdict is Verdict.GOOD else 1.0, x))
+            elif d is not None:  # a fault: the step may be there
                 return state
-        moves = [(b - a, x) for a, b, x in zip(positions, positions[1:], order)]
+        if len(placed) < 2:
+            return state
+        moves = [(b - a, x) for (a, _), (b, x) in zip(placed, placed[1:])]
         move, x = max(moves, key=lambda m: m[0])
         if move <= 0:
             return state

@@ -230,7 +230,7 @@ def classes(dag: Dag, untestable: Iterable[str]) -> list[list[int]]:
     testable = [i for i in range(len(dag)) if i not in off]
     if len(testable) == len(dag) - 1:
         return [[i] for i in range(len(dag))]
-    table = np.array([dag.ancestry(i) for i in testable]).reshape(len(testable), len(dag))
+    table = np.array([dag.ancestry(i) for i in testable], dtype=bool).reshape(len(testable), len(dag))
     groups: dict[bytes, list[int]] = {}
     for j in range(len(dag)):
         groups.setdefault(np.packbits(table[:, j]).tobytes(), []).append(j)
