@@ -69,7 +69,8 @@ def is_dir(path: Path) -> bool:
 
 def summary(outcome: Outcome, campaign_id: int) -> str:
     """What `vmbisect bisect` prints at the end: the culprit with its confidence, confirmation
-    and revert, or the candidates left; the notes; how to see the report."""
+    and revert, its share and the regression's steps when it carries clearly less than all, or
+    the candidates left; the notes; how to see the report."""
     from orchestrator.bisect.engine import confidence_words
     from orchestrator.bisect.pairs import TEXT_LEADS_WITH_VERDICT
 
@@ -81,6 +82,7 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
             if part:
                 head += f"\n{key}: {part['verdict']}" + ("" if part["verdict"] in TEXT_LEADS_WITH_VERDICT
                                                          else f": {part['text']}")
+        head += "".join(f"\n{line}" for line in (result.regression_steps() if result else ()))
     elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
         head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
     else:

@@ -11,6 +11,7 @@ import math
 
 import pytest
 
+from orchestrator.bisect.engine import Outcome
 from orchestrator.bisect.steps import (
     Share,
     combined,
@@ -25,6 +26,7 @@ from orchestrator.bisect.steps import (
 )
 from orchestrator.campaign.file import Campaign, Steps, parse_campaign
 from orchestrator.errors import UserError
+from orchestrator.kinds.bisect import summary
 from orchestrator.notify.message import Ended, build
 from orchestrator.report.bisection import BisectReport, Part, render_markdown
 from orchestrator.report.bisection_html import render_html
@@ -154,3 +156,13 @@ def test_the_steps_key_takes_first_all_or_a_min_share():
 def test_a_bad_steps_key_is_one_line_naming_the_field_and_the_choices(bad, message):
     with pytest.raises(UserError, match=f"^{message.replace('.', '[.]').replace('(', '[(]')}$"):
         campaign(bad)
+
+
+def test_the_bisect_command_prints_the_share_line_and_the_steps_after_the_revert():
+    steps = (step("a", 0.4), step("b", 0.6, crossed=True, alone=True))
+    result = BisectResult(BisectOutcome.FOUND, "b" * 40, "p" * 40, steps=steps, steps_end=StepsEnd.ADD_UP,
+                          partial="bbbbbbbbbbbb carries about 60% (95% CI 50%..70%) of the regression",
+                          revert={"verdict": "revert does not restore the metric", "text": "x"})
+    lines = summary(Outcome(BisectOutcome.FOUND, "b" * 40, confidence=0.99, result=result), 3).splitlines()
+    at = lines.index("revert: revert does not restore the metric")
+    assert lines[at + 1].startswith("bbbbbbbbbbbb carries about 60%") and lines[at + 2].startswith("Step 1: aaaaaaaaaaaa")
