@@ -80,7 +80,7 @@ from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
 from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
 from orchestrator.ports import Event, KernelBuilds, Measurer
 from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, StopKind, Stopped
-from orchestrator.stats import TwoSample, compare_boots, compare_pooled, drift, pooled_boot_variance
+from orchestrator.stats import TwoSample, compare_pooled, drift, pooled_boot_variance
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
 AHEAD_OUTCOMES = 2
@@ -586,12 +586,13 @@ class Engine:
         confirmed against its parent on fresh boots, until the steps add up (steps.stop); then
         bad with every step reverted together against bad. The BisectResult's step fields;
         why a search named nothing goes to `notes`."""
-        boots = self.judge.evidence()
         parent = self.vcs.parent(culprit)
-        gap, own = self._pooled(good, bad), self._pooled(parent, culprit)
-        if gap is None or own is None:
+        gap = self._pooled(good, bad)
+        if gap is None or self._pooled(parent, culprit) is None:
             return {}
         first = self._share_check(campaign_id, culprit, parent, bad, gap, revert)
+        own = self._pooled(parent, culprit)
+        assert own is not None
         gap_log = math.log1p(gap.change)
         position = (revert or {}).get("position")
         rest = math.expm1(gap_log * (position if position is not None else 1 - first.value))
@@ -615,8 +616,7 @@ class Engine:
                          f"carries a part of it surely, {self.c.steps.min_share:.0%} or more possibly")
         steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
         if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
-            boots = self.judge.evidence()
-            levels = [compare_boots(boots[good], boots[x.commit]) for x in steps]
+            levels = [self._pooled(good, x.commit) for x in steps]
             steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
                                   self.c.metric.threshold.value, self.direction)
         return {"steps": steps, "steps_end": end or StepsEnd.NOT_FOUND,
