@@ -96,7 +96,7 @@ bench-bisect: setup
 	$(PY) -m bench.bisect_accuracy --trials 100
 
 # Regressions in several steps (docs/how-bisection-works.md): the real engine with fake hosts over
-# histories of one, two and three steps, 50 campaigns a case, the 50/50 case 10 (about 5 min).
+# histories of one, two and three steps, 50 campaigns a case, the 50/50 case 10 (about 3 min).
 bench-steps: setup
 	$(PY) -m bench.bisect_steps --trials 50 --cases 1 3 4 5
 	$(PY) -m bench.bisect_steps --trials 10 --cases 2
