@@ -11,6 +11,14 @@ performance change among comment-only commits, bisected by the campaign beside i
                        default scheduler of single queue devices: fio random reads on LSI SAS
                        disks (megaraid_sas, one hardware queue) lose 10-20% of their IOPS;
                        one main-line commit breaks the build and the next fixes it
+    examples/scsi-mq/  one commit makes megaraid_sas busy-wait after every doorbell write: CPU
+                       per I/O up, IOPS held by fio's rate_iops (a cost only the CPU metrics see)
+    examples/sched-spread/  one commit turns wake-affine off by default: netperf's 8 streams in
+                       a 4-vCPU guest spread over the vCPUs and cost more CPU per message
+    examples/multipage-ring/  one commit caps virtio_blk's default queue depth at 32: fio random
+                       reads past 32 in flight (8 threads at depth 4) lose IOPS
+    examples/cfs-dbench/  one commit sets the wakeup granularity to 0: dbench's 8 clients
+                       preempt each other at every wakeup and cost more CPU per operation
 
 A series is applied without a working tree (a temporary index, `git apply --cached`,
 `git commit-tree` with each patch's author, date and message), so the commit hashes are the
@@ -104,7 +112,11 @@ DEMO = Series("demo", "block: use bfq as the default I/O scheduler")
 NETPERF = Series("netperf", "net: loopback: use the Ethernet MTU and segment in software by default")
 DBENCH = Series("dbench", "ext4: make directory operations synchronous by default")
 LSISAS = Series("lsisas", "block: use bfq as the default scheduler of single queue devices")
-SERIES = {s.name: s for s in (DEMO, NETPERF, DBENCH, LSISAS)}
+SCSI_MQ = Series("scsi-mq", "scsi: megaraid_sas: let the firmware fetch each MFI frame before the next doorbell")
+SCHED_SPREAD = Series("sched-spread", "sched/topology: stop pulling woken tasks to the waker's CPU")
+MULTIPAGE_RING = Series("multipage-ring", "virtio_blk: keep a single ring page of requests in flight by default")
+CFS_DBENCH = Series("cfs-dbench", "sched/fair: let a woken task preempt the running one at once")
+SERIES = {s.name: s for s in (DEMO, NETPERF, DBENCH, LSISAS, SCSI_MQ, SCHED_SPREAD, MULTIPAGE_RING, CFS_DBENCH)}
 CAMPAIGN = DEMO.campaign
 
 

@@ -101,7 +101,8 @@ def vcpu_lines(c: Changed) -> list[str]:
         busy, host = by_name.get(f"{VCPU_METRICS[0]}.{n}"), by_name.get(f"{VCPU_METRICS[1]}.{n}")
         out.append(f"{n:>4}  {mean(busy, 'parent'):>10} {mean(busy, 'culprit'):>10}  {mean(host, 'parent'):>11} "
                    f"{mean(host, 'culprit'):>11}")
-    costs = [by_name[m] for m in (*(r.metric for r in c.rows if r.headline), *COSTS) if m in by_name]
+    # each once: the bisected metric may itself be a cost (guest_cpu_us_per_op)
+    costs = [by_name[m] for m in dict.fromkeys((*(r.metric for r in c.rows if r.headline), *COSTS)) if m in by_name]
     out += ["", *(f"{r.metric[:30]:>30}  {mean(r, 'parent'):>10} -> {mean(r, 'culprit'):>10} {_pct(r.change_pct):>9}"
                   f"{' *' if r.significant else ''}" for r in costs)]
     return out

@@ -136,6 +136,10 @@ def test_each_vcpu_is_shown_side_by_side_with_the_cost_per_operation_beside_the_
     assert all(len(line) <= 78 for line in md) and lines[2] in md
     assert "40.07" in render.html(table).split("<pre>")[1]
     assert render.vcpu_lines(changed(P, C, runs(P, 10, {"iops": 1.0}) + runs(C, 20, {"iops": 2.0}), "iops")) == []
+    # a bisection of the cost itself lists it once
+    cost = changed(P, C, side(P, 10, (40.0, 60.0), 1000.0, 70.0) + side(C, 20, (90.0, 10.0), 800.0, 90.0),
+                   "guest_cpu_us_per_op")
+    assert [line.split()[0] for line in render.vcpu_lines(cost)[5:]] == ["guest_cpu_us_per_op"]
 
 
 def test_no_confirmation_renders_nothing():

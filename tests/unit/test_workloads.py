@@ -52,7 +52,7 @@ def test_a_list_value_sweeps_one_parameter():
                      "within 512..64m")),
     (["iodepth=-4"], "param: fio iodepth: invalid value '-4'; valid choices: an integer within 1..1024"),
     (["depth=4"], ("param: fio parameter: invalid value 'depth'; valid choices: rw, bs, iodepth, numjobs, "
-                   "ioengine, direct, ramp_time, runtime, layout, disks")),
+                   "ioengine, direct, ramp_time, runtime, layout, disks, rate_iops")),
     (["ioengine=sync"], "param: fio ioengine: invalid value 'sync'; valid choices: libaio, io_uring, psync"),
     (["direct=maybe"], "param: fio direct: invalid value 'maybe'; valid choices: true, false"),
     (["disks=some"], "param: fio disks: invalid value 'some'; valid choices: all, or an integer within 1..1024"),
@@ -102,6 +102,13 @@ def test_fio_job_has_one_section_per_disk_or_one_spanning_every_disk():
     assert job.endswith("[sda]\nfilename=/dev/sda\n\n[sdb]\nfilename=/dev/sdb\n")
     (one,) = resolve(WORKLOADS, "fio", ["layout=one-job"]).points
     assert fio.render_job(one, ["vda", "vdb"]).endswith("[all]\nfilename=/dev/vda:/dev/vdb\n")
+
+
+def test_fio_rate_iops_caps_each_job_only_when_it_is_set():
+    (free,) = resolve(WORKLOADS, "fio-seqread-64k", []).points
+    (capped,) = resolve(WORKLOADS, "fio-seqread-64k", ["rate_iops=40"]).points
+    assert "rate_iops" not in fio.render_job(free, ["sda"])
+    assert "\ntime_based=1\nrate_iops=40\n\n[sda]\n" in fio.render_job(capped, ["sda"])
 
 
 def test_fio_disk_selection_takes_the_first_n_and_refuses_more_than_exist():

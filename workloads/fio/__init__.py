@@ -38,8 +38,8 @@ def select_disks(block_devices: Iterable[str], count: ParamValue) -> list[str]:
 
 
 def render_job(params: Mapping[str, ParamValue], disks: list[str]) -> str:
-    """The job file: a [global] section from the parameters, then one job per disk
-    (layout per-disk) or one job spanning every disk (layout one-job)."""
+    """The job file: a [global] section from the parameters (rate_iops only when it caps),
+    then one job per disk (layout per-disk) or one job spanning every disk (layout one-job)."""
     lines = [
         "[global]",
         f"ioengine={params['ioengine']}",
@@ -52,6 +52,8 @@ def render_job(params: Mapping[str, ParamValue], disks: list[str]) -> str:
         f"runtime={params['runtime']}",
         "time_based=1",
     ]
+    if params["rate_iops"]:
+        lines.append(f"rate_iops={params['rate_iops']}")
     if params["layout"] == "per-disk":
         for d in disks:
             lines += ["", f"[{d}]", f"filename=/dev/{d}"]
