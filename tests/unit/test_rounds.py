@@ -126,12 +126,31 @@ def test_the_endpoint_check_starts_as_soon_as_apart_with_a_usable_noise_estimate
     assert endpoints_next(check(good, bad), 3, 16) is Next.START
 
 
-def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots() -> None:
+def test_the_endpoint_check_refuses_bad_not_bad_as_soon_as_sure_on_a_usable_noise_estimate() -> None:
     good, bad = exact(100, [0.01, -0.01, 0.0]), exact(110, [0.01, -0.01, 0.0])
-    assert check(good, bad).problem == "bad_not_bad"
-    assert endpoints_next(check(good, bad), 3, 16) is Next.MORE
-    good, bad = exact(100, [0.01, -0.01] * 4), exact(110, [0.01, -0.01] * 4)
-    assert endpoints_next(check(good, bad), 8, 16) is Next.REFUSE
+    sure = check(good, bad)
+    assert sure.problem == "bad_not_bad" and sure.sure and sure.suggested is None  # +7.5%..+12.5%: clear of -10%
+    assert endpoints_next(sure, 3, 16) is Next.REFUSE
+    early = check(good[:2], bad[:2])
+    assert early.problem == "bad_not_bad" and early.sure
+    assert endpoints_next(early, 2, 16) is Next.MORE  # 2 df: not a usable noise estimate yet
+
+
+def test_a_change_surely_smaller_than_the_threshold_is_refused_at_once_with_the_threshold_that_would_bisect_it() -> None:
+    good, bad = exact(100, [0.005, -0.005, 0.0]), exact(92, [0.005, -0.005, 0.0])
+    short = check(good, bad)  # -8%, 95% CI -9.0%..-7.0%, clear of -10%
+    assert short.problem == "short_of_threshold" and short.sure
+    assert short.suggested == pytest.approx(-0.034)  # half of -7.0%, toward zero to 0.1%
+    assert endpoints_next(short, 3, 16) is Next.REFUSE
+    assert "`threshold: -3.4%` (or `threshold: measured`)" in short.message
+
+
+def test_a_change_short_of_the_threshold_whose_interval_still_reaches_it_boots_on_and_starts_only_at_the_cap() -> None:
+    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(92, [0.01, -0.01, 0.0])
+    maybe = check(good, bad)  # -8%, 95% CI -10.1%..-5.9%: significant, -10% not ruled out
+    assert maybe.problem == "short_of_threshold" and not maybe.sure and not maybe.ok and maybe.suggested is None
+    assert endpoints_next(maybe, 3, 16) is Next.MORE
+    assert endpoints_next(maybe, 16, 16) is Next.START  # at the cap: the endpoints' sample may understate it
 
 
 def test_the_endpoint_check_boots_on_while_not_significant_and_refuses_at_the_cap() -> None:
