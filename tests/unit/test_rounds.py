@@ -145,6 +145,22 @@ def test_a_change_surely_smaller_than_the_threshold_is_refused_at_once_with_the_
     assert "`threshold: -3.4%` (or `threshold: measured`)" in short.message
 
 
+def test_a_measured_threshold_is_half_the_near_bound_once_bad_is_significantly_worse_either_direction() -> None:
+    measured = Threshold("measured", 0.0)
+    good, bad = exact(100, [0.005, -0.005, 0.0]), exact(92, [0.005, -0.005, 0.0])
+    down = check_endpoints(good, bad, "higher", measured, 3, 8, 0.05, 0.01)  # -8%, 95% CI -9.0%..-7.0%
+    assert down.ok and down.threshold == Threshold("relative", -0.034)
+    assert "threshold -3.4%, measured (half the bound" in down.message
+    up = check_endpoints(bad, good, "lower", measured, 3, 8, 0.05, 0.01)  # +8.7%, 95% CI +7.5%..+9.9%
+    assert up.ok and up.threshold is not None and up.threshold.value == pytest.approx(0.037)
+    wrong_way = check_endpoints(bad, good, "higher", measured, 3, 8, 0.05, 0.01)
+    assert wrong_way.problem == "bad_not_bad" and not wrong_way.ok
+    noisy, noisier = exact(100, [0.1, -0.1, 0.0]), exact(95, [0.1, -0.1, 0.0])
+    unclear = check_endpoints(noisy, noisier, "higher", measured, 3, 8, 0.05, 0.01)
+    assert unclear.problem == "not_significant" and unclear.threshold == measured
+    assert endpoints_next(unclear, 3, 16) is Next.MORE
+
+
 def test_a_change_short_of_the_threshold_whose_interval_still_reaches_it_boots_on_and_starts_only_at_the_cap() -> None:
     good, bad = exact(100, [0.01, -0.01, 0.0]), exact(92, [0.01, -0.01, 0.0])
     maybe = check(good, bad)  # -8%, 95% CI -10.1%..-5.9%: significant, -10% not ruled out
