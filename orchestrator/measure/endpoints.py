@@ -5,7 +5,7 @@ Judged on boots (orchestrator.stats): each endpoint's boots give its value (geom
 of boot values), the two together the between- and within-boot noise, and from those the
 boots per commit a step needs for a verdict that is wrong at most once in 1/error. Why a check
 is not clear is a `Refusal` (orchestrator/decisions.py); `endpoints_next` is the sequential
-stop rule both searches use, `too_noisy` the reason given at its cap. A change whose 95%
+stop rule both searches use, `too_noisy` the reason given at its cap. A regression whose 95%
 interval lies clear of the threshold on the small side is `sure`: refused at once, with the
 threshold that would bisect it (`threshold_for`); a campaign's `threshold: measured` is that
 threshold, taken from the endpoints' own boots once bad is significantly worse."""
@@ -173,6 +173,11 @@ def check_endpoints(
 # The noise estimate is usable for the steps from this many degrees of freedom of the pooled
 # boot variance on (3 boots a side): fewer make Student t's tails so heavy that every step pays.
 MIN_NOISE_DF = 4
+# A change not told apart from zero is refused as "bad is not bad" on at least this many boots
+# a side, even when its interval is clear of the threshold: 2 can put bad above good by chance,
+# and refusing at once on 3-6 boots refused 6 in 1,000 simulated campaigns at 8% between-boot
+# noise whose true change was -15% against -10% (bench/bisect_accuracy, case 1).
+MIN_REFUSAL_BOOTS = 8
 
 
 class Next(StrEnum):
@@ -185,11 +190,12 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
     """The sequential endpoint check's stop rule: START as soon as good and bad are apart (the
     check is ok: significant at alpha, past the threshold, the noise allows a step within
     max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom; the
-    references grow later as the steps need them. REFUSE when good is not good, as soon as the
-    change is `sure` to be smaller than the threshold on a noise of MIN_NOISE_DF degrees of
-    freedom (its 95% interval clear of the threshold: more boots would only narrow it; 2 boots
-    a side can put bad above good by chance and say nothing of the noise), or when the check is
-    still not clear at `cap` boots a side; otherwise MORE. A change significant but short of
+    references grow later as the steps need them. REFUSE when good is not good; as soon as a
+    regression (bad significantly worse) is `sure` to be smaller than the threshold on a noise
+    of MIN_NOISE_DF degrees of freedom (its 95% interval clear of the threshold: more boots
+    would only narrow it; the refusal suggests the threshold that would bisect it); when a
+    change not told apart from zero is sure to be smaller on MIN_REFUSAL_BOOTS boots a side;
+    or when the check is still not clear at `cap` boots a side; otherwise MORE. A change significant but short of
     the threshold, whose interval still reaches it, boots on (it is neither past the threshold
     nor surely short of it). At the cap, such a change starts, and so does a noise that needs
     more boots per step than max_boots_per_commit but at most `cap` (twice it: a step's visit
@@ -200,8 +206,10 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
     if check.problem is Refusal.GOOD_NOT_GOOD:
         return Next.REFUSE
     usable = check.noise is not None and check.noise.between_df >= MIN_NOISE_DF
-    if check.sure and usable:
-        return Next.REFUSE
+    if check.sure and usable and check.suggested is not None:
+        return Next.REFUSE  # a regression, surely short of the threshold
+    if check.sure or check.problem is Refusal.BAD_NOT_BAD:
+        return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
     if check.ok and usable:
         return Next.START
     if boots_each >= cap and check.problem in (Refusal.TOO_NOISY, Refusal.SHORT_OF_THRESHOLD) and usable \

@@ -126,14 +126,21 @@ def test_the_endpoint_check_starts_as_soon_as_apart_with_a_usable_noise_estimate
     assert endpoints_next(check(good, bad), 3, 16) is Next.START
 
 
-def test_the_endpoint_check_refuses_bad_not_bad_as_soon_as_sure_on_a_usable_noise_estimate() -> None:
+def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots_even_when_sure() -> None:
     good, bad = exact(100, [0.01, -0.01, 0.0]), exact(110, [0.01, -0.01, 0.0])
     sure = check(good, bad)
     assert sure.problem == "bad_not_bad" and sure.sure and sure.suggested is None  # +7.5%..+12.5%: clear of -10%
-    assert endpoints_next(sure, 3, 16) is Next.REFUSE
-    early = check(good[:2], bad[:2])
-    assert early.problem == "bad_not_bad" and early.sure
-    assert endpoints_next(early, 2, 16) is Next.MORE  # 2 df: not a usable noise estimate yet
+    assert endpoints_next(sure, 3, 16) is Next.MORE
+    good, bad = exact(100, [0.01, -0.01] * 4), exact(110, [0.01, -0.01] * 4)
+    assert endpoints_next(check(good, bad), 8, 16) is Next.REFUSE
+
+
+def test_a_change_not_told_apart_from_zero_is_refused_only_on_enough_boots_even_when_sure() -> None:
+    good, bad = exact(100, [0.02, -0.02, 0.0]), exact(99, [0.02, -0.02, 0.0])
+    flat = check(good, bad)  # -1%, 95% CI about -6%..+4%: clear of -10%, not significant
+    assert flat.problem == "short_of_threshold" and flat.sure and flat.suggested is None
+    assert endpoints_next(flat, 3, 16) is Next.MORE
+    assert endpoints_next(flat, 8, 16) is Next.REFUSE
 
 
 def test_a_change_surely_smaller_than_the_threshold_is_refused_at_once_with_the_threshold_that_would_bisect_it() -> None:
