@@ -88,6 +88,12 @@ class EndpointCheck:
     sure: bool = False
     suggested: float | None = None
 
+    @property
+    def reachable(self) -> bool:
+        """Short of a relative threshold so far, its interval still reaching it."""
+        return (self.problem is Refusal.SHORT_OF_THRESHOLD and not self.sure and self.threshold is not None
+                and self.threshold.kind == "relative")
+
 
 def level(boots: Sequence[Boot]) -> float:
     """An endpoint's value: the geometric mean of its boot values."""
@@ -143,7 +149,7 @@ def check_endpoints(
                                  boots, change, Refusal.NOT_SIGNIFICANT, noise, threshold)
     if not crossed:
         problem = Refusal.SHORT_OF_THRESHOLD if worse else Refusal.BAD_NOT_BAD
-        if test is not None and not sure:
+        if threshold.kind == "relative" and test is not None and not sure:
             return EndpointCheck(False, f"bad is short of the threshold so far: {measured}, p={test.p:.3g}; the "
                                  f"campaign asks for {need}, which the interval still reaches", boots, change,
                                  problem, noise, threshold)
@@ -212,7 +218,7 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
         return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
     if check.ok and usable:
         return Next.START
-    if boots_each >= cap and check.problem in (Refusal.TOO_NOISY, Refusal.SHORT_OF_THRESHOLD) and usable \
+    if boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable \
             and 0 < check.boots_needed <= cap:
         return Next.START  # apart, and a step's visit and a revisit together can reach it
     return Next.REFUSE if boots_each >= cap else Next.MORE

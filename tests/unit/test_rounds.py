@@ -171,9 +171,17 @@ def test_a_measured_threshold_is_half_the_near_bound_once_bad_is_significantly_w
 def test_a_change_short_of_the_threshold_whose_interval_still_reaches_it_boots_on_and_starts_only_at_the_cap() -> None:
     good, bad = exact(100, [0.01, -0.01, 0.0]), exact(92, [0.01, -0.01, 0.0])
     maybe = check(good, bad)  # -8%, 95% CI -10.1%..-5.9%: significant, -10% not ruled out
-    assert maybe.problem == "short_of_threshold" and not maybe.sure and not maybe.ok and maybe.suggested is None
+    assert maybe.problem == "short_of_threshold" and maybe.reachable and not maybe.ok and maybe.suggested is None
     assert endpoints_next(maybe, 3, 16) is Next.MORE
     assert endpoints_next(maybe, 16, 16) is Next.START  # at the cap: the endpoints' sample may understate it
+
+
+def test_a_bound_not_crossed_is_refused_at_the_cap_not_started() -> None:
+    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(92, [0.01, -0.01, 0.0])
+    short = check_endpoints(good, bad, "higher", Threshold("absolute", 90.0), 3, 8, 0.05, 0.01)
+    assert short.problem == "short_of_threshold" and not short.reachable and short.message.startswith("bad is not bad")
+    assert endpoints_next(short, 3, 16) is Next.MORE
+    assert endpoints_next(short, 16, 16) is Next.REFUSE
 
 
 def test_the_endpoint_check_boots_on_while_not_significant_and_refuses_at_the_cap() -> None:
