@@ -9,7 +9,16 @@ on both). The guests follow the nested noise model measured on real ones:
 a boot's level is the commit's value times a per-boot offset (gaussian, the between-boot CoV),
 each run adds gaussian noise (the within-boot CoV), and the host may slow down linearly over
 the campaign. A fraction of the commits may be no-ops (comment-only: the same kernel image as
-their parent). The culprit is drawn at random among the real changes.
+their parent). The culprit is drawn at random among the real changes. A lower-is-better case
+mirrors its higher-is-better twin on the log scale the statistics work on (bad at 100 / (1 -
+drop) instead of 100 x (1 - drop), the threshold mirrored likewise): the same campaigns with
+the signs turned, which must be found as often.
+
+The endpoint cases (numbered after the campaign cases) run the engine's endpoint loop alone
+(measure/endpoints.py measure_endpoints on the real Judge, fake guests, an in-memory store) on
+endpoints whose change falls short of the threshold: printed, how often it was refused as
+surely smaller, the boots a side it took (median, 95th percentile) and the threshold it
+suggested (median and range).
 
 Printed per case and S: how often the right culprit is named (with a 95% Wilson interval), how
 many wrong answers came with high confidence, how many ended low-confidence or inconclusive, the
@@ -43,7 +52,11 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
-from orchestrator.campaign.file import parse_campaign  # noqa: E402
+from orchestrator.campaign.file import parse_campaign, parse_threshold  # noqa: E402
+from orchestrator.decisions import Refusal  # noqa: E402
+from orchestrator.measure.decide import ERROR  # noqa: E402
+from orchestrator.measure.endpoints import measure_endpoints  # noqa: E402
+from orchestrator.measure.judge import Judge  # noqa: E402
 from orchestrator.stats import p_less  # noqa: E402
 from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore  # noqa: E402
 
@@ -59,6 +72,7 @@ class Case:
     threshold: str
     drift: float = 0.0  # relative slowdown over the whole campaign
     noops: float = 0.0  # fraction of no-op commits
+    direction: str = "higher"  # lower: bad reads 100 / (1 - drop), the mirror of 100 x (1 - drop)
 
 
 CASES = [
@@ -67,6 +81,24 @@ CASES = [
     Case("run noise 3% only, -10%", 0.0, 0.03, 0.10, "-5%"),
     Case("8%/2%, -15%, host slows 10% over the campaign", 0.08, 0.02, 0.15, "-10%", drift=0.10),
     Case("8%/2%, -15%, 30% no-op commits", 0.08, 0.02, 0.15, "-10%", noops=0.30),
+    Case("case 1 lower-is-better: 8%/2%, +17.6%, threshold +11.1%", 0.08, 0.02, 0.15, "+11.1%", direction="lower"),
+]
+
+
+@dataclass(frozen=True)
+class EndpointCase:
+    """Good at 100, bad `change` from it, the campaign's `threshold`; boots_per_commit 2,
+    max_boots_per_commit 8 and 3 runs a boot (the defaults)."""
+
+    name: str
+    between: float
+    within: float
+    change: float
+    threshold: str
+
+
+ENDPOINT_CASES = [
+    EndpointCase("-16% asked -20% (0.8x), between 2%, within 1%", 0.02, 0.01, -0.16, "-20%"),
 ]
 
 
@@ -99,13 +131,14 @@ def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]]
     return shas, groups, real
 
 
-def values(shas: list[str], culprit: int, drop: float):
+def values(shas: list[str], culprit: int, drop: float, direction: str = "higher"):
     index = {s: i for i, s in enumerate(shas)}
+    worse = 100.0 * (1 - drop) if direction == "higher" else 100.0 / (1 - drop)
 
     def value(commit: str) -> float:
         if commit.startswith("revert-"):  # bad with that commit reverted
-            return 100.0 if index[commit.removeprefix("revert-")] == culprit else 100.0 * (1 - drop)
-        return 100.0 * (1 - drop) if index[commit] >= culprit else 100.0
+            return 100.0 if index[commit.removeprefix("revert-")] == culprit else worse
+        return worse if index[commit] >= culprit else 100.0
 
     return value
 
@@ -116,14 +149,15 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1) -
     culprit = rng.choice(real[1:])
     c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
                         "workload": "sim",
-                        "metric": {"name": "iops", "direction": "higher", "threshold": case.threshold},
+                        "metric": {"name": "iops", "direction": case.direction, "threshold": case.threshold},
                         "runs_per_boot": 3})
     store = MemoryStore()
     cid = store.new_campaign("sim", {})
     builder = FakeBuilder(same_image=groups)
-    hosts = [FakeMeasurer(values(shas, culprit, case.drop), case.within, seed + 100_000 * k, between=case.between,
-                          drift=-drift_per_boot, host=f"h{k}") for k in range(slots)]
-    engine = Engine(c, "higher", FakeLinearVcs(shas), builder, hosts[0], store, slots=hosts if slots > 1 else ())
+    hosts = [FakeMeasurer(values(shas, culprit, case.drop, case.direction), case.within, seed + 100_000 * k,
+                          between=case.between, drift=-drift_per_boot, host=f"h{k}") for k in range(slots)]
+    engine = Engine(c, case.direction, FakeLinearVcs(shas), builder, hosts[0], store,
+                    slots=hosts if slots > 1 else ())
     try:
         out = engine.run(cid)
     except CampaignRefused as exc:
@@ -138,6 +172,41 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1) -
     answer = f"culprit {culprit}, answered {named} with confidence {out.confidence:.3f}"
     return Trial(right, confident and not right, not confident, len(set(builder.built)), sum(h.boots for h in hosts),
                  inherited, seed, answer)
+
+
+@dataclass(frozen=True)
+class EndpointTrial:
+    refused_sure: bool  # refused as surely smaller than the threshold
+    started: bool
+    boots_each: int  # boots of each endpoint when the loop stopped
+    suggested: float | None  # the threshold the refusal suggested
+
+
+def endpoint_trial(case: EndpointCase, seed: int) -> EndpointTrial:
+    """The engine's endpoint loop on fake guests: the real Judge over an in-memory store."""
+    store = MemoryStore()
+    cid = store.new_campaign("sim", {})
+    measurer = FakeMeasurer(lambda commit: 100.0 if commit == "good" else 100.0 * (1 + case.change), case.within,
+                            seed, between=case.between)
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 3)
+    check = measure_endpoints(judge, "good", "bad", "higher", parse_threshold(case.threshold, "threshold"), 3, 2, 8,
+                              0.05, ERROR)
+    sides = judge.evidence()
+    return EndpointTrial(not check.ok and check.sure and check.problem is Refusal.SHORT_OF_THRESHOLD, check.ok,
+                         min(len(sides["good"]), len(sides["bad"])), check.suggested)
+
+
+def endpoint_row(results: list[EndpointTrial]) -> str:
+    n = len(results)
+    refused = sum(r.refused_sure for r in results)
+    lo, hi = wilson(refused, n)
+    each = [r.boots_each for r in results]
+    suggested = sorted(r.suggested for r in results if r.suggested is not None)
+    said = (f"{statistics.median(suggested):+.1%} ({suggested[0]:+.1%}..{suggested[-1]:+.1%}, {len(suggested)} "
+            f"refusals)" if suggested else "none")
+    return (f"refused as surely smaller {refused}/{n} ({refused / n:.1%}, 95% CI {lo:.1%}-{hi:.1%}), started "
+            f"{sum(r.started for r in results)}; boots a side: median {statistics.median(each):.0f}, p95 {p95(each)}, "
+            f"max {max(each)}; suggested threshold: median {said}")
 
 
 def old_decide(good: list[float], bad: list[float], step: list[float], can_more: bool, alpha: float = 0.05) -> str:
@@ -282,6 +351,13 @@ def main() -> int:
             if not case.drift and not boots_per_campaign["old"]:
                 boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
             print(row("old rule", old), flush=True)
+    for number, ecase in enumerate(ENDPOINT_CASES, len(CASES) + 1):
+        if a.cases and number not in a.cases:
+            continue
+        print(f"\n{number}. endpoints only: {ecase.name}")
+        case_started = time.monotonic()
+        ended = [endpoint_trial(ecase, seed) for seed in range(a.trials)]
+        print(f"{endpoint_row(ended)} ({time.monotonic() - case_started:.0f} s)", flush=True)
     print(f"\ntotal {(time.monotonic() - started) / 60:.1f} min")
     return 0
 

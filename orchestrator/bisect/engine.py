@@ -280,6 +280,8 @@ class Engine:
         bad = self.vcs.resolve(c.bad, "bad")
         self.vcs.start(good, bad, c.first_parent)  # pins the range in vmbisect's clone
         check = self._endpoints(campaign_id, good, bad)
+        if check.threshold is not None and check.threshold != c.metric.threshold:  # `threshold: measured`
+            c = self.c = dataclasses.replace(c, metric=dataclasses.replace(c.metric, threshold=check.threshold))
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for d in endpoint_decisions(check, good, bad, self.judge.runs):
                 self.store.add_decision(campaign_id, d)

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from orchestrator import yamlcheck
 from orchestrator.errors import UserError
-from orchestrator.measure.endpoints import Threshold
+from orchestrator.measure.endpoints import MEASURED, Threshold
 from orchestrator.notify.recipients import Notify, parse_notify
 from orchestrator.vm.spec import (
     AIO_MODES,
@@ -283,7 +283,10 @@ def _param(value: Any, path: str) -> Any:
 
 
 def parse_threshold(value: Any, path: str) -> Threshold:
-    """`-10%` (relative to good), `-0.1` (the same as a fraction) or `{absolute: 12000}`."""
+    """`-10%` (relative to good), `-0.1` (the same as a fraction), `{absolute: 12000}` or
+    `measured` (whatever regression the endpoints show; measure/endpoints.py THRESHOLD_RULE)."""
+    if value == MEASURED:
+        return Threshold(MEASURED, 0.0)
     if isinstance(value, Mapping):
         yamlcheck.known(value, path, ["absolute", "relative"])
         if len(value) != 1:
@@ -297,7 +300,8 @@ def parse_threshold(value: Any, path: str) -> Threshold:
     try:
         fraction = float(m.group(1)) / 100 if m else float(text)
     except ValueError:
-        raise UserError(f"{path}: expected a relative change like -10% or {{absolute: VALUE}}, got {text!r}") from None
+        raise UserError(f"{path}: expected a relative change like -10%, {{absolute: VALUE}} or measured, "
+                        f"got {text!r}") from None
     if not math.isfinite(fraction) or fraction == 0 or abs(fraction) >= 10:
         raise UserError(f"{path}: a relative change must be non-zero and below 1000%, got {text!r}")
     return Threshold("relative", fraction)

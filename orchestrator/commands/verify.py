@@ -181,6 +181,7 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     from orchestrator.campaign.file import parse_campaign, read_campaign_file, revision
     from orchestrator.kinds.bisect import preflight
     from orchestrator.kinds.specs import BisectSpec, VerifySpec
+    from orchestrator.measure.endpoints import MEASURED
 
     path, commit = split_target(a.target)
     revision(commit, "commit")
@@ -190,6 +191,9 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     explain = raw.get("explain")
     raw = {**raw, "explain": {**(explain if isinstance(explain, Mapping) else {}), "profile": bool(a.profile)}}
     campaign = parse_campaign(raw, base=path.parent if path else Path.cwd(), source=path)
+    if campaign.metric.threshold.kind == MEASURED:
+        raise UserError("metric.threshold: measured is sized from a search's endpoints; verify asks about a change "
+                        "of a given size, e.g. -10%")
     check_revisions(campaign.repository, commit, a.revert_on)
     preflight(campaign)
     boots = a.boots or max(4, campaign.boots_per_commit)

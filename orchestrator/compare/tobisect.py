@@ -12,7 +12,6 @@ in, a campaign mapping (or its YAML text) out; `commands/fromcompare.py` reads t
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -23,11 +22,10 @@ import yaml
 from orchestrator.compare.model import Cell, Comparison, Row
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.errors import UserError
-from orchestrator.stats import TwoSample
+from orchestrator.measure.endpoints import THRESHOLD_RULE, threshold_for
+from orchestrator.measure.endpoints import near_bound as _near
 from orchestrator.vm.spec import VmSpec
 
-THRESHOLD_RULE = ("half the bound of the change's 95% interval nearest zero, rounded toward zero to 0.1% "
-                  "(at least 0.1%)")
 MAX_WATCH = 16  # campaign.MAX_WATCH
 
 
@@ -72,21 +70,6 @@ def moved_rows(c: Comparison) -> list[Moved]:
 def bisectable(c: Comparison) -> list[Moved]:
     """The moved rows a bisection can look for: regressions of a metric with a direction."""
     return [m for m in moved_rows(c) if m.regressed]
-
-
-def _near(t: TwoSample, direction: str) -> float:
-    """The interval's bound nearest zero for a regression: its upper bound when higher is better
-    (the change is negative), its lower bound when lower is better."""
-    return t.high if direction == "higher" else t.low
-
-
-def threshold_for(t: TwoSample, direction: str) -> float:
-    """THRESHOLD_RULE: a change the endpoints clear with margin (with 95% confidence the change
-    is at least the near bound; half of it leaves room for the bisection's own sample of good
-    and bad) and that a culprit carrying the whole regression reaches at its confirmation."""
-    near = _near(t, direction)
-    size = max(math.floor(abs(near) / 2 * 1000) / 1000, 0.001)
-    return math.copysign(size, near)
 
 
 def check_kernels(plan: ComparePlan) -> tuple[str, str]:

@@ -5,7 +5,10 @@ Judged on boots (orchestrator.stats): each endpoint's boots give its value (geom
 of boot values), the two together the between- and within-boot noise, and from those the
 boots per commit a step needs for a verdict that is wrong at most once in 1/error. Why a check
 is not clear is a `Refusal` (orchestrator/decisions.py); `endpoints_next` is the sequential
-stop rule both searches use, `too_noisy` the reason given at its cap."""
+stop rule both searches use, `too_noisy` the reason given at its cap. A regression whose 95%
+interval lies clear of the threshold on the small side is `sure`: refused at once, with the
+threshold that would bisect it (`threshold_for`); a campaign's `threshold: measured` is that
+threshold, taken from the endpoints' own boots once bad is significantly worse."""
 
 from __future__ import annotations
 
@@ -17,19 +20,50 @@ from enum import StrEnum
 from typing import Callable, Protocol, Sequence
 
 from orchestrator.decisions import Basis, Decided, Refusal, Role, Verdict
-from orchestrator.stats import Boot, Components, boots_needed, compare_boots, components, relative_change
+from orchestrator.stats import Boot, Components, TwoSample, boots_needed, compare_boots, components, relative_change
+
+MEASURED = "measured"  # Threshold.kind: the endpoints' measured change sets it (THRESHOLD_RULE)
+THRESHOLD_RULE = ("half the bound of the change's 95% interval nearest zero, rounded toward zero to 0.1% "
+                  "(at least 0.1%)")
 
 
 @dataclass(frozen=True)
 class Threshold:
     """`relative`: change of bad against good, e.g. -0.10 for "10% lower"; `absolute`: a bound
-    the metric crosses when it regresses (below it for higher-is-better, above for lower)."""
+    the metric crosses when it regresses (below it for higher-is-better, above for lower);
+    `measured`: whatever regression the endpoints show, the threshold then sized by
+    THRESHOLD_RULE (the check's `threshold`; `value` unused)."""
 
     kind: str
     value: float
 
     def describe(self) -> str:
+        if self.kind == MEASURED:
+            return "measured"
         return f"{self.value:+.1%}" if self.kind == "relative" else f"bound {self.value:g}"
+
+
+def near_bound(t: TwoSample, direction: str) -> float:
+    """The interval's bound nearest zero for a regression: its upper bound when higher is better
+    (the change is negative), its lower bound when lower is better."""
+    return t.high if direction == "higher" else t.low
+
+
+def threshold_for(t: TwoSample, direction: str) -> float:
+    """THRESHOLD_RULE: a change the endpoints clear with margin (with 95% confidence the change
+    is at least the near bound; half of it leaves room for the bisection's own sample of good
+    and bad) and that a culprit carrying the whole regression reaches at its confirmation. The
+    one rule for a threshold sized from a measured change: a comparison's bisect command, a
+    refusal's suggestion and `threshold: measured`."""
+    near = near_bound(t, direction)
+    size = max(math.floor(abs(near) / 2 * 1000) / 1000, 0.001)
+    return math.copysign(size, near)
+
+
+def regressed(t: TwoSample, direction: str) -> bool:
+    """Worse, the 95% interval of the change clear of zero on the worse side."""
+    near = near_bound(t, direction)
+    return near < 0 if direction == "higher" else near > 0
 
 
 @dataclass(frozen=True)
@@ -37,7 +71,12 @@ class EndpointCheck:
     """`problem`: None when ok, else why not (a Refusal: good_not_good, bad_not_bad (not worse
     at all), short_of_threshold (worse, but less than asked), not_significant or too_noisy; the
     last three may go away with more boots, the first two will not). `boots_needed`: boots per
-    commit a step needs at this noise (0 when it could not be estimated)."""
+    commit a step needs at this noise (0 when it could not be estimated). `threshold`: the one
+    judged against (a measured one resolved to its relative change). `sure`: the change's 95%
+    interval lies clear of a relative threshold on the small side (more boots would not cross
+    it); a change short of the threshold whose interval still reaches it is not (yet) sure.
+    `suggested`: for a change short of the threshold that is significantly worse all the same,
+    the relative threshold that would bisect it (THRESHOLD_RULE)."""
 
     ok: bool
     message: str
@@ -45,6 +84,15 @@ class EndpointCheck:
     change: float
     problem: Refusal | None = None
     noise: Components | None = None
+    threshold: Threshold | None = None
+    sure: bool = False
+    suggested: float | None = None
+
+    @property
+    def reachable(self) -> bool:
+        """Short of a relative threshold so far, its interval still reaching it."""
+        return (self.problem is Refusal.SHORT_OF_THRESHOLD and not self.sure and self.threshold is not None
+                and self.threshold.kind == "relative")
 
 
 def level(boots: Sequence[Boot]) -> float:
@@ -65,16 +113,6 @@ def check_endpoints(
     g, b = level(good), level(bad)
     change = relative_change(g, b)
     worse = b < g if direction == "higher" else b > g
-    if threshold.kind == "relative":
-        crossed = worse and abs(change) >= abs(threshold.value)
-        need = f"a change of {threshold.describe()}"
-    else:
-        beyond = (lambda v: v < threshold.value) if direction == "higher" else (lambda v: v > threshold.value)
-        if beyond(g):
-            return EndpointCheck(False, f"good is not good: its value {g:.4g} is already beyond the "
-                                 f"{threshold.describe()}", 0, change, Refusal.GOOD_NOT_GOOD)
-        crossed = beyond(b)
-        need = f"crossing the {threshold.describe()}"
     noise = components([good, bad])
     boots = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, change, error) if change else 0
     test = compare_boots(good, bad)
@@ -82,35 +120,69 @@ def check_endpoints(
                 f"{f', 95% CI {test.low:+.1%}..{test.high:+.1%}' if test else ''}) over {len(good)}+{len(bad)} "
                 f"boots of {runs_per_boot} runs; {noise.describe()}")
     significant = test is not None and test.p < alpha
+    asked = threshold
+    if threshold.kind == MEASURED:
+        if test is None or not regressed(test, direction):
+            p = f"p={test.p:.3g}" if test else "too few boots for a test"
+            return EndpointCheck(False, f"bad is not significantly worse than good, and the threshold is measured: "
+                                 f"{measured}, {p}", boots, change,
+                                 Refusal.NOT_SIGNIFICANT if worse else Refusal.BAD_NOT_BAD, noise, threshold)
+        threshold = Threshold("relative", threshold_for(test, direction))
+    if threshold.kind == "relative":
+        crossed = worse and abs(change) >= abs(threshold.value)
+        need = f"a change of {threshold.describe()}"
+    else:
+        beyond = (lambda v: v < threshold.value) if direction == "higher" else (lambda v: v > threshold.value)
+        if beyond(g):
+            return EndpointCheck(False, f"good is not good: its value {g:.4g} is already beyond the "
+                                 f"{threshold.describe()}", 0, change, Refusal.GOOD_NOT_GOOD, threshold=threshold)
+        crossed = beyond(b)
+        need = f"crossing the {threshold.describe()}"
+    sure = False
     if threshold.kind == "relative" and test is not None and not crossed:
-        # the threshold inside the interval: more boots may still show it; short (or not worse at
-        # all) only when the whole interval is
+        # the threshold inside the interval: more boots may still show it (short for now, or not
+        # significant); surely short (or not worse at all) only when the whole interval is
         reach = test.low if direction == "higher" else test.high
-        crossed = abs(reach) >= abs(threshold.value) and (reach < 0) == (threshold.value < 0)
-        if crossed and not significant:
+        sure = not (abs(reach) >= abs(threshold.value) and (reach < 0) == (threshold.value < 0))
+        if not sure and not significant:
             return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={test.p:.3g}",
-                                 boots, change, Refusal.NOT_SIGNIFICANT, noise)
+                                 boots, change, Refusal.NOT_SIGNIFICANT, noise, threshold)
     if not crossed:
-        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}", boots, change,
-                             Refusal.SHORT_OF_THRESHOLD if worse else Refusal.BAD_NOT_BAD, noise)
+        problem = Refusal.SHORT_OF_THRESHOLD if worse else Refusal.BAD_NOT_BAD
+        if threshold.kind == "relative" and test is not None and not sure:
+            return EndpointCheck(False, f"bad is short of the threshold so far: {measured}, p={test.p:.3g}; the "
+                                 f"campaign asks for {need}, which the interval still reaches", boots, change,
+                                 problem, noise, threshold)
+        suggested = threshold_for(test, direction) if test is not None and regressed(test, direction) else None
+        short = "; the whole interval falls short of it" if sure else ""
+        if suggested is not None:
+            short += (f": a threshold of {suggested:+.1%} would bisect the regression that is there ({THRESHOLD_RULE}); "
+                      f"to use it, set `threshold: {suggested * 100:+.1f}%` (or `threshold: measured`) in the "
+                      f"campaign's metric")
+        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}{short}", boots, change,
+                             problem, noise, threshold, sure, suggested)
     if not significant:
         p = f"p={test.p:.3g}" if test else "too few boots for a test"
         return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, {p}", boots, change,
-                             Refusal.NOT_SIGNIFICANT, noise)
+                             Refusal.NOT_SIGNIFICANT, noise, threshold)
     assert test is not None  # significant
+    if asked.kind == MEASURED:
+        measured += f"; threshold {threshold.describe()}, measured ({THRESHOLD_RULE})"
     if boots > max_boots:
         return EndpointCheck(False, f"the noise needs {boots} boots per commit to decide a step between good and "
                              f"bad ({measured}), but max_boots_per_commit is {max_boots}", boots, change,
-                             Refusal.TOO_NOISY, noise)
+                             Refusal.TOO_NOISY, noise, threshold)
     return EndpointCheck(True, f"{measured}, p={test.p:.3g}; a step needs about {boots} boots", boots, change,
-                         None, noise)
+                         None, noise, threshold)
 
 
 # The noise estimate is usable for the steps from this many degrees of freedom of the pooled
 # boot variance on (3 boots a side): fewer make Student t's tails so heavy that every step pays.
 MIN_NOISE_DF = 4
-# "bad is not bad" is decided on at least this many boots a side: 2 can put bad above good by
-# chance.
+# A change not told apart from zero is refused as "bad is not bad" on at least this many boots
+# a side, even when its interval is clear of the threshold: 2 can put bad above good by chance,
+# and refusing at once on 3-6 boots refused 6 in 1,000 simulated campaigns at 8% between-boot
+# noise whose true change was -15% against -10% (bench/bisect_accuracy, case 1).
 MIN_REFUSAL_BOOTS = 8
 
 
@@ -124,20 +196,30 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
     """The sequential endpoint check's stop rule: START as soon as good and bad are apart (the
     check is ok: significant at alpha, past the threshold, the noise allows a step within
     max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom; the
-    references grow later as the steps need them. REFUSE when good is not good, when bad is
-    not bad on MIN_REFUSAL_BOOTS boots a side, or when the check is still not clear at `cap`
-    boots a side; otherwise MORE. At the cap, a noise that needs more boots per step than
-    max_boots_per_commit but at most `cap` (twice it: a step's visit and its revisit, which the
-    posterior search makes where a step stays unclear) starts: an unlucky first sample of good
-    and bad understates the change, and refusing then refused one campaign in a hundred at 8%
-    between-boot noise and -15% (bench/bisect_rounds)."""
+    references grow later as the steps need them. REFUSE when good is not good; as soon as a
+    regression (bad significantly worse) is `sure` to be smaller than the threshold on a noise
+    of MIN_NOISE_DF degrees of freedom (its 95% interval clear of the threshold: more boots
+    would only narrow it; the refusal suggests the threshold that would bisect it); when a
+    change not told apart from zero is sure to be smaller on MIN_REFUSAL_BOOTS boots a side;
+    or when the check is still not clear at `cap` boots a side; otherwise MORE. A change significant but short of
+    the threshold, whose interval still reaches it, boots on (it is neither past the threshold
+    nor surely short of it). At the cap, such a change starts, and so does a noise that needs
+    more boots per step than max_boots_per_commit but at most `cap` (twice it: a step's visit
+    and its revisit, which the posterior search makes where a step stays unclear): an unlucky
+    first sample of good and bad understates the change, and refusing then refused one
+    campaign in a hundred at 8% between-boot noise and -15% (bench/bisect_rounds; the case
+    table's 100 trials, -9.9% measured on 16+16 boots)."""
     if check.problem is Refusal.GOOD_NOT_GOOD:
         return Next.REFUSE
-    if check.problem is Refusal.BAD_NOT_BAD:
+    usable = check.noise is not None and check.noise.between_df >= MIN_NOISE_DF
+    if check.sure and usable and check.suggested is not None:
+        return Next.REFUSE  # a regression, surely short of the threshold
+    if check.sure or check.problem is Refusal.BAD_NOT_BAD:
         return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
-    if check.ok and check.noise is not None and check.noise.between_df >= MIN_NOISE_DF:
+    if check.ok and usable:
         return Next.START
-    if boots_each >= cap and check.problem is Refusal.TOO_NOISY and check.boots_needed <= cap:
+    if boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable \
+            and 0 < check.boots_needed <= cap:
         return Next.START  # apart, and a step's visit and a revisit together can reach it
     return Next.REFUSE if boots_each >= cap else Next.MORE
 
@@ -198,7 +280,9 @@ def measure_endpoints(judge: EndpointJudge, good: str, bad: str, direction: str,
         emit(check)
         step = endpoints_next(check, min(len(sides[good]), len(sides[bad])), cap)
         if step is Next.START:
-            return check
+            return check if check.ok else dataclasses.replace(check, ok=True, problem=None, message=(
+                f"{check.message}; started at the cap of {cap} boots a side: a step's visit and its revisit can "
+                "reach the change, which an unlucky sample of the endpoints may understate"))
         if step is Next.REFUSE:
             return too_noisy(check, threshold, runs_per_boot, max_boots, error)
         need += 1

@@ -273,6 +273,8 @@ class SetBisection:
             self.store.set_state(campaign_id, "refused",
                                  Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
             raise SetRefused(f"set bisection refused: {check.message}")
+        if check.threshold is not None:  # a measured one resolved
+            self.rules = dataclasses.replace(r, threshold=check.threshold)
         return check
 
     # ---- candidates --------------------------------------------------------------------------

@@ -79,6 +79,9 @@ class Expect:
     rounds_below_steps: bool = False  # several commits per round: fewer rounds than steps
     skips: tuple[str, ...] = ()  # reasons (prefixes) that must be among the skipped steps
     refused: str = ""  # regular expression the refusal must match
+    cause: str = ""  # the refusal's stored cause (a Refusal)
+    endpoint_boots: int = 0  # a refusal: at most this many boots of each endpoint
+    reason: str = ""  # regular expression some stored decision's reason must match
     note: str = ""  # regular expression one of the outcome's notes must match
     steps: tuple[str, ...] = ()  # the regression's steps named, oldest first (none: not checked)
     crossed: str = ""  # the step marked as the one that crossed the threshold
@@ -126,7 +129,7 @@ CASES = [
          history="merges", good="m0", bad="m5", culprit="m4"),
     Case("between-boot noise of 8% and within-boot 2%, the issue's LSI SAS case: an unclear step revisited",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, revisited=True),
-         between=0.08, within=0.02, seed=1),
+         between=0.08, within=0.02, seed=4),
     Case("build-broken commits next to the culprit are skipped",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
                 skips=("build failed: drivers/scsi/sd.c:12:3: error",)), broken=("c13", "c14")),
@@ -185,7 +188,7 @@ CASES = [
          "posterior's next picks revisited",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, revisited=True,
                 skips=("ambiguous after the cap of 8 boots",)),
-         between=0.08, within=0.02, seed=7, hosts=("a", "b")),
+         between=0.08, within=0.02, seed=15, hosts=("a", "b")),
     Case("a lower-is-better system metric (guest CPU per operation) rising 15% at the culprit is bisected to it",
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True), drop=-0.15,
          campaign={"metric": {"name": "guest_cpu_us_per_op", "direction": "lower", "threshold": "+10%"}}),
@@ -205,6 +208,17 @@ CASES = [
          campaign={"steps": "first", "metric": {"name": "iops", "direction": "higher", "threshold": "-15%"}}),
     Case("endpoints that do not differ are refused before bisecting",
          Expect("refused", refused=r"campaign refused: bad is not bad"), drop=0.0),
+    Case("a change surely smaller than the threshold (-16% asked -20%) is refused at once with the threshold that "
+         "would bisect it",
+         Expect("refused", refused=r"the whole interval falls short of it: a threshold of -\d+\.\d% would bisect "
+                r"the regression that is there .*set `threshold: -\d+\.\d%` \(or `threshold: measured`\)",
+                cause="short_of_threshold", endpoint_boots=4),
+         drop=0.16, between=0.02, within=0.01,
+         campaign={"metric": {"name": "iops", "direction": "higher", "threshold": "-20%"}}),
+    Case("threshold: measured bisects the regression the endpoints show, and says the threshold it measured",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                reason=r"threshold -\d+\.\d%, measured \(half the bound"),
+         campaign={"metric": {"name": "iops", "direction": "higher", "threshold": "measured"}}),
     Case("between-boot noise too large for the threshold is refused with the boots needed",
          Expect("refused", refused=r"the noise needs \d+ boots per commit .*max_boots_per_commit is 4"),
          between=0.25, drop=0.15, campaign={"max_boots_per_commit": 4}),
@@ -314,6 +328,9 @@ def test_bisection_case(tmp_path, case):
     if e.kind == "refused":
         assert isinstance(outcome, CampaignRefused) and re.search(e.refused, str(outcome)), outcome
         assert store.campaign(cid).state == "refused"
+        assert not e.cause or store.campaign(cid).result["cause"] == e.cause
+        assert not e.endpoint_boots or max(ran.measurers[0].booted.count(x) for x in set(ran.measurers[0].booted)) \
+            <= e.endpoint_boots, ran.measurers[0].booted
         assert not [d for d in store.decisions(cid) if d.role == "step"]
         return
     assert not isinstance(outcome, CampaignRefused), outcome
@@ -340,6 +357,7 @@ def test_bisection_case(tmp_path, case):
     if not e.skips and e.kind == "found" and not case.steps:  # commits between two steps may be apart from both
         assert not skipped
     assert not e.note or any(re.search(e.note, n) for n in outcome.notes), outcome.notes
+    assert not e.reason or any(re.search(e.reason, d.reason) for d in decisions), [d.reason for d in decisions]
     inherited = {d.commit for d in decisions if d.inherited}
     confirmed = {outcome.culprit, result.get("parent", "")}
     assert not (inherited - confirmed) & ran.booted, "a commit that inherited its verdict was booted"

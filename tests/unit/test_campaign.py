@@ -77,6 +77,13 @@ def test_thresholds_relative_fraction_and_absolute():
     assert absolute.kind == "absolute" and absolute.value == 12000
 
 
+def test_threshold_measured_is_its_own_kind_and_a_misspelling_names_the_choices():
+    assert parse_campaign(with_(metric={"name": "x", "threshold": "measured"})).metric.threshold.kind == "measured"
+    with pytest.raises(UserError, match=r"metric.threshold: expected a relative change like -10%, "
+                                        r"\{absolute: VALUE\} or measured, got 'measure'"):
+        parse_campaign(with_(metric={"name": "x", "threshold": "measure"}))
+
+
 def test_boot_bisect_mode_marks_boot_failures_bad():
     assert parse_campaign(with_(skip_policy={"boot_failure": "bad"})).skip_policy.boot_failure == "bad"
 

@@ -126,12 +126,62 @@ def test_the_endpoint_check_starts_as_soon_as_apart_with_a_usable_noise_estimate
     assert endpoints_next(check(good, bad), 3, 16) is Next.START
 
 
-def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots() -> None:
+def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots_even_when_sure() -> None:
     good, bad = exact(100, [0.01, -0.01, 0.0]), exact(110, [0.01, -0.01, 0.0])
-    assert check(good, bad).problem == "bad_not_bad"
-    assert endpoints_next(check(good, bad), 3, 16) is Next.MORE
+    sure = check(good, bad)
+    assert sure.problem == "bad_not_bad" and sure.sure and sure.suggested is None  # +7.5%..+12.5%: clear of -10%
+    assert endpoints_next(sure, 3, 16) is Next.MORE
     good, bad = exact(100, [0.01, -0.01] * 4), exact(110, [0.01, -0.01] * 4)
     assert endpoints_next(check(good, bad), 8, 16) is Next.REFUSE
+
+
+def test_a_change_not_told_apart_from_zero_is_refused_only_on_enough_boots_even_when_sure() -> None:
+    good, bad = exact(100, [0.02, -0.02, 0.0]), exact(99, [0.02, -0.02, 0.0])
+    flat = check(good, bad)  # -1%, 95% CI about -6%..+4%: clear of -10%, not significant
+    assert flat.problem == "short_of_threshold" and flat.sure and flat.suggested is None
+    assert endpoints_next(flat, 3, 16) is Next.MORE
+    assert endpoints_next(flat, 8, 16) is Next.REFUSE
+
+
+def test_a_change_surely_smaller_than_the_threshold_is_refused_at_once_with_the_threshold_that_would_bisect_it() -> None:
+    good, bad = exact(100, [0.005, -0.005, 0.0]), exact(92, [0.005, -0.005, 0.0])
+    short = check(good, bad)  # -8%, 95% CI -9.0%..-7.0%, clear of -10%
+    assert short.problem == "short_of_threshold" and short.sure
+    assert short.suggested == pytest.approx(-0.034)  # half of -7.0%, toward zero to 0.1%
+    assert endpoints_next(short, 3, 16) is Next.REFUSE
+    assert "`threshold: -3.4%` (or `threshold: measured`)" in short.message
+
+
+def test_a_measured_threshold_is_half_the_near_bound_once_bad_is_significantly_worse_either_direction() -> None:
+    measured = Threshold("measured", 0.0)
+    good, bad = exact(100, [0.005, -0.005, 0.0]), exact(92, [0.005, -0.005, 0.0])
+    down = check_endpoints(good, bad, "higher", measured, 3, 8, 0.05, 0.01)  # -8%, 95% CI -9.0%..-7.0%
+    assert down.ok and down.threshold == Threshold("relative", -0.034)
+    assert "threshold -3.4%, measured (half the bound" in down.message
+    up = check_endpoints(bad, good, "lower", measured, 3, 8, 0.05, 0.01)  # +8.7%, 95% CI +7.5%..+9.9%
+    assert up.ok and up.threshold is not None and up.threshold.value == pytest.approx(0.037)
+    wrong_way = check_endpoints(bad, good, "higher", measured, 3, 8, 0.05, 0.01)
+    assert wrong_way.problem == "bad_not_bad" and not wrong_way.ok
+    noisy, noisier = exact(100, [0.1, -0.1, 0.0]), exact(95, [0.1, -0.1, 0.0])
+    unclear = check_endpoints(noisy, noisier, "higher", measured, 3, 8, 0.05, 0.01)
+    assert unclear.problem == "not_significant" and unclear.threshold == measured
+    assert endpoints_next(unclear, 3, 16) is Next.MORE
+
+
+def test_a_change_short_of_the_threshold_whose_interval_still_reaches_it_boots_on_and_starts_only_at_the_cap() -> None:
+    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(92, [0.01, -0.01, 0.0])
+    maybe = check(good, bad)  # -8%, 95% CI -10.1%..-5.9%: significant, -10% not ruled out
+    assert maybe.problem == "short_of_threshold" and maybe.reachable and not maybe.ok and maybe.suggested is None
+    assert endpoints_next(maybe, 3, 16) is Next.MORE
+    assert endpoints_next(maybe, 16, 16) is Next.START  # at the cap: the endpoints' sample may understate it
+
+
+def test_a_bound_not_crossed_is_refused_at_the_cap_not_started() -> None:
+    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(92, [0.01, -0.01, 0.0])
+    short = check_endpoints(good, bad, "higher", Threshold("absolute", 90.0), 3, 8, 0.05, 0.01)
+    assert short.problem == "short_of_threshold" and not short.reachable and short.message.startswith("bad is not bad")
+    assert endpoints_next(short, 3, 16) is Next.MORE
+    assert endpoints_next(short, 16, 16) is Next.REFUSE
 
 
 def test_the_endpoint_check_boots_on_while_not_significant_and_refuses_at_the_cap() -> None:
