@@ -11,48 +11,34 @@ one took 20.2 min and 30 boots on a 2-core machine under TCG (docs/captures/scsi
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from statistics import fmean
 
 import pytest
-import yaml
 
-from orchestrator.demo import SCSI_MQ, ensure_series_repo
+from orchestrator.demo import SCSI_MQ
 from orchestrator.store import Store
-from tests.conftest import require
+from tests.e2e.shipped import bisect_shipped, report_of
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
-VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
 
 
 def bisect_cost(tmp_path: Path, campaign_file: Path) -> tuple[str, str, str]:
     """The shipped campaign bisected by the CLI; (the culprit the series was made with, the store's
     URL, the Markdown report), after checking the culprit, its confirmation and the flat IOPS."""
-    require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
-    repo = ensure_series_repo(SCSI_MQ)
-    spec = {**yaml.safe_load(campaign_file.read_text()), "repository": str(repo.path)}
-    campaign = tmp_path / "campaign.yaml"
-    campaign.write_text(yaml.safe_dump(spec))
-    url = f"sqlite:///{tmp_path / 'cost.db'}"
-    done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
-                          capture_output=True, text=True, timeout=3 * 3600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert f"culprit: {repo.culprit}" in done.stdout, done.stdout[-3000:]
-    assert "confirmation: confirmed" in done.stdout
+    repo, url, out = bisect_shipped(tmp_path, SCSI_MQ, campaign_file)
+    assert f"culprit: {repo.culprit}" in out, out[-3000:]
+    assert "confirmation: confirmed" in out
     store = Store(url)
     assert store.campaign(1).result["culprit"] == repo.culprit
     good, bad = (next(d.commit for d in store.decisions(1) if d.role == role) for role in ("good", "bad"))
     iops = store.samples(1, "iops")
     change = fmean(iops[bad]) / fmean(iops[good]) - 1
     assert abs(change) < 0.05, f"IOPS moved {change:+.1%} between the endpoints: the rate limit did not hold them"
-    report = subprocess.run([*VMBISECT, "report", "1", "--format", "md", "--store", url],
-                            capture_output=True, text=True, timeout=300)
-    assert report.returncode == 0, report.stderr[-3000:]
+    md = report_of(url, 1)
     print(f"\n{campaign_file.name}: endpoint IOPS {fmean(iops[good]):.1f} -> {fmean(iops[bad]):.1f} "
-          f"({change:+.1%})\n{report.stdout}")
-    return repo.culprit, url, report.stdout
+          f"({change:+.1%})\n{md}")
+    return repo.culprit, url, md
 
 
 def watched_rows(md: str) -> dict[str, str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,16 +26,9 @@ import yaml
 from orchestrator.demo import CFS_DBENCH, MULTIPAGE_RING, SCHED_SPREAD, Series, ensure_series_repo
 from orchestrator.store import Store
 from tests.conftest import require
+from tests.e2e.shipped import VMBISECT, bisect_shipped, report_of
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
-VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
-
-
-def report_of(url: str, campaign_id: int) -> str:
-    done = subprocess.run([*VMBISECT, "report", str(campaign_id), "--format", "md", "--store", url],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 def watched_names(md: str) -> set[str]:
@@ -45,20 +37,13 @@ def watched_names(md: str) -> set[str]:
     return set(re.findall(r"^\| ([\w.]+) \| (?:higher|lower|none) \|", section, re.M))
 
 
-def bisect_shipped(tmp_path: Path, series: Series) -> str:
+def bisect_scenario(tmp_path: Path, series: Series) -> str:
     """The series' shipped campaign bisected by the CLI; its Markdown report, after checking the
     culprit, its confirmation and that every watched metric is in the report."""
-    require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
-    repo = ensure_series_repo(series)
-    spec = {**yaml.safe_load(series.campaign.read_text()), "repository": str(repo.path)}
-    campaign = tmp_path / "campaign.yaml"
-    campaign.write_text(yaml.safe_dump(spec))
-    url = f"sqlite:///{tmp_path / 'scenario.db'}"
-    done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
-                          capture_output=True, text=True, timeout=3 * 3600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert f"culprit: {repo.culprit}" in done.stdout, done.stdout[-3000:]
-    assert "confirmation: confirmed" in done.stdout
+    repo, url, out = bisect_shipped(tmp_path, series)
+    spec = yaml.safe_load(series.campaign.read_text())
+    assert f"culprit: {repo.culprit}" in out, out[-3000:]
+    assert "confirmation: confirmed" in out
     assert Store(url).campaign(1).result["culprit"] == repo.culprit
     md = report_of(url, 1)
     assert set(spec["metric"]["watch"]) <= watched_names(md), md
@@ -67,11 +52,11 @@ def bisect_shipped(tmp_path: Path, series: Series) -> str:
 
 
 def test_sched_spread_netperf_8_streams_on_4_vcpus_bisects_on_cpu_per_message(tmp_path: Path):
-    bisect_shipped(tmp_path, SCHED_SPREAD)
+    bisect_scenario(tmp_path, SCHED_SPREAD)
 
 
 def test_cfs_dbench_with_8_clients_bisects_on_cpu_per_operation(tmp_path: Path):
-    bisect_shipped(tmp_path, CFS_DBENCH)
+    bisect_scenario(tmp_path, CFS_DBENCH)
 
 
 def test_multipage_ring_sweep_compared_at_the_endpoints_then_its_worst_point_bisected(tmp_path: Path):

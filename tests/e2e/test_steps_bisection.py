@@ -10,36 +10,28 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from orchestrator.demo import Series, ensure_series_repo
+from orchestrator.demo import Series
 from orchestrator.store import Store
-from tests.conftest import require
+from tests.e2e.shipped import bisect_shipped, report_of
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]
-VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
 STEPS = Series("steps", "block: use bfq as the default I/O scheduler")
 WAIT = "virtio_scsi: let the host's queue drain before queueing a command"
 
 
 def test_a_regression_in_two_steps_names_both_with_their_shares(tmp_path: Path):
-    require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
-    repo = ensure_series_repo(STEPS)
+    def shorter(spec: dict) -> None:
+        spec["runs_per_boot"] = 2
+        spec["workload"]["params"]["runtime"] = 3
+
+    repo, url, _ = bisect_shipped(tmp_path, STEPS, edit=shorter)
     wait = subprocess.run(["git", "-C", str(repo.path), "log", "--format=%H", f"--grep=^{WAIT}$", "master..steps"],
                           capture_output=True, text=True, check=True).stdout.split()
     assert len(wait) == 1
-    spec = {**yaml.safe_load(STEPS.campaign.read_text()), "repository": str(repo.path), "runs_per_boot": 2}
-    spec["workload"]["params"]["runtime"] = 3
-    campaign = tmp_path / "steps.yaml"
-    campaign.write_text(yaml.safe_dump(spec))
-    url = f"sqlite:///{tmp_path / 'steps.db'}"
-    done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
-                          capture_output=True, text=True, timeout=3 * 3600)
-    assert done.returncode == 0, done.stderr[-3000:]
     result = Store(url).campaign(1).result
     named = [(s["commit"], s["share"], s["low"], s["high"], s["crossed"]) for s in result["steps"]]
     assert [s[0] for s in named] == [wait[0], repo.culprit], (named, result["notes"])  # oldest first
@@ -48,9 +40,7 @@ def test_a_regression_in_two_steps_names_both_with_their_shares(tmp_path: Path):
     assert result["steps_end"] in ("add_up", "small") and result["reverted"]["verdict"] == "revert restores the metric"
     assert re.match(r"[0-9a-f]{12} carries about \d+% \(95% CI \d+%\.\.\d+%\) of the regression; bad with it "
                     r"reverted is still [+-]\d+% from good$", result["partial"]), result["partial"]
-    report = subprocess.run([*VMBISECT, "report", "1", "--format", "md", "--store", url],
-                            capture_output=True, text=True, timeout=300)
-    assert report.returncode == 0, report.stderr[-3000:]
-    assert "The regression came in 2 steps" in report.stdout and "crossed the threshold" in report.stdout
-    assert report.stdout.index(wait[0][:12]) < report.stdout.index(f"2. {repo.culprit[:12]}"), report.stdout[:4000]
-    print(f"\n{report.stdout[:3000]}")
+    md = report_of(url, 1)
+    assert "The regression came in 2 steps" in md and "crossed the threshold" in md
+    assert md.index(wait[0][:12]) < md.index(f"2. {repo.culprit[:12]}"), md[:4000]
+    print(f"\n{md[:3000]}")
