@@ -118,10 +118,11 @@ def where(row: Any) -> str:
 
 
 def one(store: Store, campaign: int) -> dict[str, Any]:
-    """A campaign's row, its decisions (commit, verdict, boots and runs of its metric, median,
-    reason), its boots by host and status, its takeovers, and the boots its evidence left out
-    (report.excluded)."""
-    import statistics
+    """A campaign's row, its decisions as `vmbisect report` and the dashboard show them
+    (report.steps_of: commit, verdict, boots and runs of its metric, median of boot means,
+    reason; a decision that only said a measurement began is not one), its boots by host and
+    status, its takeovers, and the boots its evidence left out (report.excluded)."""
+    import math
     from collections import Counter
 
     from orchestrator.kinds.table import metric_of, status_line
@@ -129,19 +130,16 @@ def one(store: Store, campaign: int) -> dict[str, Any]:
     from orchestrator.measure.leftout import Excluded, sentence
     from orchestrator.queue import takeovers
     from orchestrator.render.scale import whole_or_4g
-    from orchestrator.report.bisection import excluded
+    from orchestrator.report.bisection import excluded, steps_of
 
     row = store.campaign(campaign)
     metric = metric_of(row)
-    boots = boots_by_host(store, campaign, metric)[0] if metric else {}  # the report's: the evidence
+    boots, host_of, _hosts = boots_by_host(store, campaign, metric) if metric else ({}, {}, "")
     total_boots, total_runs = counts(store, row)
-    decisions = []
-    for i, d in enumerate(store.decisions(campaign), 1):
-        mine = boots.get(d.commit, [])
-        runs = [v for b in mine for v in b.runs]
-        decisions.append({"n": i, "role": d.role.value, "commit": d.commit, "verdict": d.verdict, "kind": d.kind.value,
-                          "boots": len(mine), "runs": len(runs),
-                          "median": whole_or_4g(statistics.median(runs)) if runs else None, "reason": d.reason})
+    decisions = [{"n": s.index, "role": str(s.role), "commit": s.commit.sha, "verdict": s.verdict, "kind": s.backed_by,
+                  "boots": s.commit.boots, "runs": s.commit.n,
+                  "median": None if math.isnan(s.commit.median) else whole_or_4g(s.commit.median), "reason": s.reason}
+                 for s in steps_of(store.decisions(campaign), boots, host_of, lambda _sha: "")]
     by = Counter((b.host, b.status) for b in store.boots(campaign))
     took = takeovers.of(store, campaign)
     left = excluded(store, campaign, metric) if metric else Excluded()

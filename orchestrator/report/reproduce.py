@@ -11,8 +11,10 @@ is indented, so the same lines are the report's section and the mail's."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -59,6 +61,8 @@ class Facts:
     configs: Mapping[str, str]
     accels: tuple[str, ...] = ()
     host_cpus: tuple[str, ...] = ()
+    endpoints: Mapping[str, str] = dataclasses.field(default_factory=dict)  # good / bad -> the commit they named
+    packages: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the guest tools' packages -> version
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,15 @@ class Reproduce:
     configs: tuple[KernelConfig, ...]
     accel: str
     host_cpu: str
+    userspace: str = ""  # what the guest boots into: the programs it carries, the kernel command line
+    metric: str = ""  # the bisected metric, where the workload's output gives it, and how a boot's value is made
     version: str = __version__
 
 
-def campaign_file(file: Mapping[str, Any]) -> str:
-    """The campaign file as it ran, as YAML, with every path of the controller replaced."""
+def campaign_file(file: Mapping[str, Any], endpoints: Mapping[str, str] | None = None) -> str:
+    """The campaign file as it ran, as YAML, with every path of the controller replaced and
+    `good` and `bad` as the commits they named (`endpoints`; a branch or tag of the
+    controller's clone names another commit, or none, in a reader's)."""
     out: dict[str, Any] = {}
     for key, value in file.items():
         if key in CONTROLLER_ONLY:
@@ -87,7 +95,7 @@ def campaign_file(file: Mapping[str, Any]) -> str:
             if CONTROLLER_PATHS[key] is not None:
                 out[key] = CONTROLLER_PATHS[key]
             continue
-        out[key] = value
+        out[key] = (endpoints or {}).get(key, value)
     return yaml.safe_dump(out, sort_keys=False, default_flow_style=False, width=WIDTH - 4).rstrip("\n")
 
 
@@ -120,23 +128,41 @@ def _workload_commands(name: str, params: Mapping[str, Any], run: Mapping[str, A
     return tuple(tool.commands(params, raw or {}, tuple(run.get("disks") or ())))
 
 
+def userspace(tools: Mapping[str, Mapping[str, Any]], packages: Mapping[str, str], append: str) -> str:
+    """The guest's userspace as a reader rebuilds it: the programs its initramfs carries (each
+    with its Debian package and that package's version on the controller), and the kernel
+    command line."""
+    from orchestrator.image.tools import BUSYBOX
+    from orchestrator.vm.console import kernel_cmdline
+
+    carried = {BUSYBOX: "busybox-static", **{name: str(t.get("package", "")) for name, t in tools.items()}}
+    named = ", ".join(f"{name} ({pkg}{' ' + packages[pkg] if packages.get(pkg) else ''})" for name, pkg in carried.items())
+    return (f"an initramfs of the controller's own programs: {named}; vmbisect's guest agent is its /init; "
+            f"kernel command line `{kernel_cmdline(append)}`")
+
+
 def reproduce(f: Facts) -> Reproduce:
     from orchestrator.campaign.workload import choose_workload
 
     c = f.campaign
     choice = choose_workload(c)
-    run = next((f.runs[r] for r in ("culprit", "parent") if f.runs.get(r, {}).get("workload") == c.workload.name), {})
+    tool = choice.workload.name  # a preset's workload (netperf-tcp-stream-large: netperf)
+    run = next((f.runs[r] for r in ("culprit", "parent") if f.runs.get(r, {}).get("workload") == tool), {})
     params = {**choice.params, **(run.get("params") or {})}
     configs = tuple(KernelConfig(role, sha, f"config-{sha[:12]}", f.configs[sha],
                                  hashlib.sha256(f.configs[sha].encode()).hexdigest())
                     for role, sha in f.commits.items() if f.configs.get(sha))
     recipe = f"config fragments {', '.join(c.kernel.config)}" + (f", compiler {c.kernel.cc}" if c.kernel.cc else "")
+    m = choice.metric
+    metric = (f"{m.name} ({m.unit}, {m.direction} is better): {m.help.rstrip('.')}; "
+              "a boot's value is the mean of its runs")
     return Reproduce(
-        campaign_file(f.file), "vmbisect bisect campaign.yaml", c.workload.name, params,
-        _workload_commands(c.workload.name, params, run), c.runs_per_boot, guest_shape(c.guest),
+        campaign_file(f.file, f.endpoints), "vmbisect bisect campaign.yaml", c.workload.name, params,
+        _workload_commands(tool, params, run), c.runs_per_boot, guest_shape(c.guest),
         recipe + (f"; kernel command line +{c.append!r}" if c.append else ""), configs,
         ", ".join(sorted(set(f.accels))) or (c.accel if c.accel != "auto" else "not recorded"),
-        "; ".join(sorted(set(f.host_cpus))) or "not recorded")
+        "; ".join(sorted(set(f.host_cpus))) or "not recorded",
+        userspace(choice.workload.guest_tools, f.packages, c.append), metric)
 
 
 def shell_lines(line: str, width: int = WIDTH - 4) -> list[str]:
@@ -173,6 +199,8 @@ def lines(r: Reproduce, culprit: str, where: str) -> list[str]:
     out = ["## Reproduce", ""]
     out += _wrap(f"vmbisect {r.version}; accelerator {r.accel}; host CPU {r.host_cpu}.") + [""]
     out += _wrap(f"Guest: {r.guest}.") + [""]
+    if r.userspace:
+        out += _wrap(f"Its userspace: {r.userspace}.") + [""]
     out += _wrap(f"Kernel: built at each commit from the recipe ({r.kernel}); "
                  + ("the .config each was built with is " + where + ":" if r.configs else
                     "no .config was kept for these commits (a kernel given as a file, or a store from before).")) + [""]
@@ -186,10 +214,13 @@ def lines(r: Reproduce, culprit: str, where: str) -> list[str]:
     out += [code + line for line in _wrap(", ".join(f"{k}={_value(v)}" for k, v in r.params.items()), WIDTH - 4,
                                           hang="  ")]
     out += [""]
+    if r.metric:
+        out += _wrap(f"Metric: {r.metric}.") + [""]
     if r.commands:
         out += _wrap(f"In the guest, one run as the agent ran it (attached as {GUEST_SCRIPT}, unindented):") + [""]
         out += [(code + piece).rstrip() for line in r.commands for piece in shell_lines(line)] + [""]
-    out += _wrap("The campaign as it ran (`repository:` is a clone of the tree holding good and bad):") + [""]
+    out += _wrap("The campaign as it ran (`good` and `bad` are the commits it resolved them to; `repository:` "
+                 "is a clone of a tree holding them):") + [""]
     out += [code + piece for line in r.campaign_file.split("\n") for piece in _yaml_line(line)] + [""]
     out += _wrap("Again with vmbisect, the whole bisection:") + [""]
     out += [code + r.command] + [""]
@@ -236,9 +267,29 @@ def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
             if text:
                 configs[b.commit] = text
     boots = [b for b in store.boots(campaign_id) if b.status == "ok"]
+    endpoints: dict[str, str] = {}
+    for d in store.decisions(campaign_id):
+        if d.role in ("good", "bad") and d.commit:
+            endpoints.setdefault(str(d.role), d.commit)
     return Facts(dict(file), campaign, dict(commits), runs, configs,
                  tuple(str(b.facts.get("accel")) for b in boots if (b.facts or {}).get("accel")),
-                 tuple(str(b.facts.get("host_cpu")) for b in boots if (b.facts or {}).get("host_cpu")))
+                 tuple(str(b.facts.get("host_cpu")) for b in boots if (b.facts or {}).get("host_cpu")),
+                 endpoints, _versions(campaign))
+
+
+def _versions(campaign: Campaign) -> dict[str, str]:
+    """The installed version of each Debian package the campaign's guest tools come from ({}
+    where dpkg cannot say)."""
+    from orchestrator.campaign.workload import choose_workload
+
+    packages = sorted({"busybox-static", *(str(t.get("package", "")) for t in
+                                           choose_workload(campaign).workload.guest_tools.values())} - {""})
+    try:
+        done = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n", "--", *packages],
+                              capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
 
 
 def _read(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""The dashboard's campaign page and `vmbisect report ID` say the same of a campaign: over a
+"""The dashboard's campaign page, `vmbisect report ID` and `vmbisect status ID` say the same of a campaign: over a
 store the real engine filled (real git and store, fake builds and guests; commits that share an
 image so that a verdict is inherited without a boot, a confirmation whose "measuring" rows come
 before its verdict), every row of the page's decisions has the report's boots, runs and median.
@@ -19,6 +19,7 @@ from orchestrator.bisect.engine import Engine
 from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.cli import main
 from orchestrator.commands.serve import catalogue
+from orchestrator.commands.status import one
 from orchestrator.decisions import Basis
 from orchestrator.kinds.table import stored
 from orchestrator.store import Store
@@ -62,6 +63,12 @@ def report_rows(md: str) -> list[tuple[str, ...]]:
     return rows
 
 
+def status_rows(shown: dict[str, Any]) -> list[tuple[str, ...]]:
+    """(#, role, verdict, boots, runs, median) of each decision `vmbisect status ID` shows."""
+    return [(str(d["n"]), d["role"], d["verdict"], str(d["boots"]), str(d["runs"]), d["median"] or "-")
+            for d in shown["decisions"]]
+
+
 def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_for_every_row(lab, capsys):
     tmp, repo, _culprit = lab
     url = f"sqlite:///{tmp / 'done.db'}"
@@ -82,6 +89,8 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     html = client(url).get(f"/campaigns/{cid}").text
     ours, theirs = page_rows(html), report_rows(md)
     assert ours == theirs and len(ours) >= 5
+    assert status_rows(one(store, cid)) == [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in theirs], \
+        "`vmbisect status ID` lists the report's rows"
     inherited = [r for r, d in zip(ours, [d for d in store.decisions(cid) if d.kind is not Basis.MEASURING])
                  if d.inherited]
     assert inherited and all(r[4:] == ("0", "0", "-") for r in inherited), "no boots for a verdict taken without one"

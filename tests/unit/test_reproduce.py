@@ -43,6 +43,28 @@ def test_the_campaign_file_keeps_what_ran_and_names_no_path_of_the_controller():
     assert back == {**{k: v for k, v in file.items() if k not in ("lab", "notify")}, "repository": "linux"}
 
 
+def test_the_campaign_file_names_good_and_bad_by_the_commits_they_resolved_to():
+    file = {"name": "n", "repository": "/srv/ctl/linux", "good": "master", "bad": "series",
+            "workload": {"name": "fio"}, "metric": {"name": "read_iops", "threshold": "-5%"}}
+    back = yaml.safe_load(campaign_file(file, {"good": "a" * 40, "bad": "b" * 40}))
+    assert (back["good"], back["bad"]) == ("a" * 40, "b" * 40)
+    assert yaml.safe_load(campaign_file(file))["good"] == "master"
+
+
+def test_the_section_says_what_the_guest_carries_and_how_a_boots_value_is_made():
+    raw = {"name": "n", "repository": "/r", "good": "master", "bad": "dbench",
+           "workload": {"name": "dbench", "params": {"clients": 2}}, "guest": {"disks": {"count": 1}},
+           "metric": {"name": "throughput", "threshold": "-25%"}}
+    r = reproduce(Facts(raw, parse_campaign(raw), {"culprit": "c" * 40}, {}, {}, endpoints={"good": "a" * 40},
+                        packages={"dbench": "4.0-2.1"}))
+    words = " ".join(" ".join(lines(r, "c" * 40, "attached")).split())
+    assert "dbench (dbench 4.0-2.1), mkfs.ext4 (e2fsprogs)" in words and "busybox (busybox-static)" in words
+    assert "kernel command line `console=ttyS0,115200 panic=-1 rdinit=/init`" in words
+    assert "Metric: throughput (MB/s, higher is better): dbench's own throughput line; a boot's value is the mean" \
+        in words
+    assert f"good: {'a' * 40}" in r.campaign_file and "bad: dbench" in r.campaign_file
+
+
 def test_the_guest_shape_names_cpus_memory_disks_and_controller():
     shape = guest_shape(VmSpec(4, 4096, disks=DiskSpec(2, 8192, "nvme", cache="writeback", queues=4)))
     assert shape == ("4 vCPUs, 4096 MiB memory, machine pc, 2 data disks of 8192 MiB on nvme (raw, cache=writeback, "
@@ -58,8 +80,8 @@ def test_each_workload_says_the_commands_its_agent_runs():
     assert db == ["mkdir -p /mnt/vmbisect", "mkfs.xfs -q -f /dev/sdb", "mount -t xfs /dev/sdb /mnt/vmbisect",
                   "dbench -t 30 -D /mnt/vmbisect -c /l.txt 8", "umount /mnt/vmbisect"]
     nl = netperf.TOOL.commands(NETPERF, {}, [])
-    assert nl[:2] == ["ifconfig lo:1 127.0.0.2 netmask 255.0.0.0 up", "netserver -4"]
-    assert nl[2] == "for i in $(seq 4); do" and shlex.join(netperf.netperf_argv(NETPERF)) in nl[3]
+    assert nl[:3] == ["mkdir -p /tmp/vmbisect", "ifconfig lo:1 127.0.0.2 netmask 255.0.0.0 up", "netserver -4"]
+    assert nl[3] == "for i in $(seq 4); do" and shlex.join(netperf.netperf_argv(NETPERF)) in nl[4]
 
 
 def test_the_section_keeps_to_the_width_and_says_what_is_not_recorded():

@@ -121,8 +121,9 @@ class Netperf:
         return parse([raw[f"netperf.{i}"] for i in range(int(params["streams"]))], params)
 
     def commands(self, params: Params, raw: Mapping[str, str], disks: Sequence[str]) -> list[str]:
-        """netserver, then `streams` netperf processes at once (what PARALLEL_SCRIPT does)."""
-        return [*(shlex.join(a) for a in setup_argvs()),
+        """netserver, then `streams` netperf processes at once (what PARALLEL_SCRIPT does), each
+        writing to OUTPUT_PREFIX.<i> (its directory made first, as the agent has it)."""
+        return [f"mkdir -p {shlex.quote(OUTPUT_PREFIX.rsplit('/', 1)[0])}", *(shlex.join(a) for a in setup_argvs()),
                 f"for i in $(seq {int(params['streams'])}); do",
                 f"  {shlex.join(netperf_argv(params))} > {OUTPUT_PREFIX}.$i &", "done; wait"]
 
