@@ -21,6 +21,7 @@ from orchestrator.errors import InfraError, UserError, VmbisectError
 if TYPE_CHECKING:
     from email.message import EmailMessage
 
+    from orchestrator.hosts.lab import Lab
     from orchestrator.notify.config import Smtp
     from orchestrator.notify.message import Ended
     from orchestrator.store import CampaignRow, Store
@@ -68,19 +69,22 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def on_end(store: Store, campaign_id: int) -> None:
-    """The end hook: mail the campaign that ended (done, refused or failed), and every mail that
-    failed before (the server is likely back), up to RETRIES_AT_ENDS attempts each."""
+def on_end(store: Store, campaign_id: int, lab: Lab | None = None) -> None:
+    """The end hook: mail the campaign that ended (done, refused or failed) on `lab` (a queue
+    worker's, whose `notify:` serves the campaigns without their own), and every mail that failed
+    before (the server is likely back), up to RETRIES_AT_ENDS attempts each."""
     from orchestrator.kinds.run import REPORTED
 
     if store.campaign(campaign_id).state not in REPORTED:
         return
-    mail(store, [campaign_id, *(c for c in store.unsent_mails(below=RETRIES_AT_ENDS) if c != campaign_id)])
+    mail(store, [campaign_id, *(c for c in store.unsent_mails(below=RETRIES_AT_ENDS) if c != campaign_id)], lab=lab)
 
 
-def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
+def recipients_of(store: Store, row: CampaignRow, lab: Lab | None = None) -> tuple[str, ...]:
     """The campaign file's `notify:` list, or else its lab file's (a comparison has no campaign
-    file: its lab's). A lab given on the command line instead of in the campaign is not seen."""
+    file: its lab's), or else the `notify:` of `lab`, the lab a queue worker ran it on; failing
+    all of them, whom an earlier attempt of its mail was addressed to (a worker's lab is not
+    known to `vmbisect notify`, which retries it)."""
     from orchestrator.hosts.lab import load_lab
     from orchestrator.kinds.table import kind_of, stored
     from orchestrator.notify.recipients import recipients
@@ -88,8 +92,12 @@ def recipients_of(store: Store, row: CampaignRow) -> tuple[str, ...]:
     spec = stored(row)
     kind = kind_of(row.kind)
     lab_file, _host = kind.lab(spec)
-    lab = load_lab(lab_file).notify if lab_file is not None else None
-    return recipients(kind.notify(spec), lab)
+    lab_notify = load_lab(lab_file).notify if lab_file is not None else lab.notify if lab is not None else None
+    chosen = recipients(kind.notify(spec), lab_notify)
+    if chosen:
+        return chosen
+    earlier = store.mail(row.id)
+    return tuple(a for a in earlier.recipients.split(", ") if a) if earlier is not None else ()
 
 
 def ended_of(store: Store, row: CampaignRow) -> Ended:
@@ -131,9 +139,10 @@ def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
         return ""
 
 
-def mail(store: Store, ids: list[int], again: bool = False) -> list[int]:
-    """Mail each campaign of `ids` not mailed yet (or `again`) that names someone, in one SMTP
-    session; the ids whose mail failed (each said in one line on stderr, and kept to retry)."""
+def mail(store: Store, ids: list[int], again: bool = False, lab: Lab | None = None) -> list[int]:
+    """Mail each campaign of `ids` not mailed yet (or `again`) that names someone (recipients_of,
+    with the lab it ran on), in one SMTP session; the ids whose mail failed (each said in one line
+    on stderr, and kept to retry)."""
     from orchestrator.notify.config import load_smtp
     from orchestrator.notify.message import build
     from orchestrator.notify.smtp import MailError, send
@@ -144,7 +153,7 @@ def mail(store: Store, ids: list[int], again: bool = False) -> list[int]:
     for cid in ids:
         try:
             row = store.campaign(cid)
-            to = recipients_of(store, row)
+            to = recipients_of(store, row, lab)
             attempt = store.claim_mail(cid, ", ".join(to), again) if to else None
         except VmbisectError as exc:  # one campaign's stored spec, lab file or store row does not stop the others
             _say(cid, f"mail not sent: {exc}")

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from orchestrator.hosts.lab import Lab
     from orchestrator.store import Store
 
-EndHook = Callable[["Store", int], None]
+EndHook = Callable[["Store", int, "Lab | None"], None]
 
 # Called once a run of a campaign ends as done, refused, failed or paused (the row's state and
 # result say which), after its reports are written; a hook that raises is reported on stderr and
@@ -126,7 +126,7 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
                 finally:
                     pool.close()
         finally:
-            ended(store, campaign_id)
+            ended(store, campaign_id, lab)
     print(said)
     return 0
 
@@ -151,8 +151,9 @@ def report_files(row: Any) -> tuple[Path, Path]:
     return base.with_suffix(".md"), base.with_suffix(".html")
 
 
-def ended(store: Store, campaign_id: int) -> None:
-    """After a run: a campaign that ended gets its reports written and END_HOOKS called; one
+def ended(store: Store, campaign_id: int, lab: Lab | None = None) -> None:
+    """After a run on `lab` (a queue worker's; None: the campaign's own): a campaign that ended
+    gets its reports written and END_HOOKS called with that lab; one
     still running (interrupted) gets nothing. Neither a report nor a hook that fails hides why
     the campaign ended: each is one line on stderr."""
     row = store.campaign(campaign_id)
@@ -165,7 +166,7 @@ def ended(store: Store, campaign_id: int) -> None:
             print(f"vmbisect: campaign {campaign_id}: no report written: {exc}", file=sys.stderr)
     for hook in END_HOOKS:
         try:
-            hook(store, campaign_id)
+            hook(store, campaign_id, lab)
         except Exception as exc:  # noqa: BLE001 - a hook (the mail) failing does not change the campaign
             print(f"vmbisect: campaign {campaign_id}: end hook {getattr(hook, '__name__', hook)}: {exc}",
                   file=sys.stderr)

@@ -284,3 +284,21 @@ def test_a_settings_campaign_is_mailed_to_its_labs_list(lab, tmp_path):
            "lab": str(tmp_path / "lab.yaml")}
     cid = record(lab.store, "sched", SettingsSpec.of(raw, parse_settings(raw)))
     assert recipients_of(lab.store, lab.store.campaign(cid)) == (TEAM,)
+
+
+def test_a_campaign_without_a_lab_file_is_mailed_to_the_list_of_the_lab_a_worker_ran_it_on(lab, tmp_path):
+    from orchestrator.commands.notify import recipients_of
+    from orchestrator.hosts.lab import load_lab
+    from orchestrator.kinds.specs import SettingsSpec
+    from orchestrator.setbisect.campaign import parse_settings
+
+    (tmp_path / "lab.yaml").write_text(f"hosts: [{{name: local}}]\nnotify: {{mail: [{TEAM}]}}\n")
+    raw = {"kind": "settings", "name": "sched", "kernel": {"file": str(tmp_path / "bzImage")},
+           "good": {"settings": {"scheduler": "none"}}, "bad": {"settings": {"scheduler": "bfq"}},
+           "workload": {"name": "fio"}, "metric": {"name": "iops", "threshold": "-10%"}}
+    cid = record(lab.store, "sched", SettingsSpec.of(raw, parse_settings(raw)))
+    row = lab.store.campaign(cid)
+    assert recipients_of(lab.store, row) == ()  # nothing names anyone: `vmbisect notify` refuses it
+    assert recipients_of(lab.store, row, load_lab(tmp_path / "lab.yaml")) == (TEAM,)  # the worker's lab does
+    lab.store.claim_mail(cid, TEAM)
+    assert recipients_of(lab.store, row) == (TEAM,)  # a retry by `vmbisect notify` mails whom the end addressed
