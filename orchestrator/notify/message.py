@@ -210,6 +210,9 @@ def build(e: Ended, sender: str, to: tuple[str, ...], now: dt.datetime, attempt:
     text = fold_long_lines(body(e))
     msg.set_content(text, subtype="plain", charset="utf-8", cte="7bit" if text.isascii() else "8bit")
     for name, content in attachments(e):
+        if name.endswith(".sh"):  # byte for byte (base64): the saved file runs as it is, LF line ends
+            msg.add_attachment(content.encode("utf-8"), maintype="application", subtype="x-sh", filename=name)
+            continue
         content = fold_long_lines(content)
         msg.add_attachment(content, subtype="markdown" if name.endswith(".md") else "plain", charset="utf-8",
                            cte="7bit" if content.isascii() else "8bit", filename=name)

@@ -33,6 +33,7 @@ from orchestrator.kinds.table import record
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer, fake_perf_pool, fake_profile_pair
 from tests.integration.gitrepo import Repo
+from tests.mailparts import attached
 
 CULPRIT_SUBJECT = "blk-mq: Warteschlange früher prüfen"
 TEAM = "perf-team@example.org"
@@ -135,7 +136,7 @@ def test_a_bisection_that_finds_its_culprit_is_mailed_once_with_its_report(lab, 
     md, page = kinds.report_files(lab.store.campaign(cid))
     assert body.startswith(f"vmbisect campaign {cid} (nightly-fio, bisect) ended: found.\n\n"
                            f"Culprit: {culprit[:12]} {CULPRIT_SUBJECT}\n")
-    files = {a.get_filename(): a.get_content().replace("\r\n", "\n") for a in msg.iter_attachments()}
+    files = attached(msg)
     assert files["report.md"] == md.read_text(), "the Markdown report, whole, beside the text part that left its table"
     assert str(md.parent) not in body, "no path that exists only on the controller"
     assert max(len(line) for line in body.split("\n")) <= 78 and "\n## Reproduce\n" in body

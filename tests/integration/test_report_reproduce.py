@@ -33,6 +33,7 @@ from orchestrator.notify.message import build
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
 from tests.integration.dashboard import _slow, history, stored_campaign
+from tests.mailparts import attached
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,7 @@ def test_the_mail_keeps_to_78_columns_and_says_how_to_rerun_the_parent_and_the_c
     text = msg.get_body(("plain",)).get_content().replace("\r\n", "\n")
     wide = [line for line in text.split("\n") if len(line) > 78]
     assert not wide, f"{len(wide)} lines wider than 78 columns: {wide[:3]}"
-    files = {a.get_filename(): a.get_content().replace("\r\n", "\n") for a in msg.iter_attachments()}
+    files = attached(msg)
 
     parent = repo.names["c6"]
     for role, sha in (("culprit", culprit), ("parent", parent)):

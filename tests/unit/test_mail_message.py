@@ -12,6 +12,7 @@ import pytest
 
 from orchestrator.notify.message import MAX_LINE_OCTETS, Ended, build, fold_long_lines, one_line
 from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult
+from tests.mailparts import attached
 
 NOW = dt.datetime(2026, 11, 25, 6, 30, tzinfo=dt.timezone.utc)
 CULPRIT = "0123456789abcdef0123456789abcdef01234567"
@@ -125,7 +126,7 @@ def test_the_body_is_the_report_in_8bit_utf8_with_every_line_a_list_accepts():
     assert text.startswith("vmbisect campaign 12 (nightly-fio, bisect) ended: found.\n\nCulprit: 0123456789ab Füx\n")
     assert "# vmbisect campaign nightly-fio: found" in text and "```\nbisect log\n```" in text
     assert "[A table wider than 78 columns: in the attached report.md]" in text and "ä" not in text.split("Füx")[1]
-    files = {a.get_filename(): a.get_content().replace("\r\n", "\n") for a in msg.iter_attachments()}
+    files = attached(msg)
     assert files["config-0123456789ab"] == "CONFIG_X=y\n"
     assert files["report.md"].count("ä") == 700, "the whole report is attached, the long line cut, nothing lost"
 
