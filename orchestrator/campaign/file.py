@@ -90,10 +90,10 @@ class Timeouts:
 class Explain:
     """What is done after a culprit is found to say why it regressed (docs/explain.md):
     `profile`, the kernel profile of parent and culprit on `profile_boots` guests each, never
-    counted as evidence. Off unless asked: profiling needs a kernel with kallsyms, which the
-    default recipe (guest-base) does not set yet (docs/explain.md)."""
+    counted as evidence. On unless `explain: none`: the default recipe (guest-base) builds kernels
+    with kallsyms and the ORC unwinder; a kernel without symbols leaves a note instead."""
 
-    profile: bool = False
+    profile: bool = True
     profile_boots: int = 2
 
 

@@ -18,6 +18,7 @@ import yaml
 from orchestrator.backends.libvirt_vm import LibvirtProvider, owner_pid
 from orchestrator.bisect.rounds import TOTAL_CAP
 from orchestrator.demo import CAMPAIGN, ensure_demo_repo
+from orchestrator.explain.perfscript import parse_folded
 from orchestrator.store import Store
 from tests.conftest import require
 
@@ -87,3 +88,9 @@ def test_demo_bisection_killed_mid_step_resumes_to_the_shipped_culprit(tmp_path)
     result = store.campaign(1).result
     assert result["confidence"] >= 0.95 and result["revert"]["commit"] in boots
     assert demo.path.joinpath("refs", "vmbisect").exists() is False, "the demo repository was written"
+    # the kernel profile, on by default, after the culprit: bfq's functions sampled with it only
+    (profile,) = store.profiles(1)
+    assert (profile.parent, profile.culprit, profile.note) == (result["parent"], demo.culprit, ""), profile.note
+    parent, culprit = ([frame for text in profile.stacks[side] for stack in parse_folded(text) for frame in stack]
+                       for side in ("parent", "culprit"))
+    assert any(f.startswith("bfq_") for f in culprit) and not any(f.startswith("bfq_") for f in parent)

@@ -28,7 +28,7 @@ from tests.conftest import require
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 VMBISECT = [sys.executable, "-m", "orchestrator.cli"]
-LEAN = {"runs_per_boot": 2, "boots_per_commit": 2, "confirm": "none"}
+LEAN = {"runs_per_boot": 2, "boots_per_commit": 2, "confirm": "none", "explain": "none"}  # the profile: the demo test
 
 
 def bisect(tmp_path: Path, series: Series, **keys: object) -> tuple[Store, str, str]:

@@ -137,9 +137,10 @@ def test_a_sweep_the_user_wrote_is_refused_as_a_sweep():
         choose_workload(parse_campaign(swept))
 
 
-def test_explain_profile_is_off_by_default_and_the_short_forms_and_a_mapping_switch_it_on():
-    assert parse_campaign(MINIMAL).explain == Explain(False, 2)
+def test_explain_profile_is_on_by_default_none_switches_it_off_and_a_mapping_sets_its_boots():
+    assert parse_campaign(MINIMAL).explain == Explain(True, 2)
     assert parse_campaign(with_(explain="none")).explain.profile is False
+    assert parse_campaign(with_(explain={"profile": False})).explain.profile is False
     assert parse_campaign(with_(explain="profile")).explain == Explain(True, 2)
     assert parse_campaign(with_(explain={"profile_boots": 3})).explain == Explain(True, 3)
 
