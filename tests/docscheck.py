@@ -1,9 +1,9 @@
 """The checks that keep README.md and docs/ true to the repository and the parsers
-(tests/unit/test_docs.py runs them): relative links resolve, repository paths named in the text
-exist, every command of the `vmbisect` parser is named as `vmbisect <command>`, every key the
-YAML parsers accept has a row in a key table of its reference page, every example campaign, lab
-or mail config file parses with the product's own parsers, and no `--help` text shows a `%`
-escape. Each check is a pure function over texts (or the parser) that returns what it found
+(tests/unit/test_docs.py runs them): relative links resolve, README.md links every page of
+docs/, repository paths named in the text exist, every command of the `vmbisect` parser is named
+as `vmbisect <command>`, every key the YAML parsers accept has a row in a key table of its
+reference page, every example campaign, lab or mail config file parses with the product's own
+parsers, and no `--help` text shows a `%` escape. Each check is a pure function over texts (or the parser) that returns what it found
 wrong, one line each, so a unit test can feed it a small fixture and see it fail."""
 
 from __future__ import annotations
@@ -58,6 +58,13 @@ def broken_links(page: Path, text: str) -> list[str]:
             if not (page.parent / target.split("#")[0]).exists():
                 out.append(f"{page.name}:{n}: link {target} does not resolve")
     return out
+
+
+def unindexed_pages(readme: str, pages: Iterable[Path], root: Path = ROOT) -> list[str]:
+    """Pages under docs/ that README.md's text does not link to (its docs index)."""
+    linked = {m.group(1).split("#")[0] for m in _LINK.finditer(readme)}
+    return [f"README.md: no link to {rel}" for rel in (str(page.relative_to(root)) for page in pages)
+            if rel.startswith("docs/") and rel not in linked]
 
 
 def _path_pattern(root: Path) -> re.Pattern[str]:

@@ -31,6 +31,10 @@ def test_every_relative_link_and_named_path_of_the_docs_exists(page):
     assert docscheck.broken_links(page, text) + docscheck.missing_paths(page, text) == []
 
 
+def test_the_readme_links_every_page_of_docs():
+    assert docscheck.unindexed_pages((ROOT / "README.md").read_text(), PAGES) == []
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)
 def test_the_docs_speak_of_the_product_not_of_the_machines_they_were_written_on(page):
     assert docscheck.workplace_words(page, page.read_text()) == []
@@ -120,6 +124,12 @@ def test_a_missing_link_path_and_top_level_page_are_reported(tmp_path):
     assert docscheck.broken_links(page, text) == ["x.md:1: link ../orchestrator/gone.py does not resolve"]
     assert docscheck.missing_paths(page, text, tmp_path) == ["x.md:2: orchestrator/nothing.py does not exist",
                                                              "x.md:3: DESIGN.md does not exist"]
+
+
+def test_a_page_the_readme_does_not_link_is_reported(tmp_path):
+    pages = [tmp_path / "README.md", tmp_path / "docs" / "a.md", tmp_path / "docs" / "sub" / "b.md"]
+    readme = "- [docs/a.md](docs/a.md#top): a\n- docs/sub/b.md named, not linked\n"
+    assert docscheck.unindexed_pages(readme, pages, tmp_path) == ["README.md: no link to docs/sub/b.md"]
 
 
 def test_words_about_the_workplace_are_reported():
