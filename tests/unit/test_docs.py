@@ -126,6 +126,16 @@ def test_a_missing_link_path_and_top_level_page_are_reported(tmp_path):
                                                              "x.md:3: DESIGN.md does not exist"]
 
 
+def test_a_link_to_a_heading_that_does_not_exist_is_reported(tmp_path):
+    (tmp_path / "b.md").write_text("# B\n\n## The threshold: forms\n\n```\n# not a heading\n```\n")
+    page = tmp_path / "a.md"
+    text = ("[ok](b.md#the-threshold-forms) [own](#a) [gone](b.md#timeouts)\n"
+            "[fenced](b.md#not-a-heading)\n\n# A\n")
+    page.write_text(text)
+    assert docscheck.broken_links(page, text) == ["a.md:1: link b.md#timeouts: no such heading",
+                                                  "a.md:2: link b.md#not-a-heading: no such heading"]
+
+
 def test_a_page_the_readme_does_not_link_is_reported(tmp_path):
     pages = [tmp_path / "README.md", tmp_path / "docs" / "a.md", tmp_path / "docs" / "sub" / "b.md"]
     readme = "- [docs/a.md](docs/a.md#top): a\n- docs/sub/b.md named, not linked\n"
