@@ -1,10 +1,11 @@
 """The checks that keep README.md and docs/ true to the repository and the parsers
-(tests/unit/test_docs.py runs them): relative links resolve, repository paths named in the text
-exist, every command of the `vmbisect` parser is named as `vmbisect <command>`, every key the
-YAML parsers accept has a row in a key table of its reference page, every example campaign, lab
-or mail config file parses with the product's own parsers, and no `--help` text shows a `%`
-escape. Each check is a pure function over texts (or the parser) that returns what it found
-wrong, one line each, so a unit test can feed it a small fixture and see it fail."""
+(tests/unit/test_docs.py runs them): relative links and their anchors resolve, README.md links
+every page of docs/, repository paths named in the text exist, every command of the `vmbisect`
+parser is named as `vmbisect <command>`, every key the YAML parsers accept has a row in a key
+table of its reference page, every example campaign, lab or mail config file parses with the
+product's own parsers, and no `--help` text shows a `%` escape. Each check is a pure function
+over texts (or the parser) that returns what it found wrong, one line each, so a unit test can
+feed it a small fixture and see it fail."""
 
 from __future__ import annotations
 
@@ -48,16 +49,40 @@ _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def broken_links(page: Path, text: str) -> list[str]:
-    """Relative markdown links of `page` whose file does not exist (anchors are not checked)."""
+    """Relative markdown links of `page` whose file does not exist, or whose `#anchor` names no
+    heading of the Markdown page it points to (the page itself for `#anchor` alone)."""
     out = []
     for n, line in _lines(text):
         for m in _LINK.finditer(line):
             target = m.group(1)
-            if re.match(r"[a-z][a-z+.-]*:", target) or target.startswith("#"):
+            if re.match(r"[a-z][a-z+.-]*:", target):
                 continue
-            if not (page.parent / target.split("#")[0]).exists():
+            path, _, anchor = target.partition("#")
+            file = page.parent / path if path else page
+            if not file.exists():
                 out.append(f"{page.name}:{n}: link {target} does not resolve")
+            elif anchor and file.suffix == ".md" and anchor not in heading_anchors(file.read_text()):
+                out.append(f"{page.name}:{n}: link {target}: no such heading")
     return out
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors a renderer gives the page's headings: lower case, punctuation but `-` and `_`
+    dropped, spaces as `-` (headings inside fenced blocks are not headings)."""
+    out, fenced = set(), False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            out.add(re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-"))
+    return out
+
+
+def unindexed_pages(readme: str, pages: Iterable[Path], root: Path = ROOT) -> list[str]:
+    """Pages under docs/ that README.md's text does not link to (its docs index)."""
+    linked = {m.group(1).split("#")[0] for m in _LINK.finditer(readme)}
+    return [f"README.md: no link to {rel}" for rel in (str(page.relative_to(root)) for page in pages)
+            if rel.startswith("docs/") and rel not in linked]
 
 
 def _path_pattern(root: Path) -> re.Pattern[str]:

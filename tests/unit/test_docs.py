@@ -31,6 +31,10 @@ def test_every_relative_link_and_named_path_of_the_docs_exists(page):
     assert docscheck.broken_links(page, text) + docscheck.missing_paths(page, text) == []
 
 
+def test_the_readme_links_every_page_of_docs():
+    assert docscheck.unindexed_pages((ROOT / "README.md").read_text(), PAGES) == []
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)
 def test_the_docs_speak_of_the_product_not_of_the_machines_they_were_written_on(page):
     assert docscheck.workplace_words(page, page.read_text()) == []
@@ -120,6 +124,22 @@ def test_a_missing_link_path_and_top_level_page_are_reported(tmp_path):
     assert docscheck.broken_links(page, text) == ["x.md:1: link ../orchestrator/gone.py does not resolve"]
     assert docscheck.missing_paths(page, text, tmp_path) == ["x.md:2: orchestrator/nothing.py does not exist",
                                                              "x.md:3: DESIGN.md does not exist"]
+
+
+def test_a_link_to_a_heading_that_does_not_exist_is_reported(tmp_path):
+    (tmp_path / "b.md").write_text("# B\n\n## The threshold: forms\n\n```\n# not a heading\n```\n")
+    page = tmp_path / "a.md"
+    text = ("[ok](b.md#the-threshold-forms) [own](#a) [gone](b.md#timeouts)\n"
+            "[fenced](b.md#not-a-heading)\n\n# A\n")
+    page.write_text(text)
+    assert docscheck.broken_links(page, text) == ["a.md:1: link b.md#timeouts: no such heading",
+                                                  "a.md:2: link b.md#not-a-heading: no such heading"]
+
+
+def test_a_page_the_readme_does_not_link_is_reported(tmp_path):
+    pages = [tmp_path / "README.md", tmp_path / "docs" / "a.md", tmp_path / "docs" / "sub" / "b.md"]
+    readme = "- [docs/a.md](docs/a.md#top): a\n- docs/sub/b.md named, not linked\n"
+    assert docscheck.unindexed_pages(readme, pages, tmp_path) == ["README.md: no link to docs/sub/b.md"]
 
 
 def test_words_about_the_workplace_are_reported():
