@@ -87,7 +87,7 @@ bench-boot: setup
 bench-build: setup
 	$(PY) bench/kernel_build.py
 
-# Time to culprit (docs/campaign.md): the search core with a simulated lab clock, 1,000 campaigns
+# Time to culprit (docs/measurements/engine.md): the search core with a simulated lab clock, 1,000 campaigns
 # per case and S = 1, 2, 4, 8, with and without build-ahead (bench/bisect_rounds; 9 min a case in
 # 2 processes, so about 45 min), then the real engine with fake hosts, 100 campaigns per case and
 # S (bench/bisect_accuracy; 2.4 min a case, about 12 min; --trials 1000 takes about 2 h).
@@ -102,7 +102,7 @@ bench-steps: setup
 	$(PY) -m bench.bisect_steps --trials 10 --cases 2
 
 # The search core over N = 15, 100, 1000 commits, a build per host (what-if) and slots refilled as
-# they free (docs/campaign.md, "Time to culprit").
+# they free (docs/measurements/engine.md).
 bench-rounds: setup
 	$(PY) -m bench.bisect_rounds --trials 100 --commits 15 100 1000
 	$(PY) -m bench.bisect_rounds --trials 100 --cases 1 --builders 0
