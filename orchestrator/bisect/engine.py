@@ -586,8 +586,10 @@ class Engine:
         each range left (good to the culprit's parent, the culprit to bad) that carries a part
         worth a search (steps.worth_searching) is bisected against its own ends, its culprit
         confirmed against its parent on fresh boots, until the steps add up (steps.stop); then
-        bad with every step reverted together against bad. The BisectResult's step fields;
-        why a search named nothing goes to `notes`."""
+        bad with every step reverted together against bad: when nothing of the gap is seen left
+        with all of them reverted (the interval of where it lands reaches good), the steps add
+        up though their shares, each measured at its own time, summed short of the whole. The
+        BisectResult's step fields; why a search named nothing goes to `notes`."""
         parent = self.vcs.parent(culprit)
         gap = self._pooled(good, bad)
         if gap is None or self._pooled(parent, culprit) is None:
@@ -613,17 +615,24 @@ class Engine:
                 shares.append(part)
                 ranges += [(lo, step.parent), (step.commit, hi)]
                 end = stop(shares, self.c.steps.min_share)
-        if end is None:
-            notes.append(f"the steps named carry {together(shares).describe()} of the regression; no range left "
-                         f"carries a part of it surely, {self.c.steps.min_share:.0%} or more possibly")
         steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
         if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
             levels = [self._pooled(good, x.commit) for x in steps]
             steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
                                   self.c.metric.threshold.value, self.direction)
+        reverted = self._all_reverted(campaign_id, steps, good, bad) if len(steps) > 1 else None
+        if end is None and reverted is not None and reverted.get("low", 1.0) <= 0:
+            # the shares were measured apart, each pair at its own time; bad with every step
+            # reverted together is one fresh pair, and nothing of the gap is seen left
+            end = StepsEnd.ADD_UP
+            notes.append(f"the steps' own shares add up to {together(shares).describe()} of the regression; bad "
+                         f"with all of them reverted is back at good ({reverted['position']:.0%} of the gap, 95% CI "
+                         f"{reverted['low']:.0%}..{reverted['high']:.0%}): together they carry all of it")
+        elif end is None:
+            notes.append(f"the steps named carry {together(shares).describe()} of the regression; no range left "
+                         f"carries a part of it surely, {self.c.steps.min_share:.0%} or more possibly")
         return {"steps": steps, "steps_end": end or StepsEnd.NOT_FOUND,
-                "partial": partial_line(culprit, first, rest) if first.partial else "",
-                "reverted": self._all_reverted(campaign_id, steps, good, bad) if len(steps) > 1 else None}
+                "partial": partial_line(culprit, first, rest) if first.partial else "", "reverted": reverted}
 
     def _partial(self, revert: dict[str, Any] | None) -> bool:
         """Bad with the culprit reverted does not come back to good, yet is significantly nearer
