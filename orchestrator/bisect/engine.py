@@ -54,6 +54,7 @@ from orchestrator.bisect.steps import (
     mark_crossing,
     partial_line,
     reverted,
+    settles_by,
     share,
     step_of,
     stop,
@@ -682,8 +683,9 @@ class Engine:
         """The culprit's share of the gap, from the culprit against its parent and bad with it
         reverted against bad (steps.combined), on the boots already taken; while it is neither
         clearly less than all (its interval excludes 100%) nor clearly near all (what it may
-        leave is below min_share), the confirmation pair gets one more boot pair, up to its cap
-        (a one-step regression pays this at most)."""
+        leave is below min_share), and more boots could still tell (steps.settles_by), the
+        confirmation pair gets one more boot pair, up to its cap (a one-step regression pays
+        this at most)."""
         judge, cap, min_share = self.judge, self.c.max_boots_per_commit, self.c.steps.min_share
 
         def now() -> Share:
@@ -696,7 +698,8 @@ class Engine:
         def settled_share() -> bool:
             part = now()
             fresh = min(len([b for b in judge.evidence().get(x, []) if b.seq >= since]) for x in (parent, culprit))
-            return part.partial or part.low >= 1 - min_share or fresh >= cap
+            return part.partial or part.low >= 1 - min_share or fresh >= cap \
+                or not settles_by(part, fresh, cap, min_share)
 
         since = pair_since(self.store, campaign_id, judge, Role.CONFIRM, culprit)
         if not settled_share():

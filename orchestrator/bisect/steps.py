@@ -90,6 +90,16 @@ def stop(shares: Sequence[Share], min_share: float) -> StepsEnd | None:
     return None
 
 
+def settles_by(part: Share, boots: int, cap: int, min_share: float) -> bool:
+    """Whether more boots of the pair that measures `part` (on `boots` a side now), up to `cap`,
+    could still settle it with the estimate as it is: its interval, narrowed as the square root
+    of the boots, excluding 100% (clearly part of the gap) or above 1 - `min_share` (clearly
+    near all of it). When neither is in reach, more boots buy nothing (a one-step regression at
+    a noise where its share stays wide)."""
+    half = (part.high - part.low) / 2 * math.sqrt(boots / max(boots, cap))
+    return part.value + half < 1.0 or part.value - half >= 1.0 - min_share
+
+
 def worth_searching(part: Share, min_share: float) -> bool:
     """A range left carries a part of the gap worth a search: surely more than none, and
     possibly `min_share` of it or more."""

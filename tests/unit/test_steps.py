@@ -19,6 +19,7 @@ from orchestrator.bisect.steps import (
     mark_crossing,
     partial_line,
     reverted,
+    settles_by,
     share,
     stop,
     together,
@@ -59,6 +60,17 @@ def test_the_search_goes_on_until_the_steps_add_up_or_what_is_left_is_small():
     assert stop([second], 0.2) is None
     assert stop([first, second], 0.2) is StepsEnd.ADD_UP
     assert stop([first], 0.5) is StepsEnd.SMALL  # 1 - 0.59 < 0.5
+
+
+def test_the_share_check_boots_on_only_while_more_boots_could_settle_the_share() -> None:
+    # a -15% step at 8% boot noise on 3+3 boots: about all of the gap, far too wide to tell
+    wide = Share(1.0, 0.35, 0.3, 1.7, 4)
+    assert not settles_by(wide, 3, 8, 0.2)
+    # 85% with a narrower interval: at 8 boots a side it may exclude 100%
+    near = Share(0.85, 0.08, 0.69, 1.01, 8)
+    assert settles_by(near, 3, 8, 0.2)
+    # at the cap nothing narrows any more
+    assert not settles_by(near, 8, 8, 0.2)
 
 
 def test_a_range_is_searched_only_when_it_surely_carries_something_and_may_carry_min_share():
