@@ -293,19 +293,23 @@ class StopKind(StrEnum):
 class Stopped:
     """A campaign that stopped before its answer, why (`stop`), the reason for people and, for a
     refusal, the endpoint check's problem (good_not_good, bad_not_bad, short_of_threshold,
-    not_significant, too_noisy; orchestrator/measure/endpoints.py)."""
+    not_significant, too_noisy; orchestrator/measure/endpoints.py) and, for a regression short of
+    the threshold, the relative threshold that would bisect it (`suggested`, e.g. -0.063)."""
 
     stop: StopKind
     reason: str
     cause: str = ""
+    suggested: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stop": self.stop.value, "reason": self.reason, "cause": self.cause}
+        return {"stop": self.stop.value, "reason": self.reason, "cause": self.cause,
+                **({"suggested_threshold": self.suggested} if self.suggested is not None else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], state: str = "") -> "Stopped":
         """`state`: the row's, which is all an older vmbisect's `{"reason": ...}` says of why."""
-        return cls(StopKind(d.get("stop") or state), d.get("reason", ""), d.get("cause", ""))
+        return cls(StopKind(d.get("stop") or state), d.get("reason", ""), d.get("cause", ""),
+                   d.get("suggested_threshold"))
 
     def line(self) -> str:
         return f"{self.stop.value}: {self.reason}"

@@ -82,6 +82,7 @@ CASES = [
     Case("8%/2%, -15%, host slows 10% over the campaign", 0.08, 0.02, 0.15, "-10%", drift=0.10),
     Case("8%/2%, -15%, 30% no-op commits", 0.08, 0.02, 0.15, "-10%", noops=0.30),
     Case("case 1 lower-is-better: 8%/2%, +17.6%, threshold +11.1%", 0.08, 0.02, 0.15, "+11.1%", direction="lower"),
+    Case("the demo's size: between 3%, within 2%, -50%, threshold -25%", 0.03, 0.02, 0.50, "-25%"),
 ]
 
 
@@ -99,6 +100,7 @@ class EndpointCase:
 
 ENDPOINT_CASES = [
     EndpointCase("-16% asked -20% (0.8x), between 2%, within 1%", 0.02, 0.01, -0.16, "-20%"),
+    EndpointCase("the demo's size: -50% asked -25%, between 3%, within 2%", 0.03, 0.02, -0.50, "-25%"),
 ]
 
 

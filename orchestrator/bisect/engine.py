@@ -372,7 +372,8 @@ class Engine:
             self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, str(exc)).to_dict())
             raise
         if not check.ok:
-            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
+            self.store.set_state(campaign_id, "refused", Stopped(StopKind.REFUSED, check.message, check.problem or "",
+                                                                 check.suggested).to_dict())
             raise CampaignRefused(f"campaign refused: {check.message}")
         return check
 

@@ -76,7 +76,8 @@ class EndpointCheck:
     interval lies clear of a relative threshold on the small side (more boots would not cross
     it); a change short of the threshold whose interval still reaches it is not (yet) sure.
     `suggested`: for a change short of the threshold that is significantly worse all the same,
-    the relative threshold that would bisect it (THRESHOLD_RULE)."""
+    the relative threshold that would bisect it (THRESHOLD_RULE). `beyond`: the change's 95%
+    interval lies wholly past a relative threshold (more boots would not bring it back)."""
 
     ok: bool
     message: str
@@ -87,6 +88,7 @@ class EndpointCheck:
     threshold: Threshold | None = None
     sure: bool = False
     suggested: float | None = None
+    beyond: bool = False
 
     @property
     def reachable(self) -> bool:
@@ -172,8 +174,9 @@ def check_endpoints(
         return EndpointCheck(False, f"the noise needs {boots} boots per commit to decide a step between good and "
                              f"bad ({measured}), but max_boots_per_commit is {max_boots}", boots, change,
                              Refusal.TOO_NOISY, noise, threshold)
+    past = threshold.kind == "relative" and abs(near_bound(test, direction)) >= abs(threshold.value)
     return EndpointCheck(True, f"{measured}, p={test.p:.3g}; a step needs about {boots} boots", boots, change,
-                         None, noise, threshold)
+                         None, noise, threshold, beyond=past)
 
 
 # The noise estimate is usable for the steps from this many degrees of freedom of the pooled
@@ -195,8 +198,9 @@ class Next(StrEnum):
 def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
     """The sequential endpoint check's stop rule: START as soon as good and bad are apart (the
     check is ok: significant at alpha, past the threshold, the noise allows a step within
-    max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom; the
-    references grow later as the steps need them. REFUSE when good is not good; as soon as a
+    max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom, or at
+    once when the change's 95% interval lies wholly past the threshold (`beyond`: surely larger,
+    more boots would not change the decision); the references grow later as the steps need them. REFUSE when good is not good; as soon as a
     regression (bad significantly worse) is `sure` to be smaller than the threshold on a noise
     of MIN_NOISE_DF degrees of freedom (its 95% interval clear of the threshold: more boots
     would only narrow it; the refusal suggests the threshold that would bisect it); when a
@@ -216,8 +220,8 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
         return Next.REFUSE  # a regression, surely short of the threshold
     if check.sure or check.problem is Refusal.BAD_NOT_BAD:
         return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
-    if check.ok and usable:
-        return Next.START
+    if check.ok and (usable or check.beyond):
+        return Next.START  # apart; or surely past the threshold, whatever the noise's estimate
     if boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable \
             and 0 < check.boots_needed <= cap:
         return Next.START  # apart, and a step's visit and a revisit together can reach it

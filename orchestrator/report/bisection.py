@@ -108,6 +108,7 @@ class BisectReport:
     parts: tuple[Part, ...] = ()  # the regression's steps, oldest first (orchestrator/bisect/steps.py)
     steps_end: str = ""  # why the search for more steps ended (results.StepsEnd)
     reverted: str = ""  # bad with every step reverted together against bad
+    suggested_threshold: float | None = None  # a refusal short of the threshold: the one that would bisect it
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
@@ -149,6 +150,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         parent_figures=figures(parent, subject(parent), boots.get(parent, [])) if parent else None,
         candidates=tuple(info(c) for c in done.candidates),
         steps=steps, notes=done.notes + ((stop.reason,) if stop else ()),
+        suggested_threshold=stop.suggested if stop else None,
         bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
         confidence_text=done.confidence_text,
         confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",

@@ -271,7 +271,7 @@ class SetBisection:
             raise SetRefused(message) from exc
         if not check.ok:
             self.store.set_state(campaign_id, "refused",
-                                 Stopped(StopKind.REFUSED, check.message, check.problem or "").to_dict())
+                                 Stopped(StopKind.REFUSED, check.message, check.problem or "", check.suggested).to_dict())
             raise SetRefused(f"set bisection refused: {check.message}")
         if check.threshold is not None:  # a measured one resolved
             self.rules = dataclasses.replace(r, threshold=check.threshold)

@@ -9,6 +9,7 @@ pkg/bisect/bisect_test.go does; `test_the_case_table_itself` checks the table.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -329,6 +330,12 @@ def test_bisection_case(tmp_path, case):
         assert isinstance(outcome, CampaignRefused) and re.search(e.refused, str(outcome)), outcome
         assert store.campaign(cid).state == "refused"
         assert not e.cause or store.campaign(cid).result["cause"] == e.cause
+        if e.cause == "short_of_threshold":  # the threshold it suggests, as data and in the reason alike
+            stored = store.campaign(cid).result
+            assert f"set `threshold: {stored['suggested_threshold'] * 100:+.1f}%`" in stored["reason"], stored
+            from orchestrator.report.bisection import collect, render_json
+            report = collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
+            assert json.loads(render_json(report))["suggested_threshold"] == stored["suggested_threshold"]
         assert not e.endpoint_boots or max(ran.measurers[0].booted.count(x) for x in set(ran.measurers[0].booted)) \
             <= e.endpoint_boots, ran.measurers[0].booted
         assert not [d for d in store.decisions(cid) if d.role == "step"]

@@ -43,12 +43,15 @@ def test_verify_and_compare_results_stored_before_typed_results_read_their_lines
     assert isinstance(c, CompareResult) and c.line() == "bad is 45% worse than good in read_iops"
 
 
-def test_a_refused_failed_or_paused_campaign_has_a_typed_stop_and_a_running_one_nothing():
+def test_a_refused_failed_or_paused_campaign_has_a_typed_stop_with_its_suggested_threshold_and_a_running_one_nothing():
     for state in ("refused", "failed", "paused"):
         stopped = read("bisect", state, {"reason": "bad is not bad"})
         assert stopped == Stopped(StopKind(state), "bad is not bad") and stopped.line() == f"{state}: bad is not bad"
     refused = Stopped(StopKind.REFUSED, "bad is not bad: ...", "bad_not_bad")
     assert read("bisect", "refused", refused.to_dict()) == refused and "kind" not in refused.to_dict()
+    short = Stopped(StopKind.REFUSED, "bad is not bad: ...", "short_of_threshold", -0.063)
+    assert read("bisect", "refused", short.to_dict()) == short and short.to_dict()["suggested_threshold"] == -0.063
+    assert "suggested_threshold" not in refused.to_dict()
     assert read("bisect", "running", {}) is None and read("compare", "running", None) is None
     assert read("bisect", "running", {"reason": "libvirt gone"}) is None, "a resumed pause is no longer why"
 

@@ -118,12 +118,16 @@ def check(good: list[Boot], bad: list[Boot], max_boots: int = 8):  # type: ignor
     return check_endpoints(good, bad, "higher", Threshold("relative", -0.1), 3, max_boots, 0.05, 0.01)
 
 
-def test_the_endpoint_check_starts_as_soon_as_apart_with_a_usable_noise_estimate() -> None:
-    good, bad = exact(100, [0.01, -0.01]), exact(50, [0.01, -0.01])
-    assert check(good, bad).ok
+def test_the_endpoint_check_starts_when_apart_with_a_usable_noise_estimate_or_surely_past_the_threshold() -> None:
+    # -20% against -10%, apart, but on 2+2 boots the interval still reaches the threshold
+    good, bad = exact(100, [0.02, -0.02]), exact(80, [0.02, -0.02])
+    assert check(good, bad).ok and not check(good, bad).beyond
     assert endpoints_next(check(good, bad), 2, 16) is Next.MORE  # 2 df: not a usable noise estimate yet
-    good, bad = exact(100, [0.01, -0.01, 0.0]), exact(50, [0.01, -0.01, 0.0])
+    good, bad = exact(100, [0.02, -0.02, 0.0]), exact(80, [0.02, -0.02, 0.0])
     assert endpoints_next(check(good, bad), 3, 16) is Next.START
+    # the whole interval past the threshold: more boots would not change the decision
+    good, bad = exact(100, [0.01, -0.01]), exact(50, [0.01, -0.01])
+    assert check(good, bad).beyond and endpoints_next(check(good, bad), 2, 16) is Next.START
 
 
 def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots_even_when_sure() -> None:
