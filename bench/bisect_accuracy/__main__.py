@@ -192,7 +192,7 @@ def endpoint_trial(case: EndpointCase, seed: int) -> EndpointTrial:
                             seed, between=case.between)
     judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 3)
     check = measure_endpoints(judge, "good", "bad", "higher", parse_threshold(case.threshold, "threshold"), 3, 2, 8,
-                              0.05, ERROR)
+                              0.05, ERROR, early=True)
     sides = judge.evidence()
     return EndpointTrial(not check.ok and check.sure and check.problem is Refusal.SHORT_OF_THRESHOLD, check.ok,
                          min(len(sides["good"]), len(sides["bad"])), check.suggested)

@@ -383,7 +383,7 @@ class Engine:
         try:
             return measure_endpoints(judge, good, bad, self.direction, c.metric.threshold, c.runs_per_boot,
                                      c.boots_per_commit, c.max_boots_per_commit, c.alpha, self.error,
-                                     lambda check: self._emit("endpoints", message=check.message))
+                                     lambda check: self._emit("endpoints", message=check.message), early=True)
         except KernelFault as exc:
             raise EndpointFailed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
 

@@ -195,12 +195,15 @@ class Next(StrEnum):
     REFUSE = "refuse"  # check.message says why
 
 
-def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
+def endpoints_next(check: EndpointCheck, boots_each: int, cap: int, early: bool = False) -> Next:
     """The sequential endpoint check's stop rule: START as soon as good and bad are apart (the
     check is ok: significant at alpha, past the threshold, the noise allows a step within
-    max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom, or at
-    once when the change's 95% interval lies wholly past the threshold (`beyond`: surely larger,
-    more boots would not change the decision); the references grow later as the steps need them. REFUSE when good is not good; as soon as a
+    max_boots_per_commit) and the pooled noise rests on MIN_NOISE_DF degrees of freedom, or, when
+    `early`, at once when the change's 95% interval lies wholly past the threshold (`beyond`:
+    surely larger, more boots would not change the decision); the references grow later as the
+    steps need them. Commit bisection starts early (its steps pool the noise over every boot they
+    take); set bisection does not (its pairs are sized once from the endpoints' noise, and an
+    estimate on 2 degrees of freedom skipped candidates in its case table). REFUSE when good is not good; as soon as a
     regression (bad significantly worse) is `sure` to be smaller than the threshold on a noise
     of MIN_NOISE_DF degrees of freedom (its 95% interval clear of the threshold: more boots
     would only narrow it; the refusal suggests the threshold that would bisect it); when a
@@ -220,7 +223,7 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int) -> Next:
         return Next.REFUSE  # a regression, surely short of the threshold
     if check.sure or check.problem is Refusal.BAD_NOT_BAD:
         return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
-    if check.ok and (usable or check.beyond):
+    if check.ok and (usable or (early and check.beyond)):
         return Next.START  # apart; or surely past the threshold, whatever the noise's estimate
     if boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable \
             and 0 < check.boots_needed <= cap:
@@ -266,7 +269,7 @@ class EndpointJudge(Protocol):
 
 def measure_endpoints(judge: EndpointJudge, good: str, bad: str, direction: str, threshold: Threshold, runs_per_boot: int,
                       boots: int, max_boots: int, alpha: float, error: float,
-                      emit: Callable[[EndpointCheck], None] = lambda _c: None) -> EndpointCheck:
+                      emit: Callable[[EndpointCheck], None] = lambda _c: None, early: bool = False) -> EndpointCheck:
     """Both endpoints booted in A B B A pairs on `judge` (from `boots` a side, or as many as
     they have) until `endpoints_next` says start (the check, ok) or refuse (the check, not
     ok: `too_noisy` gives the boots the noise needs when that is why), each check told to
@@ -282,7 +285,7 @@ def measure_endpoints(judge: EndpointJudge, good: str, bad: str, direction: str,
         check = check_endpoints(sides[good], sides[bad], direction, threshold, runs_per_boot, max_boots, alpha,
                                 error)
         emit(check)
-        step = endpoints_next(check, min(len(sides[good]), len(sides[bad])), cap)
+        step = endpoints_next(check, min(len(sides[good]), len(sides[bad])), cap, early)
         if step is Next.START:
             return check if check.ok else dataclasses.replace(check, ok=True, problem=None, message=(
                 f"{check.message}; started at the cap of {cap} boots a side: a step's visit and its revisit can "

@@ -127,7 +127,8 @@ def test_the_endpoint_check_starts_when_apart_with_a_usable_noise_estimate_or_su
     assert endpoints_next(check(good, bad), 3, 16) is Next.START
     # the whole interval past the threshold: more boots would not change the decision
     good, bad = exact(100, [0.01, -0.01]), exact(50, [0.01, -0.01])
-    assert check(good, bad).beyond and endpoints_next(check(good, bad), 2, 16) is Next.START
+    assert check(good, bad).beyond and endpoints_next(check(good, bad), 2, 16, early=True) is Next.START
+    assert endpoints_next(check(good, bad), 2, 16) is Next.MORE  # a set bisection waits for the noise
 
 
 def test_the_endpoint_check_refuses_bad_not_bad_only_on_enough_boots_even_when_sure() -> None:
