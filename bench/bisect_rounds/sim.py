@@ -288,7 +288,7 @@ class Campaign:
             check = check_endpoints(slot.boots[self.good], slot.boots[self.bad], "higher",
                                     Threshold("relative", self.case.threshold), p.runs_per_boot, p.max_boots,
                                     p.alpha, p.error)
-            step = endpoints_next(check, n, 2 * p.max_boots)
+            step = endpoints_next(check, n, 2 * p.max_boots, early=True)  # as the engine's commit search
             if step is not Next.MORE:
                 return n, step is Next.REFUSE
 

@@ -203,19 +203,20 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int, early: bool 
     surely larger, more boots would not change the decision); the references grow later as the
     steps need them. Commit bisection starts early (its steps pool the noise over every boot they
     take); set bisection does not (its pairs are sized once from the endpoints' noise, and an
-    estimate on 2 degrees of freedom skipped candidates in its case table). REFUSE when good is not good; as soon as a
-    regression (bad significantly worse) is `sure` to be smaller than the threshold on a noise
-    of MIN_NOISE_DF degrees of freedom (its 95% interval clear of the threshold: more boots
-    would only narrow it; the refusal suggests the threshold that would bisect it); when a
-    change not told apart from zero is sure to be smaller on MIN_REFUSAL_BOOTS boots a side;
-    or when the check is still not clear at `cap` boots a side; otherwise MORE. A change significant but short of
-    the threshold, whose interval still reaches it, boots on (it is neither past the threshold
-    nor surely short of it). At the cap, such a change starts, and so does a noise that needs
-    more boots per step than max_boots_per_commit but at most `cap` (twice it: a step's visit
-    and its revisit, which the posterior search makes where a step stays unclear): an unlucky
-    first sample of good and bad understates the change, and refusing then refused one
-    campaign in a hundred at 8% between-boot noise and -15% (bench/bisect_rounds; the case
-    table's 100 trials, -9.9% measured on 16+16 boots)."""
+    estimate on 2 degrees of freedom skipped candidates in its case table).
+
+    REFUSE when good is not good; as soon as a regression (bad significantly worse) is `sure` to be
+    smaller than the threshold on a noise of MIN_NOISE_DF degrees of freedom (its 95% interval clear
+    of the threshold: more boots would only narrow it; the refusal suggests the threshold that would
+    bisect it); when a change not told apart from zero is sure to be smaller on MIN_REFUSAL_BOOTS
+    boots a side; or when the check is still not clear at `cap` boots a side; otherwise MORE. A
+    change significant but short of the threshold, whose interval still reaches it, boots on (it is
+    neither past the threshold nor surely short of it). At the cap, such a change starts, and so
+    does a noise that needs more boots per step than max_boots_per_commit but at most `cap` (twice
+    it: a step's visit and its revisit, which the posterior search makes where a step stays
+    unclear): an unlucky first sample of good and bad understates the change, and refusing then
+    refused one campaign in a hundred at 8% between-boot noise and -15% (bench/bisect_rounds; the
+    case table's 100 trials, -9.9% measured on 16+16 boots)."""
     if check.problem is Refusal.GOOD_NOT_GOOD:
         return Next.REFUSE
     usable = check.noise is not None and check.noise.between_df >= MIN_NOISE_DF
