@@ -40,8 +40,12 @@ def bisect(tmp_path: Path, series: Series, **keys: object) -> tuple[Store, str, 
     campaign = tmp_path / "campaign.yaml"
     campaign.write_text(yaml.safe_dump(spec))
     url = f"sqlite:///{tmp_path / 'series.db'}"
-    done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
-                          capture_output=True, text=True, timeout=3600)
+    try:
+        done = subprocess.run([*VMBISECT, "bisect", str(campaign), "--json", "--store", url],
+                              capture_output=True, text=True, timeout=3600)
+    except subprocess.TimeoutExpired as exc:  # what it was doing when it ran out of time
+        pytest.fail(f"no answer in {exc.timeout:.0f} s; last output:\n{_tail(exc.stdout, 4000)}\n"
+                    f"stderr:\n{_tail(exc.stderr, 2000)}\n{_progress(url)}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"culprit: {repo.culprit}" in done.stdout, done.stdout[-3000:]
     assert "confirmation: confirmed" in done.stdout
@@ -51,6 +55,22 @@ def bisect(tmp_path: Path, series: Series, **keys: object) -> tuple[Store, str, 
     steps = [d for d in store.decisions(1) if d.role == "step"]
     assert steps and all(d.verdict in ("good", "bad") for d in steps), steps
     return store, repo.culprit, done.stdout
+
+
+def _tail(out: str | bytes | None, chars: int) -> str:
+    text = out.decode(errors="replace") if isinstance(out, bytes) else out or ""
+    return text[-chars:]
+
+
+def _progress(url: str) -> str:
+    """The store's boots per host and commit and its last decisions, for a campaign that ran
+    out of time."""
+    store = Store(url)
+    boots: dict[tuple[str, str, str], int] = {}
+    for b in store.boots(1):
+        boots[(b.host, b.commit[:12], b.status)] = boots.get((b.host, b.commit[:12], b.status), 0) + 1
+    decided = [f"{d.role} {d.commit[:12]} {d.verdict}: {d.reason[:160]}" for d in store.decisions(1)[-12:]]
+    return "boots (host, commit, status): " + repr(boots) + "\ndecisions:\n" + "\n".join(decided)
 
 
 @pytest.mark.long  # 12.3 min of CI's 90: make test keeps one real bisection per path (the demo, two slots)
