@@ -46,7 +46,9 @@ class Basis(StrEnum):
     verdict of an identical kernel image (`inherited`), a commit that could not be judged
     (`ambiguous` at the cap, `build_failed`, `boot_failed`, `workload_failed`), a pair
     measurement under way (`measuring`), the endpoints' check (`endpoints`), a move to another
-    host (`moved`), a step apart from both references at its cap (`apart`: a second change, untestable)."""
+    host (`moved`), a step apart from both references at its cap (`apart`: a second change, untestable),
+    a step apart from both references judged by its change from good against the threshold
+    (`threshold`: a regression in steps, measure/decide.py)."""
 
     MEASURED = "measured"
     DOUBTFUL = "doubtful"
@@ -60,6 +62,7 @@ class Basis(StrEnum):
     MOVED = "moved"
     UNSETTABLE = "unsettable"  # a set bisection's candidate whose guest settings do not take
     APART = "apart"
+    THRESHOLD = "threshold"
 
 
 class PairVerdict(StrEnum):

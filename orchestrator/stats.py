@@ -259,7 +259,8 @@ class StepOdds:
     `p_bad`: posterior probability that the step behaves like the bad reference rather than
     the good one (equal prior odds); `position`: the step's mean on the good (0) to bad (1)
     line; `drift`: the fitted change of the metric per 100 boots (relative), 0 when not fitted;
-    `df`: degrees of freedom of the noise estimate."""
+    `df`: degrees of freedom of the noise estimate; `change`, `change_se`: the step's distance
+    from the good reference on the log scale, and its standard error."""
 
     p_bad: float
     position: float
@@ -268,10 +269,20 @@ class StepOdds:
     boot_sd: float
     df: int
     fit_p: float = 1.0
+    change: float = 0.0
+    change_se: float = 0.0
 
     @property
     def p_wrong(self) -> float:
         return min(self.p_bad, 1 - self.p_bad)
+
+    def p_past(self, threshold: float) -> float:
+        """The probability that the step's change from good lies past `threshold` (relative,
+        signed in the bad direction: -0.10 for 10% lower), Student t on the fit's noise."""
+        if self.change_se <= 0:
+            return 0.5
+        z = (self.change - math.log1p(threshold)) / self.change_se
+        return float(_sps().t.cdf(z if threshold > 0 else -z, self.df))
 
     @property
     def verdict(self) -> str:
@@ -383,7 +394,7 @@ def _odds(groups: Sequence[Sequence[Boot]], slope: bool, prior_ss: float, prior_
     p_bad = 1 / (1 + math.exp(llr))
     nearer = abs(d_bad / se_bad) if p_bad > 0.5 else abs(d_good / se_good)
     fit_p = float(2 * _sps().t.sf(nearer, df))
-    return StepOdds(p_bad, d_good / gap if gap else 0.0, drift_rate, drift_t, math.sqrt(s2), df, fit_p)
+    return StepOdds(p_bad, d_good / gap if gap else 0.0, drift_rate, drift_t, math.sqrt(s2), df, fit_p, d_good, se_good)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ from orchestrator.errors import (
     KernelFault,
     UserError,
 )
-from orchestrator.measure.decide import ERROR
+from orchestrator.measure.decide import ERROR, p_bad
 from orchestrator.measure.endpoints import (
     EndpointCheck,
     endpoint_decisions,
@@ -286,8 +286,9 @@ class Engine:
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for d in endpoint_decisions(check, good, bad, self.judge.runs):
                 self.store.add_decision(campaign_id, d)
+        relative = c.metric.threshold.value if c.metric.threshold.kind == "relative" else None
         search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
-                                       self.error, self._emit)
+                                       self.error, self._emit, relative)
         if self.build_cpus:
             search.ahead = lambda outcomes: self._build_ahead(search, outcomes)
         unresolved = Doubts()
@@ -422,7 +423,7 @@ class Engine:
                 continue
             # a verdict the boots measured since turned around (the posterior weighs the rest)
             odds = self.judge.odds(good, bad, d.commit)
-            if odds is not None and odds.verdict != d.verdict \
+            if odds is not None and (Verdict.BAD if p_bad(odds, self.search.threshold) > 0.5 else Verdict.GOOD) != d.verdict \
                     and len(self.judge.evidence().get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
                 moved.append(d.commit)
         if moved:

@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from orchestrator.bisect.posterior import NOISELESS, Dag, PosteriorAnswer, Standing, answer, pick, posterior
+from orchestrator.measure.decide import apart, p_bad
 from orchestrator.stats import Boot, StepOdds, drift_estimable, drift_weight
 
 # A first visit (one slot measuring one commit) ends when its verdict is this sure: the posterior
@@ -31,8 +32,6 @@ REVISIT_ERROR = 0.01
 # 76 at 8% between-boot noise (1,000 campaigns); 0.3 and 0.5 about as much, 0.6 costs 4 more
 # (300 campaigns each, docs/campaign.md).
 NOMINATE = 0.4
-# A step far from both references (a second change) is not one of the two.
-APART = 0.001
 # A commit still unclear after this many times max_boots_per_commit boots over all its visits is
 # left as ambiguous (untestable, like a skip; its evidence stays).
 TOTAL_CAP = 4
@@ -45,12 +44,16 @@ class Visit(str, Enum):
     APART = "apart"  # at its cap and apart from both references: a second change, skipped
 
 
-def visit(odds: StepOdds | None, boots: int, min_boots: int, cap: int, error: float = VISIT_ERROR) -> Visit:
+def visit(odds: StepOdds | None, boots: int, min_boots: int, cap: int, error: float = VISIT_ERROR,
+          threshold: float | None = None) -> Visit:
     """Whether a commit's visit goes on, from the sequential test on all its boots so far
-    (`boots` of them, `cap` the most this visit may reach)."""
+    (`boots` of them, `cap` the most this visit may reach); a commit apart from both references
+    is decided against a relative `threshold` when one is given (measure/decide.py)."""
     if odds is None or boots < min_boots:
         return Visit.MORE if boots < cap else Visit.UNCLEAR
-    if odds.fit_p < APART:
+    if apart(odds) and threshold is not None and min(p := p_bad(odds, threshold), 1 - p) <= error:
+        return Visit.DECIDED
+    if apart(odds):
         return Visit.MORE if boots < cap else Visit.APART
     if odds.p_wrong <= error:
         return Visit.DECIDED

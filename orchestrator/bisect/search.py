@@ -50,7 +50,7 @@ from orchestrator.bisect.rounds import (
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import Basis, Decided, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
-from orchestrator.measure.decide import Decision, decide
+from orchestrator.measure.decide import Decision, decide, p_bad
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges
 from orchestrator.results import BisectOutcome
@@ -99,9 +99,10 @@ class Search:
     """One campaign's commit search between `good` and `bad` over `lab`'s slots."""
 
     def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: History, good: str,
-                 bad: str, lab: Judges, error: float, emit: Callable[..., None]) -> None:
+                 bad: str, lab: Judges, error: float, emit: Callable[..., None], threshold: float | None = None) -> None:
         self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
         self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
+        self.threshold = threshold  # a commit apart from both references is judged against it
         self.dag = Dag.from_rev_list(vcs.rev_list(good, bad, campaign.first_parent), campaign.first_parent)
         self._lock = threading.Lock()
         self.steps = sum(1 for d in store.decisions(campaign_id) if d.role is Role.STEP)
@@ -140,14 +141,13 @@ class Search:
             if host.judge.evidence().get(commit):
                 odds = host.judge.odds(self.good, self.bad, commit)
                 if odds is not None:
-                    total, seen = total + llr_of(odds.p_bad), True
+                    total, seen = total + llr_of(p_bad(odds, self.threshold)), True
         if seen:
             return total
         d = last.get(commit)
         if d is None or d.verdict not in (Verdict.GOOD, Verdict.BAD):
             return 0.0
-        p_bad = d.confidence if d.verdict == Verdict.BAD else 1 - d.confidence
-        return llr_of(p_bad)
+        return llr_of(d.confidence if d.verdict == Verdict.BAD else 1 - d.confidence)
 
     def boots(self, commit: str) -> int:
         return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
@@ -299,7 +299,7 @@ class Search:
             boots = judge.evidence()
             have = len(boots.get(commit, []))
             odds = judge.odds(good, bad, commit) if have else None
-            v = visit(odds, have, min_boots, cap, error)
+            v = visit(odds, have, min_boots, cap, error, self.threshold)
             if v is not Visit.MORE:
                 return self._ended(commit, role, v, odds, have, min_boots, error, judge.runs(commit))
             target = Target.STEP if have < min_boots else next_boot(boots.get(good, []), boots.get(bad, []),
@@ -310,12 +310,12 @@ class Search:
             judge.refresh(good, bad)
             judge.boot_once(key)
             if odds is not None and key == commit and have >= min_boots:
-                d = decide(odds, have, min_boots, cap, error)
+                d = decide(odds, have, min_boots, cap, error, self.threshold)
                 self.emit("decide", commit, judge.runs(commit), f"{d.verdict.value}: {d.reason}")
 
     def _ended(self, commit: str, role: Role, v: Visit, odds: Any, have: int, min_boots: int, error: float,
                runs: int) -> Decided:
-        d = decide(odds, have, min(min_boots, have), have, error)
+        d = decide(odds, have, min(min_boots, have), have, error, self.threshold)
         if v is Visit.APART:
             return Decided(commit, role, Verdict.SKIP, d.reason, 0.0, runs, Basis.APART)
         if d.verdict is Verdict.MORE:  # no odds at all (the references were not measured on this host)

@@ -10,10 +10,18 @@ doubtful (it lowers the answer's confidence and is re-examined first); anything 
 a SKIP with the reason, as is a step that sits significantly apart from both references (p <
 APART against the nearer: a second change in the range, not one of the two). Verdicts never
 depend on the metric's direction: the references carry it.
+
+With a relative threshold (commit bisection's first search), a step apart from both references
+is judged against the threshold instead: bad when its change from good surely lies past it,
+good when surely short of it (`Basis.THRESHOLD`). A regression in steps then has one answer,
+the first commit past the threshold, as `git bisect` with the threshold as its test would
+name; without it, every commit between two steps of about equal size sits at the middle of
+good and bad, where no verdict can be sure, and the search spent its caps on them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from orchestrator.decisions import Basis, Verdict
@@ -38,13 +46,34 @@ def describe(odds: StepOdds, boots: int) -> str:
             f"P(bad)={odds.p_bad:.3g} (boot noise {odds.boot_sd:.1%}, {odds.df} df)")
 
 
-def decide(odds: StepOdds | None, boots: int, min_boots: int, max_boots: int, error: float = ERROR) -> Decision:
+def apart(odds: StepOdds) -> bool:
+    return odds.fit_p < APART
+
+
+def p_bad(odds: StepOdds, threshold: float | None = None) -> float:
+    """The chance that the step counts as bad: that it behaves like the bad reference; for a step
+    apart from both references, with a relative `threshold`, that its change from good lies past
+    the threshold."""
+    return odds.p_past(threshold) if threshold is not None and apart(odds) else odds.p_bad
+
+
+def decide(odds: StepOdds | None, boots: int, min_boots: int, max_boots: int, error: float = ERROR,
+           threshold: float | None = None) -> Decision:
     if odds is None or boots < min_boots:
         return Decision(Verdict.MORE, f"{boots} of at least {min_boots} boots", 0.0, 0.0)
     where = describe(odds, boots)
     verdict = Verdict.BAD if odds.p_bad > 0.5 else Verdict.GOOD
-    if odds.fit_p < APART:
+    if apart(odds) and threshold is not None:
+        p = odds.p_past(threshold)
+        side = "past" if p > 0.5 else "short of"
+        where = (f"{where}; apart from both references, {math.expm1(odds.change):+.1%} from good: {side} the "
+                 f"threshold {threshold:+.1%}, P(past)={p:.3g}")
+        if min(p, 1 - p) <= error:
+            return Decision(Verdict.BAD if p > 0.5 else Verdict.GOOD, where, 1 - min(p, 1 - p), odds.position,
+                            Basis.THRESHOLD)
+    elif apart(odds):
         where = f"{where}; apart from both references (p={odds.fit_p:.2g} against the nearer)"
+    if apart(odds):
         if boots < max_boots:
             return Decision(Verdict.MORE, where, 0.0, odds.position)
         return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position,

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from orchestrator.decisions import Verdict
-from orchestrator.measure.decide import ERROR, decide
+from orchestrator.decisions import Basis, Verdict
+from orchestrator.measure.decide import ERROR, decide, p_bad
 from orchestrator.measure.endpoints import Threshold, check_endpoints
 from orchestrator.stats import Boot, step_odds
 
@@ -61,6 +61,34 @@ def test_a_step_halfway_asks_for_more_boots_then_skips_at_the_cap_saying_why():
     assert decide(step_odds(good, bad, halfway), 4, 2, 8).verdict is Verdict.MORE
     final = decide(step_odds(good, bad, halfway), 8, 2, 8)
     assert final.verdict is Verdict.SKIP and "ambiguous after the cap of 8 boots" in final.reason
+
+
+def test_a_step_apart_from_both_references_is_judged_by_its_change_against_a_relative_threshold():
+    """Between two steps of a regression in two (100 -> 90 -> 80): -10% from good is surely past
+    a -5% threshold (bad) and surely short of -15% (good); without a threshold it stays unclear."""
+    rng = random.Random(5)
+    good, bad = refs(rng, 100, 80, between=0.02)
+    middle = step_odds(good, bad, boots(90, 4, rng, between=0.02, start=20))
+    assert middle is not None and middle.fit_p < 0.001
+    past, short = decide(middle, 4, 2, 8, threshold=-0.05), decide(middle, 4, 2, 8, threshold=-0.15)
+    assert past.verdict is Verdict.BAD and past.kind is Basis.THRESHOLD and past.confidence >= 1 - ERROR
+    assert short.verdict is Verdict.GOOD and short.kind is Basis.THRESHOLD and short.confidence >= 1 - ERROR
+    assert "past the threshold -5.0%" in past.reason and "short of the threshold -15.0%" in short.reason
+    assert decide(middle, 4, 2, 8).verdict is Verdict.MORE
+    assert decide(middle, 4, 2, 8, threshold=-0.10).verdict is Verdict.MORE  # at the threshold: not sure
+    assert p_bad(middle, -0.05) > 1 - ERROR > ERROR > p_bad(middle, -0.15)
+
+
+def test_the_threshold_rule_holds_for_lower_is_better_metrics_and_leaves_steps_near_a_reference_alone():
+    rng = random.Random(6)
+    good, bad = refs(rng, 10, 12.1, between=0.02)  # latency: +21% in two steps of +10%
+    middle = step_odds(good, bad, boots(11, 4, rng, between=0.02, start=20))
+    assert middle is not None
+    assert decide(middle, 4, 2, 8, threshold=0.02).verdict is Verdict.BAD
+    assert decide(middle, 4, 2, 8, threshold=0.18).verdict is Verdict.GOOD
+    like_good = step_odds(good, bad, boots(10, 4, rng, between=0.02, start=24))
+    assert like_good is not None and p_bad(like_good, 0.15) == like_good.p_bad  # not apart: the references decide
+    assert decide(like_good, 4, 2, 8, threshold=0.15).kind is Basis.MEASURED
 
 
 def test_runs_of_one_boot_are_not_independent_evidence():
