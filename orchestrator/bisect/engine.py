@@ -70,7 +70,7 @@ from orchestrator.errors import (
     KernelFault,
     UserError,
 )
-from orchestrator.measure.decide import ERROR, p_bad
+from orchestrator.measure.decide import ERROR, verdict_of
 from orchestrator.measure.endpoints import (
     EndpointCheck,
     endpoint_decisions,
@@ -423,7 +423,7 @@ class Engine:
                 continue
             # a verdict the boots measured since turned around (the posterior weighs the rest)
             odds = self.judge.odds(good, bad, d.commit)
-            if odds is not None and (Verdict.BAD if p_bad(odds, self.search.threshold) > 0.5 else Verdict.GOOD) != d.verdict \
+            if odds is not None and verdict_of(odds, self.search.threshold) != d.verdict \
                     and len(self.judge.evidence().get(d.commit, [])) < REEXAMINE_BOOTS * self.c.max_boots_per_commit:
                 moved.append(d.commit)
         if moved:

@@ -57,27 +57,31 @@ def p_bad(odds: StepOdds, threshold: float | None = None) -> float:
     return odds.p_past(threshold) if threshold is not None and apart(odds) else odds.p_bad
 
 
+def verdict_of(odds: StepOdds, threshold: float | None = None) -> Verdict:
+    """The side the step's boots put it on now (p_bad), however sure."""
+    return Verdict.BAD if p_bad(odds, threshold) > 0.5 else Verdict.GOOD
+
+
 def decide(odds: StepOdds | None, boots: int, min_boots: int, max_boots: int, error: float = ERROR,
            threshold: float | None = None) -> Decision:
     if odds is None or boots < min_boots:
         return Decision(Verdict.MORE, f"{boots} of at least {min_boots} boots", 0.0, 0.0)
     where = describe(odds, boots)
-    verdict = Verdict.BAD if odds.p_bad > 0.5 else Verdict.GOOD
-    if apart(odds) and threshold is not None:
-        p = odds.p_past(threshold)
-        side = "past" if p > 0.5 else "short of"
-        where = (f"{where}; apart from both references, {math.expm1(odds.change):+.1%} from good: {side} the "
-                 f"threshold {threshold:+.1%}, P(past)={p:.3g}")
-        if min(p, 1 - p) <= error:
-            return Decision(Verdict.BAD if p > 0.5 else Verdict.GOOD, where, 1 - min(p, 1 - p), odds.position,
-                            Basis.THRESHOLD)
-    elif apart(odds):
-        where = f"{where}; apart from both references (p={odds.fit_p:.2g} against the nearer)"
     if apart(odds):
+        if threshold is None:
+            where = f"{where}; apart from both references (p={odds.fit_p:.2g} against the nearer)"
+        else:
+            p = p_bad(odds, threshold)
+            where = (f"{where}; apart from both references, {math.expm1(odds.change):+.1%} from good: "
+                     f"{'past' if p > 0.5 else 'short of'} the threshold {threshold:+.1%}, P(past)={p:.3g}")
+            if min(p, 1 - p) <= error:
+                return Decision(verdict_of(odds, threshold), where, 1 - min(p, 1 - p), odds.position,
+                                Basis.THRESHOLD)
         if boots < max_boots:
             return Decision(Verdict.MORE, where, 0.0, odds.position)
         return Decision(Verdict.SKIP, f"ambiguous after the cap of {max_boots} boots: {where}", 0.0, odds.position,
                         Basis.AMBIGUOUS)
+    verdict = verdict_of(odds)
     if odds.p_wrong <= error:
         return Decision(verdict, where, 1 - odds.p_wrong, odds.position)
     if boots < max_boots:
