@@ -31,12 +31,15 @@ demo: setup
 
 # Every tier: the lint and type gate, unit tests, Go agent tests (and a bounded fuzz run),
 # integration tests that boot real guests. The tests that restart libvirtd run last, in a
-# process of their own: the restart cuts every libvirt connection.
+# process of their own: the restart cuts every libvirt connection. No test may hang the run:
+# one still running after 20 min has every thread's stack printed, and fails at 25 min (the
+# slowest, the two-slot demo, takes about 12).
+TEST_LIMITS = -o faulthandler_timeout=1200 --timeout=1500
 test: setup lint
 	cd guest-agent && $(GO) test ./...
 	$(MAKE) --no-print-directory fuzz-agent
-	$(PY) -m pytest -q -m "not long and not libvirtd_restart" --durations=15
-	$(PY) -m pytest -q -m "libvirtd_restart and not long"
+	$(PY) -m pytest -q -m "not long and not libvirtd_restart" --durations=15 $(TEST_LIMITS)
+	$(PY) -m pytest -q -m "libvirtd_restart and not long" $(TEST_LIMITS)
 
 # Real verifications beyond the bisections make test runs (verify on the demo): tens of minutes
 # under TCG, more than CI's budget leaves beside make test.

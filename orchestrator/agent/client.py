@@ -4,6 +4,14 @@ A channel that crosses a network (a remote host's libvirt stream, orchestrator/h
 passes `link_error`: when the channel closes or stays silent, the client asks it first, and a
 lost host surfaces as that error (a HostFailed naming the host) instead of a silent agent,
 which would blame the kernel under test.
+
+Writing never blocks past a request's deadline. A guest whose agent has not opened its port
+reads nothing from the channel (QEMU stops taking bytes from the socket), so everything sent
+stays in the socket's buffer, and a blocking write waits for ever once the buffer is full
+(a few hundred small requests: a guest hung before its agent started, still being greeted
+twice a second, filled it after about 140 s and held its controller). Hellos are therefore
+sent only while the channel has room, and every write waits for room at most until the
+request's deadline.
 """
 
 from __future__ import annotations
@@ -42,10 +50,11 @@ def _decode(line: bytes) -> protocol.Response:
 class AgentClient:
     """One request at a time; responses with ids we are not waiting for are dropped."""
 
-    def __init__(self, read_fd: int, send: Callable[[bytes], None], close: Callable[[], None],
+    def __init__(self, read_fd: int, write_fd: int, close: Callable[[], None],
                  link_error: LinkCheck | None = None) -> None:
-        self._read_fd = read_fd
-        self._send_all = send
+        self._read_fd, self._write_fd = read_fd, write_fd
+        os.set_blocking(read_fd, False)
+        os.set_blocking(write_fd, False)
         self._closers = [close]
         self._link_error = link_error
         self._ids = itertools.count(1)
@@ -54,20 +63,15 @@ class AgentClient:
 
     @classmethod
     def over_socket(cls, sock: socket.socket, link_error: LinkCheck | None = None) -> "AgentClient":
-        sock.setblocking(True)
-        return cls(sock.fileno(), sock.sendall, sock.close, link_error)
+        return cls(sock.fileno(), sock.fileno(), sock.close, link_error)
 
     @classmethod
     def over_pipes(cls, reader: BinaryIO, writer: BinaryIO) -> "AgentClient":
-        def send(data: bytes) -> None:
-            writer.write(data)
-            writer.flush()
-
         def close() -> None:
             writer.close()
             reader.close()
 
-        return cls(reader.fileno(), send, close)
+        return cls(reader.fileno(), writer.fileno(), close)
 
     def on_close(self, fn: Callable[[], None]) -> None:
         """Also run `fn` on close (the transport behind the socket)."""
@@ -85,8 +89,8 @@ class AgentClient:
     def call(self, op: str, wait_s: float, /, **fields: Any) -> dict[str, Any]:
         """Send one request and wait up to `wait_s` for its answer."""
         req_id = next(self._ids)
-        self._send(protocol.encode_request(req_id, op, **fields))
         deadline = time.monotonic() + wait_s
+        self._send(protocol.encode_request(req_id, op, **fields), deadline)
         while True:
             resp = _decode(self._readline(deadline))
             if resp.id != req_id:
@@ -102,9 +106,10 @@ class AgentClient:
             now = time.monotonic()
             if now >= deadline:
                 raise AgentSilent("no hello from the agent")
-            req_id = next(self._ids)
-            sent.add(req_id)
-            self._send(protocol.encode_request(req_id, "hello"))
+            if self._room():  # a port nobody reads is greeted while it has room, never until full
+                req_id = next(self._ids)
+                sent.add(req_id)
+                self._send(protocol.encode_request(req_id, "hello"), deadline)
             try:
                 until = min(deadline, now + resend_every_s)
                 while True:
@@ -139,11 +144,25 @@ class AgentClient:
     def get(self, path: str) -> bytes:
         return protocol.unb64(self.call("get", REPLY_MARGIN_S * 4, path=path)["data_b64"])
 
-    def _send(self, data: bytes) -> None:
-        try:
-            self._send_all(data)
-        except OSError as exc:
-            raise self._silent(f"agent channel closed: {exc}") from exc
+    def _room(self) -> bool:
+        """Whether the channel takes more bytes now."""
+        return bool(select.select([], [self._write_fd], [], 0)[1])
+
+    def _send(self, data: bytes, deadline: float) -> None:
+        """All of `data`, waiting for room in the channel at most until `deadline`."""
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._silent("the guest took no more of its agent channel in time")
+            if not select.select([], [self._write_fd], [], left)[1]:
+                continue
+            try:
+                view = view[os.write(self._write_fd, view):]
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise self._silent(f"agent channel closed: {exc}") from exc
 
     def _readline(self, deadline: float) -> bytes:
         while True:
@@ -166,6 +185,8 @@ class AgentClient:
                 continue
             try:
                 chunk = os.read(self._read_fd, 1 << 20)
+            except BlockingIOError:
+                continue
             except OSError as exc:
                 raise self._silent(f"agent channel closed: {exc}") from exc
             if not chunk:

@@ -84,14 +84,17 @@ def mark(marks: Path, name: str, timeout_s: float = 60.0) -> float:
 def test_a_guest_slot_waits_for_a_build_of_another_process_which_ran_on_the_cpus_it_leased(tmp_path):
     repo, marks = slow_tree(tmp_path)
     build = build_in_a_process(tmp_path, repo)
+    pool = guest_pool(tmp_path)
     try:
         mark(marks, "started")
-        lease = guest_pool(tmp_path).acquire(timeout_s=60)
+        lease = pool.acquire(timeout_s=60)
         got = time.time()
+        pool.release(lease)
         assert build.stdout is not None and "built" in build.stdout.read()
         assert build.wait(30) == 0
     finally:
         build.kill()
+        pool.close()
     assert got >= mark(marks, "ended"), "the guest's slot was handed out while the build ran on its CPUs"
     assert lease.host.name == "here"
     count = os.cpu_count() or 1
@@ -118,6 +121,7 @@ def test_a_build_waits_for_a_guest_of_another_process_and_gets_the_cpus_before_t
         assert "built" in build.stdout.read() and build.wait(30) == 0
     finally:
         build.kill()
+        pool.close()
     assert mark(marks, "started") >= released, "the build compiled beside the guest"
     assert got >= mark(marks, "ended"), "the CPUs went back to the guest's process before the waiting build"
     assert again.host.name == "here"

@@ -62,6 +62,21 @@ def test_panicking_kernel_is_a_boot_failure_with_console_tail(launcher, distro):
     assert time.monotonic() - start < BOOT_TIMEOUT and our_domains(launcher) == []
 
 
+@pytest.mark.long
+@pytest.mark.timeout(600)
+def test_a_guest_silent_for_longer_than_its_agent_channel_holds_still_ends_at_the_boot_timeout(launcher, distro):
+    # rdinit=/bin/sh: a shell as PID 1, no agent, the port never opened, so QEMU reads nothing
+    # from the channel's socket; greeted twice a second, the socket was full after about 140 s
+    # and the controller blocked on its next write for good (a TCG guest hung in its boot did
+    # that to a test run). 240 s is past that point; the boot must still end at its timeout.
+    start = time.monotonic()
+    with pytest.raises(BootFailed, match="no answer from the guest agent within 240 s") as failure:
+        with boot(launcher, distro, VmSpec(), append="rdinit=/bin/sh", timeout_s=240):
+            pass
+    assert "Run /bin/sh as init process" in failure.value.detail
+    assert 240 <= time.monotonic() - start < 270 and our_domains(launcher) == []
+
+
 BOOT_AND_WAIT = """
 import sys, time
 from pathlib import Path
