@@ -58,8 +58,14 @@ class BuildFailed(KernelFault):
 class BootFailed(KernelFault):
     """The guest did not come up: panic/oops on the console, boot timeout, agent silent.
 
-    `detail` holds the console tail.
+    `detail` holds the console tail. `hung`: the guest neither answered nor showed a fault on
+    its console before the boot timeout, a hang the emulator may cause as well as the kernel
+    (the judge boots such a kernel once more before it counts as the kernel's failure).
     """
+
+    def __init__(self, message: str, detail: str = "", hung: bool = False) -> None:
+        super().__init__(message, detail)
+        self.hung = hung
 
 
 class WorkloadFailed(KernelFault):

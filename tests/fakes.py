@@ -153,7 +153,8 @@ class FakeMeasurer:
     `value_of(kernel.commit)` x a per-boot offset (gaussian, CoV `between`) x a host drift
     (`drift` per boot, linear over the campaign), each run adding gaussian noise of CoV `noise`
     (within the boot). `misread[commit] = (n, factor)`: the first n boots of that commit read
-    `factor` times the value (a host disturbance that lasted while it was measured). In guests
+    `factor` times the value (a host disturbance that lasted while it was measured);
+    `hangs[commit] = n`: its first n guests hang in their boot (BootFailed, hung). In guests
     of the commits of `workload_fails` the workload fails with the given message; in
     `metric_missing` ones it reports another metric. `crash_after`: the controller is killed
     (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...) and
@@ -176,7 +177,8 @@ class FakeMeasurer:
                  crash_after: int | None = None, disks: int = 2, host: str | None = "local",
                  host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
                  asked: bool = False, speed: Mapping[str, float] | None = None, run_s: float = 0.0,
-                 also: Mapping[str, Callable[[str], float]] | None = None, accel: str = "") -> None:
+                 also: Mapping[str, Callable[[str], float]] | None = None, accel: str = "",
+                 hangs: Mapping[str, int] | None = None) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.also, self.accel = dict(also or {}), accel
         self.run_s = run_s
@@ -186,6 +188,7 @@ class FakeMeasurer:
         self.crash_after, self.host = crash_after, host
         self.host_fails_after, self.spare_hosts, self.asked = dict(host_fails_after or {}), list(spare_hosts), asked
         self.speed = dict(speed or {})
+        self.hangs = Counter(hangs or {})
         self.runs_on: Counter[str] = Counter()
         self.disks = [f"sd{chr(ord('a') + i)}" for i in range(disks)]
         self.boots = 0
@@ -217,6 +220,9 @@ class FakeMeasurer:
         commit = kernel.commit or str(kernel.image)
         if commit in self.boot_broken:
             raise BootFailed("guest kernel failed to boot: Kernel panic - not syncing: fake", "console tail")
+        if self.hangs[commit] > 0:
+            self.hangs[commit] -= 1
+            raise BootFailed("no answer from the guest agent within 180 s", "watchdog: BUG: soft lockup", hung=True)
         self.booted.append(commit)
         self.kernels.append(kernel)
         self.appends.append(append)

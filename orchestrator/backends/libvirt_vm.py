@@ -549,7 +549,7 @@ def _await_hello(client: AgentClient, dom: Any, console: Callable[[], str], dead
         if not dom.isActive():  # a lost libvirt connection raises InfraError here, not BootFailed
             raise BootFailed("guest stopped before its agent answered", tail(text))
         if time.monotonic() >= deadline:
-            raise BootFailed(f"no answer from the guest agent within {timeout_s:g} s", tail(text))
+            raise BootFailed(f"no answer from the guest agent within {timeout_s:g} s", tail(text), hung=True)
 
 
 def _alive(conn: Any) -> bool:

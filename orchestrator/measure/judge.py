@@ -7,7 +7,8 @@ through `session`). What it owns:
 
 - kernels: a candidate's KernelArtifact, built once per judge and every build stored (`kernel`);
 - boots: a guest of a kernel on the measurer's host, its host state and phases stored with it, a
-  boot the kernel failed or the host lost stored as such (`session`), and the campaign's runs of
+  boot the kernel failed or the host lost stored as such, a guest that hung in its boot booted
+  once more (`session`), and the campaign's runs of
   the metric, `runs_per_boot` per guest, each stored as it completes (`boot_once`);
 - the evidence: every candidate's boots on the current host (the boot is the unit of
   replication), read from the store once and then kept in step with what this judge stores
@@ -44,6 +45,8 @@ T = TypeVar("T")
 
 # The references are booted again once this many boots of other candidates passed since their last.
 REFRESH_AFTER = 6
+# A guest that hung in its boot is booted this many more times before the kernel is blamed.
+HUNG_RETRIES = 1
 
 
 class CampaignStore(Protocol):
@@ -233,22 +236,34 @@ class Judge:
     def session(self, key: str, kernel: KernelArtifact, append: str | None = None) -> Iterator[tuple[int, GuestSession]]:
         """A guest of `kernel` stored as a boot of `key` (its id and the guest's session): up
         (with its host, host state and phases), failed (the kernel's fault) or lost (the host's);
-        the caller runs and stores the runs under the boot's id."""
-        boot_id = self.store.start_boot(self.campaign_id, key)
-        try:
-            with self.measurer.boot(kernel, append) as session:
+        the caller runs and stores the runs under the boot's id. A guest that hung in its boot
+        (BootFailed.hung) is stored as failed and booted once more (HUNG_RETRIES): under TCG a
+        guest of a kernel that boots fine now and then hangs early (a soft lockup in the crypto
+        self-tests, seen once in a few hundred boots), and one such boot must not mark a commit
+        skipped or end a comparison."""
+        hung = 0
+        while True:
+            boot_id = self.store.start_boot(self.campaign_id, key)
+            up = False
+            try:
+                with self.measurer.boot(kernel, append) as session:
+                    up = True
+                    self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
+                                        facts=boot_facts(session))
+                    yield boot_id, session
                 self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
-                                    facts=boot_facts(session))
-                yield boot_id, session
-            self.store.end_boot(boot_id, "ok", session.boot_seconds, host=session.host,
-                                facts=boot_facts(session, whole=True))
-        except KernelFault as exc:  # the guest did not boot (or, for a comparison, the workload failed in it)
-            if isinstance(exc, BootFailed) or self.builder is None:
-                self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
-            raise
-        except HostFailed as exc:
-            self.store.end_boot(boot_id, "lost", 0.0, str(exc)[:4000], host=exc.host)
-            raise
+                                    facts=boot_facts(session, whole=True))
+                return
+            except KernelFault as exc:  # the guest did not boot (or, for a comparison, the workload failed in it)
+                if isinstance(exc, BootFailed) or self.builder is None:
+                    self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
+                if not up and isinstance(exc, BootFailed) and exc.hung and hung < HUNG_RETRIES:
+                    hung += 1
+                    continue
+                raise
+            except HostFailed as exc:
+                self.store.end_boot(boot_id, "lost", 0.0, str(exc)[:4000], host=exc.host)
+                raise
 
     def boot_once(self, key: str) -> None:
         """One guest of `key`, `runs_per_boot` runs of the metric in it, each stored as it completes."""

@@ -109,6 +109,7 @@ class Case:
     workload_fails: tuple[str, ...] = ()
     metric_missing: tuple[str, ...] = ()
     misread: dict[str, tuple[int, float]] = field(default_factory=dict)
+    hangs: dict[str, int] = field(default_factory=dict)  # the first n guests of a commit hang in their boot
     campaign: dict[str, Any] = field(default_factory=dict)
     hosts: tuple[str, ...] = ()  # lab hosts, one slot each, measured in rounds (none: one slot)
     speed: dict[str, float] = field(default_factory=dict)  # a host's guests read this times the value
@@ -138,6 +139,13 @@ CASES = [
          Expect("only_skipped", candidates=frozenset({"c11", "c12", "c13"}), high_confidence=True,
                 skips=("boot failed:",)),
          panics=("c11", "c12", "c13")),
+    Case("a guest that hangs once in its boot is booted again: neither a reference nor the culprit is skipped",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True),
+         hangs={"c0": 1, "c23": 1, "c12": 1}),
+    Case("a commit whose guests hang at every boot is skipped after the second",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("boot failed: no answer from the guest agent",)),
+         hangs={"c13": 99}),
     Case("boot bisection: a panic is bad", Expect("found", "c12", high_confidence=True, confirmation="cannot tell"),
          panics=tuple(f"c{i}" for i in range(12, 23)), campaign={"skip_policy": {"boot_failure": "bad"}}),
     Case("a failing workload skips the commit",
@@ -308,6 +316,7 @@ def run_case(tmp_path: Path, case: Case) -> Ran:
     measurers = [FakeMeasurer(value, case.within,
                               case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
                               drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
+                              hangs={repo.names[k]: v for k, v in case.hangs.items()},
                               workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
                               metric_missing=names(case.metric_missing), host=host, speed=case.speed,
                               metric=c.metric.name)

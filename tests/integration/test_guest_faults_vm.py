@@ -99,17 +99,19 @@ def test_a_workload_that_hangs_in_a_real_guest_ends_at_run_s_and_the_step_is_ski
     assert our_domains(launcher) == []
 
 
-def test_a_guest_that_never_answers_ends_at_boot_s_with_the_console_tail_and_the_step_is_skipped(
+def test_a_guest_that_never_answers_ends_at_boot_s_is_booted_once_more_and_then_the_step_is_skipped(
         tmp_path, launcher, distro):
     # rdinit=/bin/sh: the kernel boots and runs a shell as PID 1, which waits on the console
-    # forever; no panic to notice, so only the boot timeout ends it.
+    # forever; no panic to notice, so only the boot timeout ends it. A hang may be the
+    # emulator's: the judge boots the kernel once more before it blames it.
     outcome, store, cid, repo, measurer = one_real_step(
         tmp_path, launcher, distro, append="rdinit=/bin/sh", timeouts={"run_s": 600, "boot_s": 20})
     skipped = step_of(store, cid, measurer.target)
     assert skipped.verdict == "skip", skipped.reason
     assert skipped.reason.startswith("boot failed: no answer from the guest agent within 20 s"), skipped.reason
-    (boot,) = [b for b in store.boots(cid) if b.commit == measurer.target]
-    assert boot.status == "failed" and "Run /bin/sh as init process" in boot.error
-    assert measurer.real_boots == 1 and 20 <= measurer.real_seconds < 40
+    boots = [b for b in store.boots(cid) if b.commit == measurer.target]
+    assert [b.status for b in boots] == ["failed", "failed"]
+    assert all("Run /bin/sh as init process" in b.error for b in boots)
+    assert measurer.real_boots == 2 and 40 <= measurer.real_seconds < 80
     assert outcome.culprit == repo.names["c5"]
     assert our_domains(launcher) == []
