@@ -7,7 +7,7 @@ metrics:
   message bisected, throughput and the spread over the vCPUs watched;
 - multi-page ring (examples/multipage-ring): fio 4k random reads at depth 4 with 1..64 threads on
   virtio-blk compared as a sweep at the endpoints, the worst point bisected with the command the
-  comparison prints;
+  comparison prints (on context switches per I/O, IOPS watched);
 - CFS dbench (examples/cfs-dbench): dbench with 8 clients, guest CPU per operation bisected,
   throughput watched.
 
@@ -61,7 +61,8 @@ def test_cfs_dbench_with_8_clients_bisects_on_cpu_per_operation(tmp_path: Path):
 
 def test_multipage_ring_sweep_compared_at_the_endpoints_then_its_worst_point_bisected(tmp_path: Path):
     """The sweep's rows that regressed are past one page of ring (32 in flight: 8 threads at
-    depth 4); the comparison prints a bisect command for each, and the worst one names the culprit."""
+    depth 4); the comparison prints a bisect command for each, and context switches per I/O at the
+    worst point name the culprit, with IOPS watched."""
     require(Path("/usr/src/linux-source-6.1.tar.xz").is_file(), "linux-source-6.1 not installed")
     repo = ensure_series_repo(MULTIPAGE_RING)
     spec = yaml.safe_load(MULTIPAGE_RING.campaign.read_text())
@@ -73,18 +74,23 @@ def test_multipage_ring_sweep_compared_at_the_endpoints_then_its_worst_point_bis
          "--disks", str(disks["count"]), "--disk-size", str(disks["size_mib"]), "--controller", disks["controller"],
          "--workload", spec["workload"]["name"], "--param", f"runtime={spec['workload']['params']['runtime']}",
          "--metric", "iops", "--variant", "release=commit:master", "--variant", f"series=commit:{MULTIPAGE_RING.name}",
-         "--reps", "4", "--boots", "2", "--store", url],
+         "--reps", "8", "--boots", "4", "--store", url],
         capture_output=True, text=True, timeout=3600)
     assert compared.returncode == 0, compared.stderr[-3000:]
     print(compared.stdout)
-    moved = {int(m[2]): (m[1], float(m[3])) for m in re.finditer(
-        r"^(vmbisect bisect --from-compare \d+ iops@numjobs=(\d+))\s+# iops at numjobs=\d+: (-[\d.]+)%",
-        compared.stdout, re.M)}
+    moved = {(m[2], int(m[3])): m[1] for m in re.finditer(
+        r"^(vmbisect bisect --from-compare \d+ ([\w.]+)@numjobs=(\d+))\s+#", compared.stdout, re.M)}
     assert moved, compared.stdout
-    assert min(moved) > 8, f"a sweep point within one page of ring regressed: {sorted(moved)}"
-    command, _ = moved[min(moved, key=lambda n: moved[n][1])]
-    bisected = subprocess.run([*VMBISECT, *shlex.split(command)[1:], "--json", "--store", url],
+    assert min(n for _, n in moved) > 8, f"a sweep point within one page of ring moved: {sorted(moved)}"
+    # Past one page IOPS drops by a sixth to a third, but under TCG the release kernel's IOPS there
+    # varies 14-17% between boots: not significant at 4 boots a side. Context switches per I/O, the
+    # same change seen from inside the guest, move +80% to +250% (docs/scenarios.md).
+    worst = max(n for metric, n in moved if metric == "ctxt_per_op")
+    bisected = subprocess.run([*VMBISECT, *shlex.split(moved[("ctxt_per_op", worst)])[1:], "--json", "--store", url],
                               capture_output=True, text=True, timeout=3 * 3600)
     assert bisected.returncode == 0, bisected.stderr[-3000:]
     assert f"culprit: {repo.culprit}" in bisected.stdout, bisected.stdout[-3000:]
     assert "confirmation: confirmed" in bisected.stdout
+    md = report_of(url, 2)
+    assert "iops" in watched_names(md), md
+    print(md)
