@@ -8,8 +8,8 @@ through `session`). What it owns:
 - kernels: a candidate's KernelArtifact, built once per judge and every build stored (`kernel`);
 - boots: a guest of a kernel on the measurer's host, its host state and phases stored with it, a
   boot the kernel failed or the host lost stored as such, a guest that hung in its boot booted
-  once more (`session`), and the campaign's runs of
-  the metric, `runs_per_boot` per guest, each stored as it completes (`boot_once`);
+  once more (`session`), and the campaign's runs of the metric, `runs_per_boot` per guest, each
+  stored as it completes (`boot_once`);
 - the evidence: every candidate's boots on the current host (the boot is the unit of
   replication), read from the store once and then kept in step with what this judge stores
   (`boots`), without the boots the stray rule leaves out (`evidence`, docs/campaign.md "Quiet
@@ -239,7 +239,7 @@ class Judge:
         the caller runs and stores the runs under the boot's id. A guest that hung in its boot
         (BootFailed.hung) is stored as failed and booted once more (HUNG_RETRIES): under TCG a
         guest of a kernel that boots fine now and then hangs early (a soft lockup in the crypto
-        self-tests, seen once in a few hundred boots), and one such boot must not mark a commit
+        self-tests: it held a make test run in CI), and one such boot must not mark a commit
         skipped or end a comparison."""
         hung = 0
         while True:
