@@ -19,6 +19,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from orchestrator.errors import UserError, choices_error
 from orchestrator.stats import Boot, compare_boots, components, variance_ratio
@@ -39,6 +40,7 @@ class Variant:
     iothreads: int | None = None
     aio: str | None = None
     cache: str | None = None
+    disk_dir: str | None = None
     append: str = ""
 
 
@@ -56,6 +58,10 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("tsc+io_uring", "tsc; host I/O by io_uring (cache=none)", clock="tsc", aio="io_uring"),
     Variant("tsc+native", "tsc; host I/O by Linux native AIO (cache=none)", clock="tsc", aio="native"),
     Variant("tsc+writeback", "tsc; host page cache (cache=writeback)", clock="tsc", cache="writeback"),
+    Variant("tsc+tmpfs", "tsc; disk files in host memory (/dev/shm, cache=writeback): the host's storage out",
+            clock="tsc", disk_dir="/dev/shm", cache="writeback"),
+    Variant("tsc+1socket+tmpfs", "tsc, one socket, disk files in host memory", clock="tsc", one_socket=True,
+            disk_dir="/dev/shm", cache="writeback"),
     Variant("tsc+nokaslr", "tsc; nokaslr (layout fixed: hides layout effects, never a default)", clock="tsc",
             append="nokaslr"),
 )}
@@ -79,6 +85,8 @@ def guest_of(v: Variant, spec: VmSpec, host_cpus: int) -> VmSpec:
         disks = dataclasses.replace(disks, aio=v.aio, cache="none" if v.aio == "native" else disks.cache)
     if v.cache is not None:
         disks = dataclasses.replace(disks, cache=v.cache)
+    if v.disk_dir is not None:
+        disks = dataclasses.replace(disks, directory=Path(v.disk_dir))
     out = dataclasses.replace(spec, disks=disks)
     if v.clock is not None:
         out = dataclasses.replace(out, clock=v.clock)

@@ -31,7 +31,8 @@ from orchestrator.vm.spec import DiskSpec
 
 SHAPES = {"demo": "demo", "blk8": "demo", "scsi-mq": "scsi-mq", "netperf": "netperf", "dbench": "dbench"}
 DEFAULT_VARIANTS = ("kernel", "tsc")
-CPU_COSTS = ("guest_cpu_us_per_op", "guest_run_us_per_op", "host_cpu_us_per_op", "host_vcpu_us_per_op")
+CPU_COSTS = ("guest_cpu_us_per_op", "guest_run_us_per_op", "guest_nonidle_us_per_op", "host_cpu_us_per_op",
+             "host_vcpu_us_per_op")
 
 
 def campaign_of(shape: str) -> Campaign:
@@ -76,8 +77,9 @@ def host_busy() -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("shape")
-    ap.add_argument("--kernel", required=True)
+    ap.add_argument("shape", nargs="?", help="what to boot (not with --table)")
+    ap.add_argument("--kernel")
+    ap.add_argument("--table", type=Path, metavar="FILE.json", help="print the table of a run saved with --out again")
     ap.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="NAME",
                     help=f"first is the reference; choices: {', '.join(VARIANTS)}")
     ap.add_argument("--rounds", type=int, default=6, help="boots per variant")
@@ -86,10 +88,29 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="also write every run's metrics as JSON here")
     a = ap.parse_args()
     try:
+        if a.table is not None:
+            return retable(a.table, a.metric)
+        if a.shape is None or a.kernel is None:
+            raise UserError("shape, kernel: both are needed to boot (or --table FILE.json)")
         return run(a)
     except UserError as exc:
         print(f"bench.noise: {exc}", file=sys.stderr)
         return 2
+
+
+def retable(path: Path, extra: list[str]) -> int:
+    """The table of a run saved with --out, from its every run's metrics."""
+    doc = json.loads(path.read_text())
+    data: dict[str, dict[str, list[list[float]]]] = {}
+    metric = doc.get("metric", "")
+    for boot in doc["boots"]:
+        per = data.setdefault(boot["variant"], {})
+        for name in {k for r in boot["runs"] for k in r}:
+            values = [r[name] for r in boot["runs"] if name in r]
+            per.setdefault(name, []).append(values)
+    names = [m for m in (metric, *CPU_COSTS, *extra) if m]
+    print("\n".join(table([r for m in names for r in rows(data, m)])))
+    return 0
 
 
 def run(a: argparse.Namespace) -> int:
@@ -119,12 +140,14 @@ def run(a: argparse.Namespace) -> int:
                 measurer = PoolMeasurer(pool, spec, choice.workload, choice.params,
                                         choice.workload.kernel_needs(choice.params), c.accel, append,
                                         c.timeouts.boot_s, c.timeouts.run_s, one_host=True)
-                b0 = host_busy()
                 with measurer.boot(kernel) as session:
                     clock = session.guest.agent.get(
                         "/sys/devices/system/clocksource/clocksource0/current_clocksource").decode().strip()
+                    b0 = host_busy()
                     results = [session.run() for _ in range(runs)]
-                b1 = host_busy()
+                    b1 = host_busy()
+                # the host CPUs busy during the runs beyond the guest's own QEMU (an upper bound:
+                # the short gaps between runs count as others' time)
                 guest_cpu = sum(r.metrics["host_cpu"].value for r in results if "host_cpu" in r.metrics)
                 others = max(0.0, (b1[0] - b0[0] - guest_cpu) / (b1[1] - b0[1]))
                 for m in metrics:
@@ -142,7 +165,8 @@ def run(a: argparse.Namespace) -> int:
     print()
     print("\n".join(table([r for m in metrics for r in rows(data, m)])))
     if a.out:
-        a.out.write_text(json.dumps({"shape": a.shape, "kernel": str(kernel.image), "boots": facts}, indent=1) + "\n")
+        a.out.write_text(json.dumps({"shape": a.shape, "kernel": str(kernel.image), "metric": c.metric.name,
+                                     "boots": facts}, indent=1) + "\n")
     return 0
 
 
