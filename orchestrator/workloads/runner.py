@@ -74,7 +74,8 @@ def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, A
     """Tool metrics, then system metrics and costs over the snapshot window."""
     window = (snap1["monotonic_ns"] - snap0["monotonic_ns"]) / 1e9
     stat0, stat1 = snap0["files"]["/proc/stat"], snap1["files"]["/proc/stat"]
-    guest = system.guest_cpu(stat0, stat1, window, cpus)
+    guest = {**system.guest_cpu(stat0, stat1, window, cpus), **system.guest_nonidle(stat0, stat1, window),
+             **system.guest_run(snap0["files"].get("/proc/schedstat", ""), snap1["files"].get("/proc/schedstat", ""))}
     host = system.host_cpu(host0, host1)
     io = system.iostat(snap0["files"]["/proc/diskstats"], snap1["files"]["/proc/diskstats"], window, disks)
     kernel = procstats.metrics(snap0["files"], snap1["files"], window)
