@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import kneeds, procstats, system
+from orchestrator.workloads import clock, kneeds, procstats, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef, tool_of
 from orchestrator.workloads.guest import Guestlike, Params, budget, data_disks
 from orchestrator.workloads.result import MeasuredMetric, RunResult, ToolRun
@@ -65,8 +65,9 @@ def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str, li
     mhz = system.host_mhz(Path("/proc/cpuinfo").read_text()) if accel == "kvm" else None
     values = metric_values(tool.parse(raw, params), snap0, snap1, host0, host1, disks,
                            int(guest.hello.get("cpus_online") or 1), mhz)
+    notes = ((TCG_NOTE,) if accel == "tcg" else ()) + clock.run_notes(clock.of_run((snap0, snap1)))
     return RunResult(workload.name, dict(params), label(workload, values), raw, (snap0, snap1), (host0, host1),
-                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else (), accel=accel)
+                     duration, tuple(disks), notes, accel=accel)
 
 
 def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, Any], host0: Mapping[str, Any],
