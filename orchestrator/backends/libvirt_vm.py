@@ -46,7 +46,7 @@ from orchestrator.backends.quiet import (
     settle,
 )
 from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError, WorkloadFailed
-from orchestrator.vm.clock import clock_cmdline
+from orchestrator.vm.clocksource import clock_cmdline
 from orchestrator.vm.console import console_fault, excerpt, fault_hint, first_report, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
 from orchestrator.vm.spec import VmSpec

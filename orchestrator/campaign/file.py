@@ -18,7 +18,7 @@ from orchestrator import yamlcheck
 from orchestrator.errors import UserError
 from orchestrator.measure.endpoints import MEASURED, Threshold
 from orchestrator.notify.recipients import Notify, parse_notify
-from orchestrator.vm.clock import CLOCKS, DEFAULT_CLOCK, LEGACY_CLOCK
+from orchestrator.vm.clocksource import CLOCKS, DEFAULT_CLOCK, LEGACY_CLOCK
 from orchestrator.vm.spec import (
     AIO_MODES,
     BACKINGS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.vm.clock import CLOCKS, DEFAULT_CLOCK
+from orchestrator.vm.clocksource import CLOCKS, DEFAULT_CLOCK
 from orchestrator.vm.options import GuestOptions
 from orchestrator.vm.spec import AIO_MODES, BACKINGS, CACHE_MODES, MACHINES, VmSpec
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from orchestrator.errors import UserError
-from orchestrator.vm.clock import DEFAULT_CLOCK, LEGACY_CLOCK
+from orchestrator.vm.clocksource import DEFAULT_CLOCK, LEGACY_CLOCK
 from orchestrator.vm.spec import DiskSpec, Topology, VmSpec
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import UserError, choices_error
-from orchestrator.vm.clock import DEFAULT_CLOCK, check_clock
+from orchestrator.vm.clocksource import DEFAULT_CLOCK, check_clock
 
 # controller name -> (libvirt bus for <target>, libvirt <controller model> or None, disks per controller)
 CONTROLLERS: dict[str, tuple[str, str | None, int]] = {
