@@ -49,7 +49,7 @@ def _run(r: Run) -> str:
         from orchestrator.wiring import say
 
         profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, say)
-    return "\n".join([result.answer.line, *([result.revert] if result.revert else []),
+    return "\n".join([result.answer.line, *([result.revert.text] if result.revert is not None else []),
                       *table(result, campaign.metric.name, direction)])
 
 
