@@ -187,4 +187,5 @@ def check_range(campaign: Campaign) -> None:
         raise UserError(problem)
 
 
-KIND = Kind("bisect", BisectSpec, BisectResult, check, lab, notify, _view, _run, _report, metric, _left)
+KIND: Kind[BisectSpec] = Kind(name="bisect", spec=BisectSpec, result=BisectResult, check=check, lab=lab, notify=notify,
+                              progress=_view, run=_run, report=_report, metric=metric, left=_left)

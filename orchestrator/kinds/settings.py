@@ -104,6 +104,10 @@ def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow])
     return Estimate(None, f"no estimate for a {row.kind} campaign")
 
 
+def _check(spec: SettingsSpec) -> None:
+    preflight(spec.campaign)
+
+
 def _lab(spec: SettingsSpec) -> tuple[Path | None, str | None]:
     return spec.campaign.common.lab, spec.campaign.common.host
 
@@ -149,5 +153,6 @@ def _file(raw: Any, path: Path) -> SettingsSpec:
     return SettingsSpec.of(raw, campaign)
 
 
-KIND = Kind("settings", SettingsSpec, SetBisectResult, lambda spec: preflight(spec.campaign), _lab, _notify,
-            _progress, _run, _report, _metric, no_estimate, _file, aliases=("cmdline",))
+KIND: Kind[SettingsSpec] = Kind(name="settings", spec=SettingsSpec, result=SetBisectResult, check=_check, lab=_lab,
+                                notify=_notify, progress=_progress, run=_run, report=_report, metric=_metric,
+                                left=no_estimate, file=_file, aliases=("cmdline",))

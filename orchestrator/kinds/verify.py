@@ -99,5 +99,6 @@ def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Es
     return fixed_estimate(total, len(boots), "verification")
 
 
-KIND = Kind("verify", VerifySpec, VerifyResult, bisect.check, bisect.lab, bisect.notify, _progress, _run, _report,
-            bisect.metric, _left)
+KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect.check, lab=bisect.lab,
+                              notify=bisect.notify, progress=_progress, run=_run, report=_report, metric=bisect.metric,
+                              left=_left)
