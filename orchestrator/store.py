@@ -738,7 +738,7 @@ class Store:
 
     def add_profile(self, campaign_id: int, parent: str, culprit: str, event: str, stacks: Mapping[str, Any],
                     note: str = "") -> int:
-        """A profile of parent against culprit (orchestrator/kinds/profiling.py), kept apart
+        """A profile of parent against culprit (orchestrator/explain/profile_boots.py), kept apart
         from the boots and runs every decision counts: its boots were never measured."""
         with self._session() as s, s.begin():
             row = ProfileRow(campaign_id=campaign_id, parent=parent, culprit=culprit, event=event,

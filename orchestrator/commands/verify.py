@@ -179,7 +179,7 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     its campaign and the mapping stored for it (with the commit, the tip and the boots under
     `verify`). Nothing is recorded here."""
     from orchestrator.campaign.file import parse_campaign, read_campaign_file, revision
-    from orchestrator.kinds.bisect import preflight
+    from orchestrator.kinds.bisect_kind import preflight
     from orchestrator.kinds.specs import BisectSpec, VerifySpec
     from orchestrator.measure.endpoints import MEASURED
 

@@ -556,7 +556,7 @@ def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confir
     from rich.console import Console
 
     from orchestrator.cli import main
-    from orchestrator.kinds.bisect import summary
+    from orchestrator.kinds.bisect_kind import summary
     from orchestrator.progress import LiveView
 
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width

@@ -25,8 +25,8 @@ from orchestrator import wiring
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.cli import main
 from orchestrator.commands import notify
-from orchestrator.hosts.lab import local_lab
-from orchestrator.kinds import profiling
+from orchestrator.explain import profile_boots
+from orchestrator.hosts.labfile import local_lab
 from orchestrator.kinds import run as kinds
 from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record
@@ -91,8 +91,8 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     bad.add(repo.names[CULPRIT_SUBJECT])
     pool = SimpleNamespace(close=lambda: None, lab=local_lab())  # one slot: the engine's one-slot search
     monkeypatch.setattr(wiring, "open_pool", lambda _lab, *_store_and_id: pool)
-    monkeypatch.setattr(profiling, "perf_pool", fake_perf_pool)
-    monkeypatch.setattr(profiling, "profile_pair", fake_profile_pair)
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     monkeypatch.setattr(kinds, "END_HOOKS", [notify.on_end])
     ns = SimpleNamespace(repo=repo, store=Store(f"sqlite:///{tmp_path / 'v.db'}"), regressed=lambda c: c in bad)
     return ns
@@ -289,7 +289,7 @@ def test_a_settings_campaign_is_mailed_to_its_labs_list(lab, tmp_path):
 
 def test_a_campaign_without_a_lab_file_is_mailed_to_the_list_of_the_lab_a_worker_ran_it_on(lab, tmp_path):
     from orchestrator.commands.notify import recipients_of
-    from orchestrator.hosts.lab import load_lab
+    from orchestrator.hosts.labfile import load_lab
     from orchestrator.kinds.specs import SettingsSpec
     from orchestrator.setbisect.campaign import parse_settings
 

@@ -32,7 +32,7 @@ def test_no_module_runs_a_shell_or_builds_a_command_string():
 
 
 def test_a_sysfs_value_reaches_the_guest_as_an_argument_of_a_constant_script():
-    from orchestrator.compare.settings import WRITE_SCRIPT, write_argv
+    from orchestrator.compare.sysfs import WRITE_SCRIPT, write_argv
 
     argv = write_argv("/sys/block/sda/queue/scheduler", "$(reboot); `id` \"'")
     assert argv[:3] == ["sh", "-c", WRITE_SCRIPT] and "{" not in WRITE_SCRIPT

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.hosts.lab import Lab, load_lab
+from orchestrator.hosts.labfile import Lab, load_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.queue.leases import CampaignStopped, DbLeases
 from orchestrator.queue.rows import now

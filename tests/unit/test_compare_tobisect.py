@@ -173,7 +173,7 @@ def test_the_written_file_parses_back_to_the_comparison_s_campaign_and_round_tri
 
 def test_the_markdown_and_html_reports_and_the_text_output_carry_the_commands() -> None:
     from orchestrator.compare.tobisect import with_commands
-    from orchestrator.kinds.compare import render, summary_text
+    from orchestrator.kinds.compare_kind import render, summary_text
 
     plan = _plan()
     c = with_commands(_compare(plan, iops=0.8), plan, 9)

@@ -7,7 +7,7 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.kinds import bisect
+from orchestrator.kinds import bisect_kind
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.kinds.specs import VerifySpec
 from orchestrator.results import VerifyResult, answer_as, stopped
@@ -38,17 +38,17 @@ def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Abstr
 
 
 def _run(r: Run) -> str:
-    from orchestrator.bisect.verify import verify_commit
+    from orchestrator.bisect.suspect import verify_commit
     from orchestrator.wiring import verification_for
 
     campaign = r.spec.campaign
     judge, vcs, direction = verification_for(campaign, r.store, r.campaign_id, r.pool, r.on_event)
     result = verify_commit(judge, vcs, campaign, direction, r.spec.commit, r.spec.boots, r.spec.revert_on)
     if campaign.explain.profile:  # `verify --profile`: after the verdict, never part of it
-        from orchestrator.kinds.profiling import profile_commits
-        from orchestrator.wiring import say
+        from orchestrator import wiring
+        from orchestrator.explain.profile_boots import profile_commits
 
-        profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, say)
+        profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, wiring.say, wiring)
     return "\n".join([result.answer.line, *([result.revert.text] if result.revert is not None else []),
                       *table(result, campaign.metric.name, direction)])
 
@@ -99,6 +99,6 @@ def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Es
     return fixed_estimate(total, len(boots), "verification")
 
 
-KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect.check, lab=bisect.lab,
-                              notify=bisect.notify, progress=_progress, run=_run, report=_report, metric=bisect.metric,
+KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect_kind.check, lab=bisect_kind.lab,
+                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, metric=bisect_kind.metric,
                               left=_left)

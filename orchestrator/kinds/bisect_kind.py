@@ -31,7 +31,7 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     from orchestrator.backends.git_bisect import git
     from orchestrator.campaign.file import check_threshold_sign
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
     if campaign.lab is not None:
@@ -125,11 +125,11 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
 
 
 def _run(r: Run) -> str:
-    from orchestrator.kinds import profiling
-    from orchestrator.wiring import run_campaign, say
+    from orchestrator import wiring
+    from orchestrator.explain import profile_boots
 
-    outcome = run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
-    profiling.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome, say)
+    outcome = wiring.run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
+    profile_boots.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome.result, wiring.say, wiring)
     return summary(outcome, r.campaign_id)
 
 

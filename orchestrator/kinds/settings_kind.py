@@ -29,7 +29,7 @@ def preflight(c: SettingsCampaign) -> None:
     and the kernel (the file is there, the stored kernel is known, the commit and its recipe)."""
     from orchestrator.campaign.file import check_threshold_sign
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
     common = c.common

@@ -77,7 +77,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
     pool), a resumed one on the host that measured its last run; its verdict stored."""
     from orchestrator import wiring
     from orchestrator.compare.collect import comparison, run_host, stored_runs
-    from orchestrator.compare.runner import run_plan
+    from orchestrator.compare.runplan import run_plan
     from orchestrator.compare.tobisect import with_commands
 
     last = store.last_run(campaign_id)
@@ -124,14 +124,13 @@ def _run(r: Run) -> str:
     result = execute(plan, r.store, r.campaign_id, r.pool, r.on_event)
     profile = None
     if r.spec.profile:  # `compare --profile`: after the runs, never part of the verdict
+        from orchestrator import wiring
         from orchestrator.compare.collect import run_host
-        from orchestrator.explain import profile_stored
-        from orchestrator.kinds import profiling
-        from orchestrator.wiring import say
+        from orchestrator.explain import profile_boots, profile_stored
 
         last = r.store.last_run(r.campaign_id)
-        profiling.profile_variants(plan, r.store, r.campaign_id, r.pool, run_host(last.raw) if last else plan.host,
-                                       say)
+        profile_boots.profile_variants(plan, r.store, r.campaign_id, r.pool,
+                                       run_host(last.raw) if last else plan.host, wiring.say, wiring)
         profile = profile_stored.collect(r.store, r.campaign_id, plan.variants[0].name, plan.variants[1].name)
     write_reports(result, list(r.spec.reports), profile)
     return summary_text(result)
