@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from orchestrator.campaign.file import Campaign
     from orchestrator.campaign.workload import WorkloadChoice
     from orchestrator.notify.recipients import Notify
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def preflight(campaign: Campaign) -> WorkloadChoice:
@@ -152,8 +152,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
 def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
     """The boots a running bisection has left: its steps left over the commits left (counted in
     its clone, or the user's repository) at its boots per commit."""
-    from orchestrator.web.gather import commits_of
-    from orchestrator.web.views import bisect_estimate, marks
+    from orchestrator.report.estimate import bisect_estimate, commits_of, marks
 
     git = commits_of(store, row, spec)
     m = marks(row.bisect_log)

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def check_kernels(plan: ComparePlan) -> None:
@@ -157,7 +157,7 @@ def _metric(spec: CompareSpec) -> str | None:
 def _left(store: Store, row: CampaignRow, spec: CompareSpec, boots: list[BootRow]) -> Estimate:
     from orchestrator.compare.plan import plan_from_spec
     from orchestrator.compare.schedule import schedule
-    from orchestrator.web.views import fixed_estimate
+    from orchestrator.report.estimate import fixed_estimate
 
     plan = plan_from_spec(spec)
     planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)

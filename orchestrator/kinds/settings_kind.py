@@ -18,9 +18,9 @@ from orchestrator.results import SetBisectResult, text_of
 if TYPE_CHECKING:
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
+    from orchestrator.report.estimate import Estimate
     from orchestrator.setbisect.campaign import SettingsCampaign
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def preflight(c: SettingsCampaign) -> None:
@@ -99,7 +99,7 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
 
 def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
     """A set bisection's boots left are not estimated (the search's rounds depend on the answers)."""
-    from orchestrator.web.views import Estimate
+    from orchestrator.report.estimate import Estimate
 
     return Estimate(None, f"no estimate for a {row.kind} campaign")
 

@@ -14,8 +14,8 @@ from orchestrator.kinds.specs import CampaignSpec
 from orchestrator.results import Result, read
 
 if TYPE_CHECKING:
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 KINDS: dict[str, Kind[Any]] = {k.name: k for k in (
     bisect_kind.KIND, verify_kind.KIND, compare_kind.KIND, settings_kind.KIND, config_kind.KIND)}
@@ -79,7 +79,7 @@ def report(store: Store, campaign_id: int, fmt: str) -> str:
 
 def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
     """The dashboard's estimate of the boots a running campaign has left."""
-    from orchestrator.web.views import Estimate
+    from orchestrator.report.estimate import Estimate
 
     try:
         return kind_of(row.kind).left(store, row, stored(row), boots)

@@ -13,8 +13,8 @@ from orchestrator.kinds.specs import VerifySpec
 from orchestrator.results import VerifyResult, answer_as, stopped
 
 if TYPE_CHECKING:
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def table(result: Any, metric: str, direction: str) -> list[str]:
@@ -93,7 +93,7 @@ def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> l
 
 
 def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    from orchestrator.web.views import fixed_estimate
+    from orchestrator.report.estimate import fixed_estimate
 
     total = 2 * spec.boots * (2 if spec.revert_on else 1)
     return fixed_estimate(total, len(boots), "verification")

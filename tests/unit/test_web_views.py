@@ -7,21 +7,17 @@ import datetime as dt
 
 from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.report.bisection import steps_of
+from orchestrator.report.estimate import Estimate, bisect_estimate, fixed_estimate, marks, steps_left
 from orchestrator.stats import Boot
 from orchestrator.web.views import (
     Building,
-    Estimate,
-    bisect_estimate,
     building,
     decision_views,
     duration,
     eta_seconds,
-    fixed_estimate,
     host_boots,
-    marks,
     seconds_per_boot,
     short,
-    steps_left,
 )
 
 A, B, C, D, E = ("a" * 40, "b" * 40, "c" * 40, "d" * 40, "e" * 40)
