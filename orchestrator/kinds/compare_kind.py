@@ -15,9 +15,9 @@ from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.results import CompareResult
 
 if TYPE_CHECKING:
-    from orchestrator.compare.model import Comparison
     from orchestrator.compare.plan import ComparePlan
     from orchestrator.hosts.pool import GuestPool
+    from orchestrator.metrictable.cells import Comparison
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
     from orchestrator.report.estimate import Estimate
@@ -56,8 +56,8 @@ def check_kernels(plan: ComparePlan) -> None:
 def render(c: Comparison, fmt: str) -> str:
     """The comparison as md, html or json; the renderers are imported when used."""
     from orchestrator.compare.html import render_html
-    from orchestrator.compare.model import to_json
     from orchestrator.compare.text import render_markdown
+    from orchestrator.metrictable.cells import to_json
 
     return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)
 
@@ -90,7 +90,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
 
 
 def summary_text(c: Comparison) -> str:
-    from orchestrator.compare.text import metric_block
+    from orchestrator.metrictable.block import metric_block
 
     out = [f"{c.title}", "", *(f"- {line}" for line in c.verdict)]
     out += ["", "Bisect a row that regressed:", *c.bisect] if c.bisect else []

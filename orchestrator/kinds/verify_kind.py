@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 def table(result: Any, metric: str, direction: str) -> list[str]:
     """Parent against commit in the mmtests layout, one value per boot."""
-    from orchestrator.compare.model import VariantInfo
-    from orchestrator.compare.table import MetricMeta, Point, build
-    from orchestrator.compare.text import metric_block
+    from orchestrator.metrictable.block import metric_block
+    from orchestrator.metrictable.cells import VariantInfo
+    from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 
     p, c = result.parent, result.commit
     variants = [VariantInfo(p[:12], f"parent {p}"), VariantInfo(c[:12], f"commit {c}")]

@@ -21,9 +21,6 @@ from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import HIGH_CONFIDENCE
-from orchestrator.compare.model import Comparison, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, build
-from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.direction import Direction
 from orchestrator.explain import gather as explain
@@ -33,6 +30,9 @@ from orchestrator.explain.changed import Changed
 from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
 from orchestrator.measure.evidence import boots_by_host
 from orchestrator.measure.leftout import Excluded, left_out, sentence
+from orchestrator.metrictable.block import metric_block
+from orchestrator.metrictable.cells import Comparison, VariantInfo
+from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign

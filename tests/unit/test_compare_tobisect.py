@@ -16,7 +16,6 @@ from orchestrator.campaign.workload import choose_workload
 from orchestrator.cli import _parser
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.collect import comparison
-from orchestrator.compare.model import Comparison
 from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.tobisect import (
     bisect_commands,
@@ -26,6 +25,7 @@ from orchestrator.compare.tobisect import (
     threshold_for,
 )
 from orchestrator.errors import UserError
+from orchestrator.metrictable.cells import Comparison
 from orchestrator.stats import TwoSample
 
 BASE = [1000.0, 1012.0, 991.0, 1004.0, 996.0]
