@@ -114,10 +114,11 @@ class Doubt(StrEnum):
 
 @dataclass(frozen=True)
 class Doubts:
-    """The verdicts to re-examine before an answer can be given, and why (`kind` none: none)."""
+    """The verdicts to re-examine before an answer can be given, what the doubt is and why
+    (`doubt` None: none)."""
 
     commits: list[str] = field(default_factory=list)
-    kind: Doubt | None = None
+    doubt: Doubt | None = None
     why: str = ""
 
 
@@ -287,7 +288,7 @@ class Engine:
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for d in endpoint_decisions(check, good, bad, self.judge.runs):
                 self.store.add_decision(campaign_id, d)
-        relative = c.metric.threshold.value if c.metric.threshold.kind == "relative" else None
+        relative = c.metric.threshold.value if c.metric.threshold.scale == "relative" else None
         search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
                                        self.error, self._emit, relative)
         if self.build_cpus:
@@ -302,7 +303,7 @@ class Engine:
         for round_no in range(MAX_ROUNDS + 1):
             state = self._crossing(campaign_id, search.run(nominate), good, bad)
             self.store.set_bisect_log(campaign_id, search.log(state))
-            if state.kind is BisectOutcome.FOUND:
+            if state.outcome is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
                         state.mass, confirmation.confirmation, confirmation.revert) < 1 - self.error):
@@ -315,11 +316,11 @@ class Engine:
                 doubts = self._ambiguous(campaign_id, state)
             if not doubts.commits:
                 break
-            doubt = (str(doubts.kind), *sorted(doubts.commits))
+            doubt = (str(doubts.doubt), *sorted(doubts.commits))
             booted = sum(len(self.judge.evidence().get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
-            again = doubt in asked and (state.kind is BisectOutcome.FOUND or asked[doubt] == booted)
+            again = doubt in asked and (state.outcome is BisectOutcome.FOUND or asked[doubt] == booted)
             if round_no == MAX_ROUNDS or again:
                 unresolved = doubts
                 break
@@ -452,14 +453,14 @@ class Engine:
     def _confirmed_before(self, campaign_id: int) -> bool:
         """A confirmation was measured already in this campaign (a nomination's, or one before a
         resume): the search goes on to 1 - error from here."""
-        return any(d.role is Role.CONFIRM and d.kind is not Basis.MEASURING for d in self.store.decisions(campaign_id))
+        return any(d.role is Role.CONFIRM and d.basis is not Basis.MEASURING for d in self.store.decisions(campaign_id))
 
     def _ambiguous(self, campaign_id: int, state: SearchEnd) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
         latest = {d.commit: d for d in self._latest(campaign_id)}
-        unclear = [x for x in state.candidates if x in latest and latest[x].kind is Basis.AMBIGUOUS]
+        unclear = [x for x in state.candidates if x in latest and latest[x].basis is Basis.AMBIGUOUS]
         if not unclear:
             return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
@@ -554,17 +555,17 @@ class Engine:
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
-        kind, culprit, candidates = state.kind, state.culprit, state.candidates
-        if state.kind is BisectOutcome.FOUND and unresolved.kind is Doubt.NOOP:
-            kind, culprit = BisectOutcome.INCONCLUSIVE, ""
+        outcome, culprit, candidates = state.outcome, state.culprit, state.candidates
+        if state.outcome is BisectOutcome.FOUND and unresolved.doubt is Doubt.NOOP:
+            outcome, culprit = BisectOutcome.INCONCLUSIVE, ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
-        confirmation = pairs.confirmation if kind is BisectOutcome.FOUND else None
-        revert = pairs.revert if kind is BisectOutcome.FOUND else None
-        if kind is BisectOutcome.FOUND:
+        confirmation = pairs.confirmation if outcome is BisectOutcome.FOUND else None
+        revert = pairs.revert if outcome is BisectOutcome.FOUND else None
+        if outcome is BisectOutcome.FOUND:
             # a revert that takes part of the gap away weighs nothing: its evidence is for all of it
             confidence = answer_confidence(confidence, confirmation, None if self._partial(revert) else revert)
-            if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
+            if unresolved.doubt in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
                 # held: the sequential pairs stop early, so their evidence alone may not outweigh
                 # the steps'; the answer is named, never with high confidence
@@ -576,8 +577,8 @@ class Engine:
             self.store.set_bisect_log(campaign_id, log)  # the searches for more steps wrote theirs
             everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
         result = BisectResult(
-            kind, culprit, self.vcs.parent(culprit) if culprit else "",
-            () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
+            outcome, culprit, self.vcs.parent(culprit) if culprit else "",
+            () if outcome is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
             sum(len(v) for v in everywhere.values()), confirmation, revert,
             **steps)
@@ -623,7 +624,7 @@ class Engine:
                 ranges += [(lo, step.parent), (step.commit, hi)]
                 end = stop(shares, self.c.steps.min_share)
         steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
-        if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
+        if len(steps) > 1 and self.c.metric.threshold.scale == "relative":
             levels = [self._pooled(good, x.commit) for x in steps]
             steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
                                   self.c.metric.threshold.value, self.direction)
@@ -658,11 +659,11 @@ class Engine:
         first), each placed on the good(0)-to-bad(1) line by its boots, to be confirmed as a
         culprit; `state` itself when a candidate could not be measured (a build, boot or
         workload failure: the step may be there)."""
-        if state.kind is not BisectOutcome.ONLY_SKIPPED:
+        if state.outcome is not BisectOutcome.ONLY_SKIPPED:
             return state
         latest = {d.commit: d for d in self._latest(campaign_id)}
         between = (Basis.APART, Basis.AMBIGUOUS)
-        if not any(x in latest and latest[x].kind in between for x in state.candidates):
+        if not any(x in latest and latest[x].basis in between for x in state.candidates):
             return state
         order = sorted(state.candidates, key=lambda x: sum(self.vcs.is_ancestor(o, x) for o in state.candidates if o != x))
         placed: list[tuple[float, str]] = []  # the measured commits on the line, the last good one first
@@ -681,7 +682,7 @@ class Engine:
         if move <= 0:
             return state
         self._emit("steps", x, message=(
-            f"{sum(1 for c in order if latest.get(c) and latest[c].kind in between)} commit(s) lie between good and "
+            f"{sum(1 for c in order if latest.get(c) and latest[c].basis in between)} commit(s) lie between good and "
             f"bad (a regression in steps): {x[:12]} moves the metric most ({move:.0%} of the gap)"))
         return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
 
@@ -718,7 +719,7 @@ class Engine:
     def _alone(self, change: TwoSample) -> bool:
         """A step's change against its parent reaches the campaign's threshold by itself."""
         threshold = self.c.metric.threshold
-        if threshold.kind != "relative":
+        if threshold.scale != "relative":
             return False
         return Direction(self.direction).reaches(change.change, threshold.value)
 
@@ -751,9 +752,9 @@ class Engine:
         search = Search(self.c, self.store, campaign_id, self.vcs, lo, hi, self.lab_of(campaign_id), self.error,
                         self._emit)
         end = self._crossing(campaign_id, search.run(), lo, hi)
-        if end.kind is not BisectOutcome.FOUND:
+        if end.outcome is not BisectOutcome.FOUND:
             notes.append(f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression, but its search named no "
-                         f"single commit ({end.kind.value.replace('_', ' ')})")
+                         f"single commit ({end.outcome.value.replace('_', ' ')})")
             return None
         commit, parent = end.culprit, self.vcs.parent(end.culprit)
         t = self._confirm_step(campaign_id, commit, parent, lo, hi, llr_of(end.mass))

@@ -92,7 +92,7 @@ def pair_since(store: CampaignStore, campaign_id: int, judge: Judge, role: Role,
     decisions = store.decisions(campaign_id)
     last = max((i for i, d in enumerate(decisions) if d.role in STALE_AFTER), default=-1)
     for d in decisions[last + 1:]:
-        if d.role is role and d.commit == key and d.kind is Basis.MEASURING:
+        if d.role is role and d.commit == key and d.basis is Basis.MEASURING:
             return d.since
     since = sum(len(bs) for bs in judge.boots().values())
     store.add_decision(campaign_id, Decided(key, role, Marker.MEASURING, f"from boot {since}: both booted "

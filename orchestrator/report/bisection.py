@@ -177,9 +177,9 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
     the host's and those that only said a measurement began, each with its commit's boots
     (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
     (the commit's boots, if a confirmation took some later, are not what decided it)."""
-    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Basis.MEASURING]
+    shown = [d for d in decisions if d.role is not Role.HOST and d.basis is not Basis.MEASURING]
     return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
-                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
+                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.basis.value)
                  for i, d in enumerate(shown))
 
 

@@ -92,7 +92,7 @@ class Rules:
 
     def relative(self, good_level: float) -> float:
         """The threshold as a change relative to good (an absolute one taken from good's level)."""
-        return self.threshold.value if self.threshold.kind == "relative" else relative_change(
+        return self.threshold.value if self.threshold.scale == "relative" else relative_change(
             good_level, self.threshold.value)
 
 
@@ -342,7 +342,7 @@ class SetBisection:
                 d: Decision = decide(judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
                 if d.verdict is not Verdict.MORE:
                     return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence,
-                                   judge.runs(key), d.kind)
+                                   judge.runs(key), d.basis)
                 if self._lab is not None and self._lab.halt.is_set():
                     raise Halted(key)
                 judge.refresh(good, bad)
@@ -371,7 +371,7 @@ class SetBisection:
         against bad - set (the set taken out restores the metric)."""
         subject = other if role is Role.CONFIRM else base
         done = next((d for d in self.store.decisions(campaign_id)
-                     if d.role is role and d.commit == subject and d.kind is not Basis.MEASURING), None)
+                     if d.role is role and d.commit == subject and d.basis is not Basis.MEASURING), None)
         if done is not None:
             return PairResult(PairVerdict(done.verdict), done.reason)
         since = pair_since(self.store, campaign_id, self.judge, role, subject)

@@ -104,7 +104,7 @@ def test_the_netperf_series_over_two_slots_names_its_culprit_in_fewer_rounds_tha
     decisions = store.decisions(1)
     steps = [d for d in decisions if d.role == "step"]
     assert 0 < len(rounds) < len(steps), (len(rounds), len(steps))
-    assert all(d.inherited for d in steps), [(d.commit[:12], d.kind) for d in steps]
+    assert all(d.inherited for d in steps), [(d.commit[:12], d.basis) for d in steps]
     moves = [d for d in decisions if d.role == "host"]
     assert len(moves) == 1 and moves[0].reason.startswith("host sshhost failed") and not moves[0].commit, moves
     boots = store.boots(1)
