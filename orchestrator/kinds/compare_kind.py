@@ -144,8 +144,8 @@ def _report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
     from orchestrator.explain.profile_render import appended
 
     plan = plan_from_spec(spec)
-    profile = profile_stored.collect(store, campaign_id, plan.variants[0].name, plan.variants[1].name) \
-        if spec.profile else None
+    profile = (profile_stored.collect(store, campaign_id, plan.variants[0].name, plan.variants[1].name)
+               if spec.profile else None)
     return appended(render(with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id), fmt),
                     fmt, profile)
 

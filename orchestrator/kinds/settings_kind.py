@@ -41,8 +41,8 @@ def preflight(c: SettingsCampaign) -> None:
                      if ch.name in ("scheduler", "read_ahead_kb", "nomerges") or "{disk}" in ch.name]
     needs = max(choice.workload.needs_disks, 1 if disk_settings else 0)
     if common.guest.disks.count < needs:
-        why = f"{choice.workload.name} needs" if needs == choice.workload.needs_disks else \
-            f"the disk settings ({', '.join(disk_settings)}) need"
+        why = (f"{choice.workload.name} needs" if needs == choice.workload.needs_disks
+               else f"the disk settings ({', '.join(disk_settings)}) need")
         raise UserError(f"guest.disks.count: {why} at least {needs} data disk(s), got {common.guest.disks.count}")
     own = float(choice.params.get("runtime", 0)) + float(choice.params.get("ramp_time", 0))
     if own >= common.timeouts.run_s:

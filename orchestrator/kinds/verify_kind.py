@@ -68,8 +68,8 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     if fmt == "json":
         shown = answered or stop
         return json.dumps(shown.to_dict() if shown is not None else {}, indent=2)
-    lines = [*answered.lines, "", *_table(store, campaign_id, spec, answered)] if answered else \
-        [stop.line()] if stop else []
+    lines = ([*answered.lines, "", *_table(store, campaign_id, spec, answered)] if answered
+             else [stop.line()] if stop else [])
     text = "\n".join(lines)
     title = f"vmbisect verification {row.name}: {spec.commit}"
     profile = profile_stored.collect(store, campaign_id, answered.parent, answered.commit) if answered else None

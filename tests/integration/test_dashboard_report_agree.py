@@ -89,8 +89,8 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     html = client(url).get(f"/campaigns/{cid}").text
     ours, theirs = page_rows(html), report_rows(md)
     assert ours == theirs and len(ours) >= 5
-    assert status_rows(one(store, cid)) == [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in theirs], \
-        "`vmbisect status ID` lists the report's rows"
+    assert status_rows(one(store, cid)) == [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in theirs], (
+        "`vmbisect status ID` lists the report's rows")
     inherited = [r for r, d in zip(ours, [d for d in store.decisions(cid) if d.basis is not Basis.MEASURING])
                  if d.inherited]
     assert inherited and all(r[4:] == ("0", "0", "-") for r in inherited), "no boots for a verdict taken without one"

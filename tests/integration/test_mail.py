@@ -161,8 +161,8 @@ def test_a_mail_that_failed_goes_at_the_next_campaigns_end_and_the_campaign_is_n
     assert run(lab, monkeypatch, refused, False) == 2, "refused: the endpoints show no regression"
     assert lab.store.campaign(refused).state == "refused"
     err = capsys.readouterr().err
-    assert f"vmbisect: campaign {refused}: mail not sent: smtp 127.0.0.1:{port}: [Errno 111] Connection refused; sent " \
-           "again when a campaign ends, or by: vmbisect notify" in err
+    assert (f"vmbisect: campaign {refused}: mail not sent: smtp 127.0.0.1:{port}: [Errno 111] Connection refused; sent "
+            "again when a campaign ends, or by: vmbisect notify") in err
     assert lab.store.mail(refused).state == "failed"
 
     inbox = Inbox()
@@ -247,8 +247,8 @@ def test_tls_with_a_login_sends_and_a_refused_login_is_one_line_without_the_pass
         cid = campaign(lab, "flat", [TEAM])
         assert run(lab, monkeypatch, cid, False) == 2
         err = capsys.readouterr().err
-        assert f"vmbisect: campaign {cid}: mail not sent: smtp localhost:{port}: 535 5.7.8 Authentication " \
-               "credentials invalid" in err and "wrong battery" not in err
+        assert (f"vmbisect: campaign {cid}: mail not sent: smtp localhost:{port}: 535 5.7.8 Authentication "
+                "credentials invalid") in err and "wrong battery" not in err
         assert lab.store.campaign(cid).state == "refused" and inbox.mails == []
         secret.write_text("correct horse\n")
         assert main(["notify", "--store", str(lab.store.engine.url)]) == 0

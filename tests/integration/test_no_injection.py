@@ -58,8 +58,8 @@ def test_a_compiler_that_is_an_option_or_a_command_is_refused(cc):
 
 
 def test_the_kernel_command_line_stays_one_text_node_of_the_domain(tmp_path):
-    append = "quiet </cmdline><qemu:commandline><qemu:arg value='-monitor'/><qemu:arg value='tcp::4444'/>" \
-             "</qemu:commandline><cmdline> & \"x\""
+    append = ("quiet </cmdline><qemu:commandline><qemu:arg value='-monitor'/><qemu:arg value='tcp::4444'/>"
+              "</qemu:commandline><cmdline> & \"x\"")
     boot = BootFiles(name="vmbisect-1-aa", kernel=tmp_path / "k", initrd=tmp_path / "i", cmdline=append,
                      console_log=tmp_path / "c", agent_socket=tmp_path / "s", owner_pid=1)
     dom = ET.fromstring(domain_xml(VmSpec(), boot))

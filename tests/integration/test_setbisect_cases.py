@@ -165,8 +165,8 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
         assert not result.ahead or any(n.startswith(f"{result.ahead} candidate(s) measured ahead") for n in result.notes)
         assert {b.host for b in store.boots(cid)} == set(case.hosts), "every slot measured"
         rows = collect(store, cid, case.units, "iops", []).rows
-        assert len([r for r in rows if r.what == "measured ahead, not needed by the search" and r.verdict]) == \
-            result.ahead, "the report lists every verdict measured ahead the search did not need"
+        ahead = [r for r in rows if r.what == "measured ahead, not needed by the search" and r.verdict]
+        assert len(ahead) == result.ahead, "the report lists every verdict measured ahead the search did not need"
         assert not result.ahead or f"{result.ahead} measured ahead, not needed" in result.line()
 
 
