@@ -118,7 +118,7 @@ def campaign(case: Case, seed: int, steps: str | dict[str, float] = "") -> tuple
     add = store.add_decision
 
     def added(campaign_id: int, d: Decided) -> None:
-        if d.role is Role.REVERT and d.kind is not Basis.MEASURING and not judged:
+        if d.role is Role.REVERT and d.basis is not Basis.MEASURING and not judged:
             judged.append(host.boots)
         add(campaign_id, d)
 
@@ -146,7 +146,7 @@ def trial(case: Case, seed: int) -> Trial:
     wrong = [i for i in steps if i not in at]
     confident = result.confidence >= HIGH_CONFIDENCE
     crossed = [i for i, x in steps.items() if x.crossed]
-    restored = None if result.reverted is None else result.reverted.get("verdict") == PairVerdict.RESTORES
+    restored = None if result.reverted is None else result.reverted.verdict is PairVerdict.RESTORES
     extra = 0
     if len(at) == 1:
         first_boots = campaign(case, seed, "first")[1]

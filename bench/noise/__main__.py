@@ -114,7 +114,7 @@ def retable(path: Path, extra: list[str]) -> int:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.hosts.lab import local_lab
+    from orchestrator.hosts.labfile import local_lab
     from orchestrator.measure.guests import PoolMeasurer
     from orchestrator.wiring import open_pool
 

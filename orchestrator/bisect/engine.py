@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from orchestrator.backends.gitlog import BisectState
-from orchestrator.bisect.pairs import Pairs
+from orchestrator.bisect.pairs import CulpritPairs, Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.rounds import NOMINATE
 from orchestrator.bisect.search import Search, SearchEnd, latest
@@ -63,6 +63,7 @@ from orchestrator.bisect.steps import (
 )
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import JUDGED, Basis, Decided, PairVerdict, Role, Verdict
+from orchestrator.direction import Direction
 from orchestrator.errors import (
     BootFailed,
     BuildFailed,
@@ -80,7 +81,7 @@ from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges, hosts_of
 from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
 from orchestrator.ports import Event, KernelBuilds, Measurer
-from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, StopKind, Stopped
+from orchestrator.results import BisectOutcome, BisectResult, PairResult, RegressionStep, StepsEnd, StopKind, Stopped
 from orchestrator.stats import TwoSample, compare_pooled, drift, pooled_boot_variance
 
 # Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
@@ -113,10 +114,11 @@ class Doubt(StrEnum):
 
 @dataclass(frozen=True)
 class Doubts:
-    """The verdicts to re-examine before an answer can be given, and why (`kind` none: none)."""
+    """The verdicts to re-examine before an answer can be given, what the doubt is and why
+    (`doubt` None: none)."""
 
     commits: list[str] = field(default_factory=list)
-    kind: Doubt | None = None
+    doubt: Doubt | None = None
     why: str = ""
 
 
@@ -286,13 +288,13 @@ class Engine:
         if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
             for d in endpoint_decisions(check, good, bad, self.judge.runs):
                 self.store.add_decision(campaign_id, d)
-        relative = c.metric.threshold.value if c.metric.threshold.kind == "relative" else None
+        relative = c.metric.threshold.value if c.metric.threshold.scale == "relative" else None
         search = self._search = Search(c, self.store, campaign_id, self.vcs, good, bad, self.lab_of(campaign_id),
                                        self.error, self._emit, relative)
         if self.build_cpus:
             search.ahead = lambda outcomes: self._build_ahead(search, outcomes)
         unresolved = Doubts()
-        confirmation: dict[str, Any] = {}
+        confirmation = CulpritPairs()
         asked: dict[tuple[str, ...], int] = {}
         # the first candidate is confirmed as soon as it holds 1 - NOMINATE of the mass; one whose
         # confirmation does not carry it to 1 - error, or is doubted, sends the search on to
@@ -301,10 +303,10 @@ class Engine:
         for round_no in range(MAX_ROUNDS + 1):
             state = self._crossing(campaign_id, search.run(nominate), good, bad)
             self.store.set_bisect_log(campaign_id, search.log(state))
-            if state.kind is BisectOutcome.FOUND:
+            if state.outcome is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(campaign_id, state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
-                        state.mass, confirmation, confirmation.get("revert")) < 1 - self.error):
+                        state.mass, confirmation.confirmation, confirmation.revert) < 1 - self.error):
                     nominate = 0.0
                     self._emit("recheck", state.culprit, message=(
                         f"the candidate {state.culprit[:12]} ({state.mass:.1%} of the mass) was not carried to "
@@ -314,11 +316,11 @@ class Engine:
                 doubts = self._ambiguous(campaign_id, state)
             if not doubts.commits:
                 break
-            doubt = (str(doubts.kind), *sorted(doubts.commits))
+            doubt = (str(doubts.doubt), *sorted(doubts.commits))
             booted = sum(len(self.judge.evidence().get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
-            again = doubt in asked and (state.kind is BisectOutcome.FOUND or asked[doubt] == booted)
+            again = doubt in asked and (state.outcome is BisectOutcome.FOUND or asked[doubt] == booted)
             if round_no == MAX_ROUNDS or again:
                 unresolved = doubts
                 break
@@ -396,7 +398,7 @@ class Engine:
     # ---- doubting the answer -----------------------------------------------------------------
 
     def _doubts(self, campaign_id: int, culprit: str, good: str, bad: str,
-                mass: float) -> tuple[Doubts, dict[str, Any]]:
+                mass: float) -> tuple[Doubts, CulpritPairs]:
         """The steps to re-examine before `culprit` can be named, and why; and the confirmation
         measured on the way (culprit against parent, then the revert), which carry the
         candidate from its posterior `mass` to the campaign's 1 - error."""
@@ -415,7 +417,7 @@ class Engine:
             # verdicts that made the culprit bad and the ones that made its parent good
             return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.NOOP, (
                 f"the culprit {culprit[:12]}'s kernel image is identical to its parent {parent[:12]}'s: a commit "
-                "that changes nothing cannot be the culprit")), {}
+                "that changes nothing cannot be the culprit")), CulpritPairs()
         moved = []
         rechecked = {d.commit for d in self.store.decisions(campaign_id) if d.role is Role.RECHECK}
         for d in judged:
@@ -429,34 +431,36 @@ class Engine:
         if moved:
             return Doubts(moved, Doubt.UNSURE, (
                 f"{len(moved)} verdict(s) are not sure against the references measured since (a doubtful verdict, "
-                f"drift or noise): {', '.join(x[:12] for x in moved)}")), {}
+                f"drift or noise): {', '.join(x[:12] for x in moved)}")), CulpritPairs()
         pairs = Pairs(self.c, self.direction, self.store, campaign_id, lambda: self.judge, self.vcs.revert, self.error,
                       self._emit)
         prior = llr_of(mass)
         confirmation = pairs.confirm(culprit, parent, good, bad, prior, int(self.c.confirm == "revert"))
-        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] is not PairVerdict.NOT_SEEN:
-            confirmation["revert"] = pairs.revert(culprit, good, bad, prior + confirmation["evidence"])
-            if confirmation["revert"]["verdict"] is PairVerdict.NOT_RESTORED and not self._partial(confirmation["revert"]):
+        if (self.c.confirm == "revert" and confirmation.change is not None
+                and confirmation.verdict is not PairVerdict.NOT_SEEN):
+            revert = pairs.revert(culprit, good, bad, prior + (confirmation.evidence or 0.0))
+            if revert.verdict is PairVerdict.NOT_RESTORED and not self._partial(revert):
                 return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
-                    f"{confirmation['revert']['text']}")), confirmation
-        if confirmation.get("verdict") is PairVerdict.NOT_SEEN:
+                    f"{revert.text}")), CulpritPairs(confirmation, revert)
+            return Doubts(), CulpritPairs(confirmation, revert)
+        if confirmation.verdict is PairVerdict.NOT_SEEN:
             return Doubts(self._boundary(campaign_id, judged, culprit, parent), Doubt.NOT_SEEN, (
                 f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
-                f"interleaved: {confirmation['text']}")), confirmation
-        return Doubts(), confirmation
+                f"interleaved: {confirmation.text}")), CulpritPairs(confirmation)
+        return Doubts(), CulpritPairs(confirmation)
 
     def _confirmed_before(self, campaign_id: int) -> bool:
         """A confirmation was measured already in this campaign (a nomination's, or one before a
         resume): the search goes on to 1 - error from here."""
-        return any(d.role is Role.CONFIRM and d.kind is not Basis.MEASURING for d in self.store.decisions(campaign_id))
+        return any(d.role is Role.CONFIRM and d.basis is not Basis.MEASURING for d in self.store.decisions(campaign_id))
 
     def _ambiguous(self, campaign_id: int, state: SearchEnd) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
         latest = {d.commit: d for d in self._latest(campaign_id)}
-        unclear = [x for x in state.candidates if x in latest and latest[x].kind is Basis.AMBIGUOUS]
+        unclear = [x for x in state.candidates if x in latest and latest[x].basis is Basis.AMBIGUOUS]
         if not unclear:
             return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
@@ -538,7 +542,7 @@ class Engine:
     # ---- the answer --------------------------------------------------------------------------
 
     def _finish(self, campaign_id: int, state: SearchEnd, check: EndpointCheck, good: str, bad: str,
-                unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
+                unresolved: Doubts, pairs: CulpritPairs) -> Outcome:
         latest = self._latest(campaign_id)
         measured = [d for d in latest if d.verdict in JUDGED and not d.inherited]
         # the posterior's mass of the answer (every boot of every commit, as the search weighs
@@ -551,38 +555,39 @@ class Engine:
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(campaign_id, good, bad), *moves) if x]
         everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
-        kind, culprit, candidates = state.kind, state.culprit, state.candidates
-        if state.kind is BisectOutcome.FOUND and unresolved.kind is Doubt.NOOP:
-            kind, culprit = BisectOutcome.INCONCLUSIVE, ""
+        outcome, culprit, candidates = state.outcome, state.culprit, state.candidates
+        if state.outcome is BisectOutcome.FOUND and unresolved.doubt is Doubt.NOOP:
+            outcome, culprit = BisectOutcome.INCONCLUSIVE, ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
-        revert = confirmation.pop("revert", None) if kind is BisectOutcome.FOUND else None
-        if kind is BisectOutcome.FOUND:
+        confirmation = pairs.confirmation if outcome is BisectOutcome.FOUND else None
+        revert = pairs.revert if outcome is BisectOutcome.FOUND else None
+        if outcome is BisectOutcome.FOUND:
             # a revert that takes part of the gap away weighs nothing: its evidence is for all of it
             confidence = answer_confidence(confidence, confirmation, None if self._partial(revert) else revert)
-            if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
+            if unresolved.doubt in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
                 # held: the sequential pairs stop early, so their evidence alone may not outweigh
                 # the steps'; the answer is named, never with high confidence
                 confidence = min(confidence, CONTRADICTED)
         steps: dict[str, Any] = {}
-        if kind is BisectOutcome.FOUND and confirmation.get("verdict") is PairVerdict.CONFIRMED:
+        if confirmation is not None and confirmation.verdict is PairVerdict.CONFIRMED:
             log = self.search.log(state)
             steps = self._steps(campaign_id, culprit, good, bad, revert, state.mass, notes)
             self.store.set_bisect_log(campaign_id, log)  # the searches for more steps wrote theirs
             everywhere = self.store.boot_samples(campaign_id, self.c.metric.name)
         result = BisectResult(
-            kind, culprit, self.vcs.parent(culprit) if culprit else "",
-            () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
+            outcome, culprit, self.vcs.parent(culprit) if culprit else "",
+            () if outcome is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
-            sum(len(v) for v in everywhere.values()), confirmation if kind is BisectOutcome.FOUND else {}, revert,
+            sum(len(v) for v in everywhere.values()), confirmation, revert,
             **steps)
         self.store.set_state(campaign_id, "done", result.to_dict())
         return Outcome(result.outcome, culprit, tuple(candidates), check, self.search.steps, tuple(notes), confidence, result)
 
     # ---- the regression's steps -------------------------------------------------------------
 
-    def _steps(self, campaign_id: int, culprit: str, good: str, bad: str, revert: dict[str, Any] | None,
+    def _steps(self, campaign_id: int, culprit: str, good: str, bad: str, revert: PairResult | None,
                mass: float, notes: list[str]) -> dict[str, Any]:
         """The confirmed culprit's share of the good-to-bad gap and, when it carries clearly less
         than all of it and the campaign did not ask for the first step only, the other steps:
@@ -601,7 +606,7 @@ class Engine:
         own = self._pooled(parent, culprit)
         assert own is not None
         gap_log = math.log1p(gap.change)
-        position = (revert or {}).get("position")
+        position = revert.position if revert is not None else None
         rest = math.expm1(gap_log * (position if position is not None else 1 - first.value))
         named = [step_of(culprit, parent, first, own, True, self._alone(own))]
         shares = [first]
@@ -619,32 +624,33 @@ class Engine:
                 ranges += [(lo, step.parent), (step.commit, hi)]
                 end = stop(shares, self.c.steps.min_share)
         steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
-        if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
+        if len(steps) > 1 and self.c.metric.threshold.scale == "relative":
             levels = [self._pooled(good, x.commit) for x in steps]
             steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
                                   self.c.metric.threshold.value, self.direction)
         reverted = self._all_reverted(campaign_id, steps, good, bad) if len(steps) > 1 else None
-        if end is None and reverted is not None and reverted.get("low", 1.0) <= 0:
+        if end is None and reverted is not None and reverted.position_low is not None and reverted.position_low <= 0:
             # the shares were measured apart, each pair at its own time; bad with every step
             # reverted together is one fresh pair, and nothing of the gap is seen left
             end = StepsEnd.ADD_UP
             notes.append(f"the steps' own shares add up to {together(shares).describe()} of the regression; bad "
-                         f"with all of them reverted is back at good ({reverted['position']:.0%} of the gap, 95% CI "
-                         f"{reverted['low']:.0%}..{reverted['high']:.0%}): together they carry all of it")
+                         f"with all of them reverted is back at good ({reverted.position:.0%} of the gap, 95% CI "
+                         f"{reverted.position_low:.0%}..{reverted.position_high:.0%}): together they carry all of it")
         elif end is None:
             notes.append(f"the steps named carry {together(shares).describe()} of the regression; no range left "
                          f"carries a part of it surely, {self.c.steps.min_share:.0%} or more possibly")
         return {"steps": steps, "steps_end": end or StepsEnd.NOT_FOUND,
                 "partial": partial_line(culprit, first, rest) if first.partial else "", "reverted": reverted}
 
-    def _partial(self, revert: dict[str, Any] | None) -> bool:
+    def _partial(self, revert: PairResult | None) -> bool:
         """Bad with the culprit reverted does not come back to good, yet is significantly nearer
         it: the culprit is one step of a regression in several (unless the campaign asked for
         the first step only), not a wrong answer."""
-        if revert is None or self.c.steps.first or revert.get("verdict") is not PairVerdict.NOT_RESTORED:
+        if revert is None or self.c.steps.first or revert.verdict is not PairVerdict.NOT_RESTORED:
             return False
-        better = revert.get("change", 0.0) > 0 if self.direction == "higher" else revert.get("change", 0.0) < 0
-        return better and revert.get("p", 1.0) < self.c.alpha and 0 < revert.get("position", 1.0) < 1
+        change, p = revert.change or 0.0, revert.p if revert.p is not None else 1.0
+        position = revert.position if revert.position is not None else 1.0
+        return Direction(self.direction).better(change) and p < self.c.alpha and 0 < position < 1
 
     def _crossing(self, campaign_id: int, state: SearchEnd, good: str, bad: str) -> SearchEnd:
         """A search that ended with only skipped commits left, some of them apart from both
@@ -653,11 +659,11 @@ class Engine:
         first), each placed on the good(0)-to-bad(1) line by its boots, to be confirmed as a
         culprit; `state` itself when a candidate could not be measured (a build, boot or
         workload failure: the step may be there)."""
-        if state.kind is not BisectOutcome.ONLY_SKIPPED:
+        if state.outcome is not BisectOutcome.ONLY_SKIPPED:
             return state
         latest = {d.commit: d for d in self._latest(campaign_id)}
         between = (Basis.APART, Basis.AMBIGUOUS)
-        if not any(x in latest and latest[x].kind in between for x in state.candidates):
+        if not any(x in latest and latest[x].basis in between for x in state.candidates):
             return state
         order = sorted(state.candidates, key=lambda x: sum(self.vcs.is_ancestor(o, x) for o in state.candidates if o != x))
         placed: list[tuple[float, str]] = []  # the measured commits on the line, the last good one first
@@ -676,12 +682,12 @@ class Engine:
         if move <= 0:
             return state
         self._emit("steps", x, message=(
-            f"{sum(1 for c in order if latest.get(c) and latest[c].kind in between)} commit(s) lie between good and "
+            f"{sum(1 for c in order if latest.get(c) and latest[c].basis in between)} commit(s) lie between good and "
             f"bad (a regression in steps): {x[:12]} moves the metric most ({move:.0%} of the gap)"))
         return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
 
     def _share_check(self, campaign_id: int, culprit: str, parent: str, bad: str, gap: TwoSample,
-                     revert: dict[str, Any] | None) -> Share:
+                     revert: PairResult | None) -> Share:
         """The culprit's share of the gap, from the culprit against its parent and bad with it
         reverted against bad (steps.combined), on the boots already taken; while it is neither
         clearly less than all (its interval excludes 100%) nor clearly near all (what it may
@@ -694,7 +700,7 @@ class Engine:
             own = self._pooled(parent, culprit)
             assert own is not None
             part = share(own, gap)
-            undone = self._pooled(bad, revert["commit"]) if revert and revert.get("commit") else None
+            undone = self._pooled(bad, revert.commit) if revert is not None and revert.commit else None
             return combined(part, reverted(undone, gap)) if undone is not None else part
 
         def settled_share() -> bool:
@@ -713,9 +719,9 @@ class Engine:
     def _alone(self, change: TwoSample) -> bool:
         """A step's change against its parent reaches the campaign's threshold by itself."""
         threshold = self.c.metric.threshold
-        if threshold.kind != "relative":
+        if threshold.scale != "relative":
             return False
-        return change.change <= threshold.value if self.direction == "higher" else change.change >= threshold.value
+        return Direction(self.direction).reaches(change.change, threshold.value)
 
     def _ends(self, lo: str, hi: str) -> TwoSample | None:
         """`hi` against `lo`, both booted boots_per_commit times at least."""
@@ -746,9 +752,9 @@ class Engine:
         search = Search(self.c, self.store, campaign_id, self.vcs, lo, hi, self.lab_of(campaign_id), self.error,
                         self._emit)
         end = self._crossing(campaign_id, search.run(), lo, hi)
-        if end.kind is not BisectOutcome.FOUND:
+        if end.outcome is not BisectOutcome.FOUND:
             notes.append(f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression, but its search named no "
-                         f"single commit ({end.kind.value.replace('_', ' ')})")
+                         f"single commit ({end.outcome.value.replace('_', ' ')})")
             return None
         commit, parent = end.culprit, self.vcs.parent(end.culprit)
         t = self._confirm_step(campaign_id, commit, parent, lo, hi, llr_of(end.mass))
@@ -780,7 +786,7 @@ class Engine:
                                                          0.0, 0))
             return None
         t = pair_state(judge, parent, commit, since, lo, hi, self.error).test
-        worse = t is not None and t.p < self.c.alpha and (t.change < 0 if self.direction == "higher" else t.change > 0)
+        worse = t is not None and t.p < self.c.alpha and Direction(self.direction).worse(t.change)
         verdict = PairVerdict.CONFIRMED if worse else PairVerdict.NOT_SEEN if t is not None else PairVerdict.CANNOT_TELL
         text = f"step against parent {t.describe()}" if t is not None else "step against parent: too few boots"
         self.store.add_decision(campaign_id, Decided(commit, Role.CONFIRM, verdict, text, 1 - t.p if t else 0.0,
@@ -789,7 +795,7 @@ class Engine:
         return t if worse else None
 
     def _all_reverted(self, campaign_id: int, steps: tuple[RegressionStep, ...], good: str,
-                      bad: str) -> dict[str, Any]:
+                      bad: str) -> PairResult:
         """Bad with every step reverted together (newest first, each onto the last) against bad,
         on fresh boots interleaved: where it lands on the good(0)-to-bad(1) line, with its 95%
         interval; it restores the metric when what is left is not surely min_share or more."""
@@ -797,8 +803,7 @@ class Engine:
         for step in reversed(steps):
             made = self.vcs.revert(step.commit, onto)
             if not made.commit:
-                return {"verdict": PairVerdict.NO_APPLY, "text": f"{PairVerdict.NO_APPLY}: {step.commit[:12]}: "
-                                                                 f"{made.reason}"[:500]}
+                return PairResult(PairVerdict.NO_APPLY, f"{PairVerdict.NO_APPLY}: {step.commit[:12]}: {made.reason}"[:500])
             onto = made.commit
         judge, cap = self.judge, self.c.max_boots_per_commit
         since = pair_since(self.store, campaign_id, judge, Role.REVERT, onto)
@@ -810,11 +815,11 @@ class Engine:
         try:
             measure_pair(judge, bad, onto, since, Sequential(done))
         except (BuildFailed, BootFailed, KernelFault) as exc:
-            return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": f"could not be measured: {exc}"[:500]}
+            return PairResult(PairVerdict.CANNOT_TELL, f"could not be measured: {exc}"[:500], onto)
         t = pair_state(judge, bad, onto, since, good, bad, self.error, -1).test
         gap = self._pooled(good, bad)
         if t is None or gap is None:
-            return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": "too few boots to compare"}
+            return PairResult(PairVerdict.CANNOT_TELL, "too few boots to compare", onto)
         removed = share(t, gap)  # negative: the part of the gap the reverts take away
         left, low, high = 1 + removed.value, 1 + removed.low, 1 + removed.high
         verdict = PairVerdict.RESTORES if low < self.c.steps.min_share else PairVerdict.NOT_RESTORED
@@ -822,8 +827,8 @@ class Engine:
                 f"at {left:.0%} of the good-to-bad gap (95% CI {low:.0%}..{high:.0%})")
         self.store.add_decision(campaign_id, Decided(steps[-1].commit, Role.REVERT, verdict, text, 0.0, 0))
         self._emit("confirm", onto, message=text)
-        return {"verdict": verdict, "commit": onto, "change": t.change, "p": t.p, "position": left, "low": low,
-                "high": high, "text": text}
+        return PairResult(verdict, text, onto, change=t.change, p=t.p, position=left, position_low=low,
+                          position_high=high, boots=t.n_b)
 
     def _drift(self, campaign_id: int, good: str, bad: str) -> str:
         """The drift guard's report: the references' common linear drift over the campaign, when
@@ -838,12 +843,16 @@ class Engine:
                 f"references and re-checked against all of them at the end")
 
 
-def answer_confidence(mass: float, confirmation: dict[str, Any], revert: dict[str, Any] | None) -> float:
+def answer_confidence(mass: float, confirmation: PairResult | None, revert: PairResult | None) -> float:
     """The posterior's mass of the culprit is the prior; the culprit-against-parent evidence and
     the revert's (bad with it reverted back at good, against no change), fresh boots of their
     own, update it. A revert that does not restore the tip lowers the confidence even when a
     later change built on the culprit is the reason: the answer is then not confirmed, and says
     so."""
-    odds = llr_of(mass) + confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
+    odds = llr_of(mass) + _evidence(confirmation) + _evidence(revert)
     return 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
 
+
+def _evidence(pair: PairResult | None) -> float:
+    """A pair's log Bayes factor; nothing from a pair not measured."""
+    return pair.evidence if pair is not None and pair.evidence is not None else 0.0

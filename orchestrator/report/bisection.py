@@ -21,10 +21,8 @@ from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import HIGH_CONFIDENCE
-from orchestrator.compare.model import Comparison, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, build
-from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Basis, Decided, Role
+from orchestrator.direction import Direction
 from orchestrator.explain import gather as explain
 from orchestrator.explain import profile_render, profile_stored
 from orchestrator.explain import render as explain_render
@@ -32,11 +30,14 @@ from orchestrator.explain.changed import Changed
 from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
 from orchestrator.measure.evidence import boots_by_host
 from orchestrator.measure.leftout import Excluded, left_out, sentence
+from orchestrator.metrictable.block import metric_block
+from orchestrator.metrictable.cells import Comparison, VariantInfo
+from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign
 from orchestrator.report.reproduce import lines as reproduce_lines
-from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped
+from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped, text_of
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import BootRow, Store
 from orchestrator.workloads.definition import MetricDef
@@ -153,15 +154,15 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         suggested_threshold=stop.suggested if stop else None,
         bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
         confidence_text=done.confidence_text,
-        confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
-        revert=(done.revert or {}).get("text", ""),
-        change=confirmation.get("text", "").removeprefix("culprit against parent ")
-        if "change" in confirmation else "not measured", hosts=hosts,
+        confirmation=f"{confirmation.verdict}: {confirmation.text}" if confirmation is not None else "",
+        revert=text_of(done.revert),
+        change=confirmation.text.removeprefix("culprit against parent ")
+        if confirmation is not None and confirmation.change is not None else "not measured", hosts=hosts,
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
         profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None,
         partial=done.partial, parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
-        steps_end=done.steps_end.value if done.steps_end else "", reverted=(done.reverted or {}).get("text", ""))
+        steps_end=done.steps_end.value if done.steps_end else "", reverted=text_of(done.reverted))
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
     named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
@@ -176,9 +177,9 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
     the host's and those that only said a measurement began, each with its commit's boots
     (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
     (the commit's boots, if a confirmation took some later, are not what decided it)."""
-    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Basis.MEASURING]
+    shown = [d for d in decisions if d.role is not Role.HOST and d.basis is not Basis.MEASURING]
     return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
-                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
+                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.basis.value)
                  for i, d in enumerate(shown))
 
 
@@ -258,8 +259,7 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     if r.culprit_figures and r.parent_figures:
         pf, cf = r.parent_figures, r.culprit_figures
-        better = "higher" if r.direction == "higher" else "lower"
-        out += [f"{r.metric} ({better} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
+        out += [f"{r.metric} ({Direction(r.direction).value} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
                 f"    culprit {cf.sha[:12]}: {_fig(cf)}",
                 f"    change: {r.change}", ""]
         pc = parent_culprit(r)

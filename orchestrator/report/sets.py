@@ -16,7 +16,7 @@ from orchestrator.decisions import Basis, Found, Role
 from orchestrator.measure.endpoints import level
 from orchestrator.measure.evidence import boots_by_host
 from orchestrator.render.page import page, table
-from orchestrator.results import SetBisectResult, answer_as, stopped
+from orchestrator.results import SetBisectResult, answer_as, stopped, text_of
 from orchestrator.setbisect.model import BAD, GOOD, Unit, key_of, label, ordered
 from orchestrator.setbisect.runner import replay
 from orchestrator.stats import relative_change
@@ -57,7 +57,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     boots, _hosts, hosts_line = boots_by_host(store, campaign_id, metric)
     good_level = level(boots[GOOD]) if boots.get(GOOD) else None
     # a candidate's verdict; for one the search never judged (bad - set), the revert's
-    latest = {d.commit: d for d in decisions if d.role is Role.REVERT and d.kind is not Basis.MEASURING}
+    latest = {d.commit: d for d in decisions if d.role is Role.REVERT and d.basis is not Basis.MEASURING}
     latest |= {d.commit: d for d in decisions if d.role in (Role.GOOD, Role.BAD, Role.CANDIDATE)}
     asked, _done = replay(units, decisions)
     keys: list[tuple[str, str]] = [(GOOD, "good"), (BAD, "bad")]
@@ -67,7 +67,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     stop = stopped(row.state, row.result)
     if result is not None:
         named = frozenset(result.units)
-        out = frozenset(result.revert.get("units") or ()) or named  # runner._taken_out
+        out = frozenset(result.revert.units if result.revert is not None else ()) or named  # runner._taken_out
         if named | out <= set(names):  # else the units are not known here (a config campaign's sides not found)
             keys += [(key_of(named, names), label(named, names)),
                      (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
@@ -84,14 +84,14 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
         answer.append(f"named: {' + '.join(result.units)} "
                       f"({'together: no single change moves the metric' if result.found is Found.TOGETHER else 'alone'})")
         answer += [f"- {c}" for c in result.changes]
-        answer += [f"confirmation: {result.confirmation.get('text', '')}", f"revert: {result.revert.get('text', '')}"]
+        answer += [f"confirmation: {text_of(result.confirmation)}", f"revert: {text_of(result.revert)}"]
         answer += [f"note: {n}" for n in result.notes]
     elif stop is not None:
         answer.append(stop.line())
     else:
         answer.append(f"{row.state}: {len(asked)} candidate(s) asked so far")
     if result is None:  # under way
-        answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.kind is Basis.MEASURING]
+        answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.basis is Basis.MEASURING]
     changes = tuple((c.name, c.good or "(default)", c.bad or "(default)", u.name if len(u.changes) > 1 else "")
                     for u in units for c in u.changes)
     return SetReport(f"vmbisect {kind} bisection {row.name}", tuple(about), changes, tuple(rows), row.state,

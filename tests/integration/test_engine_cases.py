@@ -311,8 +311,8 @@ def run_case(tmp_path: Path, case: Case) -> Ran:
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     c = make_campaign(repo, case.good, case.bad, **case.campaign)
     cid = store.new_campaign(c.name, {"good": c.good})
-    value = stepped(repo, tmp_path / "work" / "bisect.git", case.steps) if case.steps else \
-        values(repo, case.culprit, case.drop, case.revert_restores)
+    value = (stepped(repo, tmp_path / "work" / "bisect.git", case.steps) if case.steps
+             else values(repo, case.culprit, case.drop, case.revert_restores))
     measurers = [FakeMeasurer(value, case.within,
                               case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
                               drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
@@ -347,8 +347,9 @@ def test_bisection_case(tmp_path, case):
             from orchestrator.report.bisection import collect, render_json
             report = collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
             assert json.loads(render_json(report))["suggested_threshold"] == stored["suggested_threshold"]
-        assert not e.endpoint_boots or max(ran.measurers[0].booted.count(x) for x in set(ran.measurers[0].booted)) \
-            <= e.endpoint_boots, ran.measurers[0].booted
+        assert not e.endpoint_boots or (
+            max(ran.measurers[0].booted.count(x) for x in set(ran.measurers[0].booted)) <= e.endpoint_boots
+        ), ran.measurers[0].booted
         assert not [d for d in store.decisions(cid) if d.role == "step"]
         return
     assert not isinstance(outcome, CampaignRefused), outcome
@@ -453,7 +454,7 @@ def test_a_controller_killed_during_confirmation_resumes_there(tmp_path):
     assert store.campaign(cid).state == "running" and f"first bad commit: [{repo.names['c9']}]" in log
     resumed = FakeMeasurer(value, seed=5)
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), resumed, store).run(cid)
-    assert repo.name_of(outcome.culprit) == "c9" and outcome.result.confirmation["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c9" and outcome.result.confirmation.verdict == "confirmed"
     assert [d for d in store.decisions(cid) if d.role == "step"] == steps and store.campaign(cid).bisect_log == log
     known = set(repo.names.values())
     assert {x for x in resumed.booted if x in known} <= {repo.names["c8"], repo.names["c9"], repo.names["c15"]}
@@ -556,7 +557,7 @@ def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confir
     from rich.console import Console
 
     from orchestrator.cli import main
-    from orchestrator.kinds.bisect import summary
+    from orchestrator.kinds.bisect_kind import summary
     from orchestrator.progress import LiveView
 
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width
@@ -622,7 +623,7 @@ def test_a_host_failing_mid_bisection_moves_it_to_another_host_whose_own_referen
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store,
                      on_event=events.append).run(cid)
-    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation.verdict == "confirmed"
     decisions = store.decisions(cid)
     moves = [i for i, d in enumerate(decisions) if d.role == "host"]
     assert len(moves) == 1 and decisions[moves[0]].reason.startswith("host fast failed: ssh: connection lost")
@@ -683,7 +684,7 @@ def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_pat
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), slots[0], store,
                      events.append, slots=slots).run(cid)
-    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation.verdict == "confirmed"
     boots = store.boots(cid)
     there = [b for b in boots if b.host == failing]
     assert [b.status for b in there].count("lost") == 1 and there[-1].status == "lost", "the last boot is not lost"
@@ -695,7 +696,7 @@ def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_pat
     assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "b", "c"} - {failing}
     assert any(e.phase == "requeue" and requeued[:12] in e.message for e in events)
     assert any(n.startswith(f"host {failing} failed") for n in outcome.notes)
-    revert = outcome.result.revert["commit"]
+    revert = outcome.result.revert.commit
     assert {b.host for b in boots if b.commit == revert} and failing not in {b.host for b in boots if b.commit == revert}
 
 

@@ -66,7 +66,7 @@ def test_a_settings_campaign_names_the_scheduler_and_reads_back_through_the_kind
     result = SetBisection(units, maker, measurer, store,
                           Rules("iops", "higher", Threshold("relative", -0.2), 2, 2, 6)).run(cid)
     assert (result.found, result.units) == ("one", ("scheduler",))
-    assert (result.confirmation["verdict"], result.revert["verdict"]) == ("confirmed", "restores")
+    assert (result.confirmation.verdict, result.revert.verdict) == ("confirmed", "restores")
     # the candidates' settings reached the guests and their command lines the boots
     assert {"quiet", "quiet mitigations=off"} <= set(measurer.appends)
     bfq_guests = [g for g in measurer.guests if g.sysfs["/sys/block/sda/queue/scheduler"] == "bfq"]
@@ -93,7 +93,7 @@ def test_a_settings_bisection_on_a_lab_of_two_hosts_gets_a_slot_per_host_as_comm
     pinned to it, repeated per slot of that host (the first host is home); on one slot, none."""
     from types import SimpleNamespace
 
-    from orchestrator.hosts.lab import Host, Lab, Slot
+    from orchestrator.hosts.labfile import Host, Lab, Slot
     from orchestrator.wiring import settings_bisection
 
     path, raw = settings_file(tmp_path)

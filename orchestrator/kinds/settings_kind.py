@@ -13,14 +13,14 @@ from orchestrator.decisions import Found
 from orchestrator.errors import UserError
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.kinds.specs import SettingsSpec
-from orchestrator.results import SetBisectResult
+from orchestrator.results import SetBisectResult, text_of
 
 if TYPE_CHECKING:
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
+    from orchestrator.report.estimate import Estimate
     from orchestrator.setbisect.campaign import SettingsCampaign
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def preflight(c: SettingsCampaign) -> None:
@@ -29,7 +29,7 @@ def preflight(c: SettingsCampaign) -> None:
     and the kernel (the file is there, the stored kernel is known, the commit and its recipe)."""
     from orchestrator.campaign.file import check_threshold_sign
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
     common = c.common
@@ -41,8 +41,8 @@ def preflight(c: SettingsCampaign) -> None:
                      if ch.name in ("scheduler", "read_ahead_kb", "nomerges") or "{disk}" in ch.name]
     needs = max(choice.workload.needs_disks, 1 if disk_settings else 0)
     if common.guest.disks.count < needs:
-        why = f"{choice.workload.name} needs" if needs == choice.workload.needs_disks else \
-            f"the disk settings ({', '.join(disk_settings)}) need"
+        why = (f"{choice.workload.name} needs" if needs == choice.workload.needs_disks
+               else f"the disk settings ({', '.join(disk_settings)}) need")
         raise UserError(f"guest.disks.count: {why} at least {needs} data disk(s), got {common.guest.disks.count}")
     own = float(choice.params.get("runtime", 0)) + float(choice.params.get("ramp_time", 0))
     if own >= common.timeouts.run_s:
@@ -91,7 +91,7 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
     """What `vmbisect bisect` prints at the end of a set bisection (settings and config)."""
     how = "together (no single change moves the metric)" if result.found is Found.TOGETHER else "alone"
     out = [f"named: {' + '.join(result.units)} {how}", *[f"  {c}" for c in result.changes],
-           f"confirmation: {result.confirmation.get('text', '')}", f"revert: {result.revert.get('text', '')}"]
+           f"confirmation: {text_of(result.confirmation)}", f"revert: {text_of(result.revert)}"]
     out += [f"note: {n}" for n in result.notes]
     out.append(f"report: vmbisect report {campaign_id} --format md")
     return "\n".join(out)
@@ -99,9 +99,13 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
 
 def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
     """A set bisection's boots left are not estimated (the search's rounds depend on the answers)."""
-    from orchestrator.web.views import Estimate
+    from orchestrator.report.estimate import Estimate
 
     return Estimate(None, f"no estimate for a {row.kind} campaign")
+
+
+def _check(spec: SettingsSpec) -> None:
+    preflight(spec.campaign)
 
 
 def _lab(spec: SettingsSpec) -> tuple[Path | None, str | None]:
@@ -149,5 +153,6 @@ def _file(raw: Any, path: Path) -> SettingsSpec:
     return SettingsSpec.of(raw, campaign)
 
 
-KIND = Kind("settings", SettingsSpec, SetBisectResult, lambda spec: preflight(spec.campaign), _lab, _notify,
-            _progress, _run, _report, _metric, no_estimate, _file, aliases=("cmdline",))
+KIND: Kind[SettingsSpec] = Kind(name="settings", spec=SettingsSpec, result=SetBisectResult, check=_check, lab=_lab,
+                                notify=_notify, progress=_progress, run=_run, report=_report, metric=_metric,
+                                left=no_estimate, file=_file, aliases=("cmdline",))

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from orchestrator.campaign.file import Campaign
     from orchestrator.campaign.workload import WorkloadChoice
     from orchestrator.notify.recipients import Notify
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def preflight(campaign: Campaign) -> WorkloadChoice:
@@ -31,7 +31,7 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     from orchestrator.backends.git_bisect import git
     from orchestrator.campaign.file import check_threshold_sign
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
     if campaign.lab is not None:
@@ -79,9 +79,8 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
         head = f"culprit: {outcome.culprit}\n{confidence_words(outcome.confidence, [])}"
         for key, part in (("confirmation", result.confirmation if result else None),
                           ("revert", result.revert if result else None)):
-            if part:
-                head += f"\n{key}: {part['verdict']}" + ("" if part["verdict"] in TEXT_LEADS_WITH_VERDICT
-                                                         else f": {part['text']}")
+            if part is not None:
+                head += f"\n{key}: {part.verdict}" + ("" if part.verdict in TEXT_LEADS_WITH_VERDICT else f": {part.text}")
         head += "".join(f"\n{line}" for line in (result.regression_steps() if result else ()))
     elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
         head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
@@ -126,11 +125,11 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
 
 
 def _run(r: Run) -> str:
-    from orchestrator.kinds import profiling
-    from orchestrator.wiring import run_campaign, say
+    from orchestrator import wiring
+    from orchestrator.explain import profile_boots
 
-    outcome = run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
-    profiling.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome, say)
+    outcome = wiring.run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
+    profile_boots.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome.result, wiring.say, wiring)
     return summary(outcome, r.campaign_id)
 
 
@@ -153,8 +152,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
 def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
     """The boots a running bisection has left: its steps left over the commits left (counted in
     its clone, or the user's repository) at its boots per commit."""
-    from orchestrator.web.gather import commits_of
-    from orchestrator.web.views import bisect_estimate, marks
+    from orchestrator.report.estimate import bisect_estimate, commits_of, marks
 
     git = commits_of(store, row, spec)
     m = marks(row.bisect_log)
@@ -188,4 +186,5 @@ def check_range(campaign: Campaign) -> None:
         raise UserError(problem)
 
 
-KIND = Kind("bisect", BisectSpec, BisectResult, check, lab, notify, _view, _run, _report, metric, _left)
+KIND: Kind[BisectSpec] = Kind(name="bisect", spec=BisectSpec, result=BisectResult, check=check, lab=lab, notify=notify,
+                              progress=_view, run=_run, report=_report, metric=metric, left=_left)
