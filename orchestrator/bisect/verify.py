@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from orchestrator.decisions import PairVerdict
 from orchestrator.measure.endpoints import level
+from orchestrator.measure.lab import Judges
 from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
 from orchestrator.results import VerifyResult
 from orchestrator.stats import Boot, compare_boots, relative_change
@@ -72,7 +73,7 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
                 measure_pair(judge_, a, b, 0, Fixed(boots))
             return judge_.evidence()
 
-        return judge_.moving(on_this_host)
+        return Judges.of(judge_).moving(on_this_host)
 
     measured = measured_pairs((parent, commit))
     revert_line = ""
