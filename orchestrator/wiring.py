@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Callable
 
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import Engine, Outcome, Vcs
+from orchestrator.bisect.engine import Engine, Outcome
+from orchestrator.bisect.search import Vcs
 from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.campaign.file import Campaign
 from orchestrator.campaign.workload import WorkloadChoice, choose_workload

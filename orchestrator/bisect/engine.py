@@ -1,5 +1,9 @@
 """The bisection loop: measure both endpoints, then build -> boot -> measure -> decide per step,
-then doubt the answer until it holds, confirm it, and give one confidence.
+then doubt the answer until it holds, confirm it, and give one confidence. The engine keeps the
+search (orchestrator/bisect/search.py), the doubt and the answer; it stands on the campaign shell
+(orchestrator/measure/shell.py: the lab of judges, the moves to another host, the endpoints and
+their refusal, the end state), and the regression's steps have their own room
+(orchestrator/bisect/regression.py).
 
 The boot is the unit of replication (orchestrator.stats): every commit gets at least
 `boots_per_commit` guests of `runs_per_boot` runs, a step more boots (up to
@@ -19,15 +23,10 @@ why.
 
 Every build, boot, run, sample and decision goes to the store as it happens, and the git bisect
 log after every mark, so `resume` picks up after a crash (mid-confirmation too): boots already
-taken are reused, never taken twice.
-
-Every boot a decision uses comes from one lab host: hosts differ in speed, so a step is judged
-only against references measured on its own host. When that host fails (HostFailed) and the
-campaign was not pinned to it, the campaign goes on on another host: the boot in flight is
-stored as lost (its runs kept, never compared), the move is stored as a decision of role
-`host`, the references are measured again on the new host, the verdicts already taken stand
-(each was judged against its own host's references), and a confirmation under way starts
-afresh. A pinned host, or no host left, pauses the campaign as any host fault does.
+taken are reused, never taken twice. Every boot a decision uses comes from one lab host, and a
+step is judged only against references measured on its own host; when that host fails, the
+shell moves the campaign on (docs/architecture.md), the verdicts already taken stand and a
+confirmation under way starts afresh.
 """
 
 from __future__ import annotations
@@ -36,15 +35,14 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
-from orchestrator.backends.gitlog import BisectState
+from orchestrator.bisect.confidence import answer_confidence, confidence_words
 from orchestrator.bisect.pairs import Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.regression import Regression
 from orchestrator.bisect.rounds import NOMINATE
-from orchestrator.bisect.search import Search, SearchEnd, latest
+from orchestrator.bisect.search import Search, SearchEnd, Vcs, latest
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import JUDGED, Basis, Decided, PairVerdict, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, KernelFault
@@ -63,10 +61,9 @@ REEXAMINATIONS = 2
 # Rounds of doubt (re-examine, replay when a verdict changed) before the answer is given with
 # what still does not hold.
 MAX_ROUNDS = 6
-# A confidence below this is called low in every output.
-HIGH_CONFIDENCE = 0.95
 # The most confidence an answer gets when its confirmation or revert still contradicts it.
 CONTRADICTED = 0.5
+
 
 class Doubt(StrEnum):
     """Why an answer is doubted before it is given (the sentence beside it is for people):
@@ -124,30 +121,6 @@ class EndpointFailed(CampaignRefused, SideFailed):
         self.fault = fault
 
 
-def confidence_words(confidence: float, doubtful: list[str]) -> str:
-    """One line for status, the live view and the report."""
-    shown = ">99.9%" if confidence > 0.999 else f"{confidence:.1%}"
-    if confidence >= HIGH_CONFIDENCE:
-        return f"confidence {shown}"
-    where = f"; doubtful steps: {', '.join(c[:12] for c in doubtful)}" if doubtful else ""
-    return f"LOW confidence {shown}: the answer may be wrong{where}"
-
-
-class Vcs(Protocol):
-    """What the engine needs of the repository: orchestrator/backends/git_bisect.py's GitBisect
-    (tests/fakes.py FakeLinearVcs for the simulator)."""
-
-    repo: Path
-
-    def prepare(self) -> None: ...
-    def resolve(self, rev: str, field: str) -> str: ...
-    def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState: ...
-    def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
-    def parent(self, commit: str) -> str: ...
-    def is_ancestor(self, ancestor: str, commit: str) -> bool: ...
-    def revert(self, commit: str, onto: str) -> Any: ...
-
-
 class Engine:
     """A bisection of `campaign` over `vcs`'s history: kernels from `builder`, guests from
     `measurer` (the home host: endpoints, search, confirmation). `slots`: the campaign's slots
@@ -157,29 +130,12 @@ class Engine:
     machine that build the likeliest next picks while a round measures (the lab's `build_cpus`;
     empty: no build-ahead)."""
 
-    def __init__(
-        self,
-        campaign: Campaign,
-        direction: str,
-        vcs: Vcs,
-        builder: KernelBuilds,
-        measurer: Measurer,
-        store: CampaignStore,
-        on_event: Callable[[Event], None] = lambda e: None,
-        error: float = ERROR,
-        slots: Sequence[Measurer] = (),
-        build_cpus: Sequence[int] = (),
-    ) -> None:
-        self.c = campaign
-        self.direction = direction
-        self.vcs = vcs
-        self.builder = builder
-        self.measurer = measurer
-        self.store = store
-        self.on_event = on_event
-        self.error = error
-        self.slots = list(slots)
-        self.build_cpus = tuple(build_cpus)
+    def __init__(self, campaign: Campaign, direction: str, vcs: Vcs, builder: KernelBuilds, measurer: Measurer,
+                 store: CampaignStore, on_event: Callable[[Event], None] = lambda e: None, error: float = ERROR,
+                 slots: Sequence[Measurer] = (), build_cpus: Sequence[int] = ()) -> None:
+        self.c, self.direction, self.vcs, self.builder, self.measurer = campaign, direction, vcs, builder, measurer
+        self.store, self.on_event, self.error = store, on_event, error
+        self.slots, self.build_cpus = list(slots), tuple(build_cpus)
 
     def run(self, campaign_id: int) -> Outcome:
         """Start (or resume) the campaign stored under `campaign_id`."""
@@ -284,20 +240,11 @@ class Bisection:
         """Every host's references, checked sequentially (`endpoints_next`) on that host; the
         campaign is refused (or failed) on the home host's check; another host whose check does
         not start leaves the lab."""
-        c, lab = self.c, self.shell.lab
+        c = self.c
         rules = EndpointRules(self.direction, c.metric.threshold, c.runs_per_boot, c.boots_per_commit,
                               c.max_boots_per_commit, c.alpha, self.error, early=True)
-
-        def check() -> EndpointCheck:
-            if len(lab.hosts) <= 1:
-                return self.shell.check_on(self.judge, good, bad, rules, EndpointFailed)
-            checks = lab.on_every_host(lambda h: self.shell.check_on(h.judge, good, bad, rules, EndpointFailed))
-            for h, ch in list(zip(lab.hosts, checks))[1:]:
-                if not ch.ok:
-                    lab.drop(h.name)
-            return checks[0]
-
-        return self.shell.endpoints(check, good, bad, lambda message: CampaignRefused(f"campaign refused: {message}"))
+        return self.shell.endpoints(lambda: self.shell.check_every_host(good, bad, rules, EndpointFailed), good, bad,
+                                    lambda message: CampaignRefused(f"campaign refused: {message}"))
 
     def _latest(self) -> list[Decided]:
         """Each step commit's latest decision (a revisit or re-examination overrides the step),
@@ -500,15 +447,3 @@ class Bisection:
         return (f"the references drifted by {math.expm1(rate * span):+.1%} over the campaign's "
                 f"{int(span * 100) + 1} boots (t={t:.1f}); the steps were judged against the drift-corrected "
                 f"references and re-checked against all of them at the end")
-
-
-
-def answer_confidence(mass: float, confirmation: dict[str, Any], revert: dict[str, Any] | None) -> float:
-    """The posterior's mass of the culprit is the prior; the culprit-against-parent evidence and
-    the revert's (bad with it reverted back at good, against no change), fresh boots of their
-    own, update it. A revert that does not restore the tip lowers the confidence even when a
-    later change built on the culprit is the reason: the answer is then not confirmed, and says
-    so."""
-    odds = llr_of(mass) + confirmation.get("evidence", 0.0) + (revert or {}).get("evidence", 0.0)
-    return 1 / (1 + math.exp(-max(-700.0, min(700.0, odds))))
-

@@ -33,8 +33,10 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
 from orchestrator.bisect.rounds import (
     REVISIT_ERROR,
@@ -77,6 +79,19 @@ class History(Protocol):
 
     def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
     def parent(self, commit: str) -> str: ...
+
+
+class Vcs(History, Protocol):
+    """What a bisection needs of the repository: orchestrator/backends/git_bisect.py's GitBisect
+    (tests/fakes.py FakeLinearVcs for the simulator)."""
+
+    repo: Path
+
+    def prepare(self) -> None: ...
+    def resolve(self, rev: str, field: str) -> str: ...
+    def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState: ...
+    def is_ancestor(self, ancestor: str, commit: str) -> bool: ...
+    def revert(self, commit: str, onto: str) -> Any: ...
 
 
 @dataclass(frozen=True)

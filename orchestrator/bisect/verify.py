@@ -29,7 +29,7 @@ from orchestrator.results import VerifyResult
 from orchestrator.stats import Boot, compare_boots, relative_change
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.engine import Vcs
+    from orchestrator.bisect.search import Vcs
     from orchestrator.campaign.file import Campaign
     from orchestrator.measure.judge import Judge
 

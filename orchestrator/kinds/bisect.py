@@ -71,7 +71,7 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
     """What `vmbisect bisect` prints at the end: the culprit with its confidence, confirmation
     and revert, its share and the regression's steps when it carries clearly less than all, or
     the candidates left; the notes; how to see the report."""
-    from orchestrator.bisect.engine import confidence_words
+    from orchestrator.bisect.confidence import confidence_words
     from orchestrator.bisect.pairs import TEXT_LEADS_WITH_VERDICT
 
     result = outcome.result

@@ -7,9 +7,12 @@ its end state.
   any slot count: one slot is one host whose measurer may move to another host when its host
   fails; several are pinned each to its host. Home (`judge`) is the first live host: endpoints,
   confirmation and re-examination are measured there. `moving` starts the campaign again on the
-  next host whenever home fails outside the slot loop.
-- The endpoints (`endpoints`, `check_on`): both sides checked sequentially
-  (measure/endpoints.py) on a judge; a side that does not build, boot or run is stored as failed,
+  next host whenever home fails outside the slot loop: the boot in flight stored as lost (its
+  runs kept, never compared), the move as a decision of role `host`, the references measured
+  again there. A pinned host, or no host left, raises the failure: the campaign pauses as on any
+  host fault (orchestrator/kinds/run.py).
+- The endpoints (`endpoints`, `check_on`, `check_every_host`): both sides checked sequentially
+  (measure/endpoints.py) on a judge, or on every host at once; a side that does not build, boot or run is stored as failed,
   a check that does not start as refused (each raised to the user as the search's own error), and
   the check that starts the campaign stored once as the endpoint decisions.
 - The boots of one candidate (`boot_until`): the references refreshed (A B B A), then the boot
@@ -189,6 +192,19 @@ class CampaignShell:
                                      early=r.early)
         except KernelFault as exc:
             raise failed("good" if judge.booting == good else "bad", judge.booting, exc) from exc
+
+    def check_every_host(self, good: str, bad: str, rules: EndpointRules,
+                         failed: Callable[[str, str, KernelFault], SideFailed]) -> EndpointCheck:
+        """Every live host's references checked at once, each on its own host (`check_on`); a
+        host other than home whose check does not start leaves the lab; home's check."""
+        lab = self.lab
+        if len(lab.hosts) <= 1:
+            return self.check_on(self.judge, good, bad, rules, failed)
+        checks = lab.on_every_host(lambda h: self.check_on(h.judge, good, bad, rules, failed))
+        for h, ch in list(zip(lab.hosts, checks))[1:]:
+            if not ch.ok:
+                lab.drop(h.name)
+        return checks[0]
 
     def endpoints(self, check: Callable[[], EndpointCheck], good: str, bad: str,
                   refused: Callable[[str], Refused]) -> EndpointCheck:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
-from orchestrator.bisect.engine import HIGH_CONFIDENCE
+from orchestrator.bisect.confidence import HIGH_CONFIDENCE
 from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
