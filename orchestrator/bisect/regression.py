@@ -193,8 +193,8 @@ class Regression:
         def settled_share() -> bool:
             part = now()
             fresh = min(len([b for b in judge.evidence().get(x, []) if b.seq >= since]) for x in (parent, culprit))
-            return part.partial or part.low >= 1 - min_share or fresh >= cap \
-                or not settles_by(part, fresh, cap, min_share)
+            return (part.partial or part.low >= 1 - min_share or fresh >= cap
+                    or not settles_by(part, fresh, cap, min_share))
 
         since = pair_since(self.store, self.campaign_id, judge, Role.CONFIRM, culprit)
         if not settled_share():

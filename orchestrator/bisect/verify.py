@@ -26,6 +26,7 @@ from orchestrator.measure.endpoints import level
 from orchestrator.measure.lab import Judges
 from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
 from orchestrator.results import VerifyResult
+from orchestrator.states import end
 from orchestrator.stats import Boot, compare_boots, relative_change
 
 if TYPE_CHECKING:
@@ -92,6 +93,6 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
         level(measured[parent]), c.metric.threshold.value)
     answer = answer_pair(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
-    judge_.store.set_state(judge_.campaign_id, "done", VerifyResult(
-        commit, parent, answer.verdict, tuple(x for x in (answer.line, revert_line) if x), answer.boots_needed).to_dict())
+    end(judge_.store, judge_.campaign_id, VerifyResult(
+        commit, parent, answer.verdict, tuple(x for x in (answer.line, revert_line) if x), answer.boots_needed))
     return Verification(commit, parent, answer, revert_line, means)

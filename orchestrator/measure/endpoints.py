@@ -226,8 +226,8 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int, early: bool 
         return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
     if check.ok and (usable or (early and check.beyond)):
         return Next.START  # apart; or surely past the threshold, whatever the noise's estimate
-    if boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable \
-            and 0 < check.boots_needed <= cap:
+    if (boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable
+            and 0 < check.boots_needed <= cap):
         return Next.START  # apart, and a step's visit and a revisit together can reach it
     return Next.REFUSE if boots_each >= cap else Next.MORE
 
@@ -246,8 +246,8 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
     threshold's size, that is the reason given (the boots needed), not the chance p-value."""
     check = dataclasses.replace(check, ok=False)
     noise = check.noise
-    if check.problem is not Refusal.NOT_SIGNIFICANT or noise is None or threshold.kind != "relative" \
-            or not threshold.value:
+    if (check.problem is not Refusal.NOT_SIGNIFICANT or noise is None or threshold.kind != "relative"
+            or not threshold.value):
         return check
     need = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, threshold.value, error)
     if need <= max_boots:

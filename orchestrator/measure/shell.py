@@ -20,8 +20,8 @@ its end state.
 - A candidate's fault (`fault_basis`): what kind of skip a build, boot or workload failure is;
   an identical kernel (`inherited`): the verdict of a measured candidate with the same identity
   (kernel image, or kernel and settings) carried without a boot.
-- Progress (`emit`) and the campaign's state (`stop`, `end`, `paused`, `running`): every write
-  of a campaign's state goes through here.
+- Progress (`emit`) and the end state (`end`, through orchestrator/states.py, the one writer of
+  a campaign's state).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import Halted, JudgeHost, Judges, hosts_of
 from orchestrator.ports import Event, KernelBuilds, Measurer
 from orchestrator.results import StopKind, Stopped
+from orchestrator.states import end, stop
 
 T = TypeVar("T")
 
@@ -107,24 +108,6 @@ def boot_until(judge: Judge, good: str, bad: str, next_boot: Callable[[], str | 
         judge.refresh(good, bad)
         judge.boot_once(key)
         booted(key)
-
-
-# ---- the campaign's state ------------------------------------------------------------------------
-
-
-def stop(store: CampaignStore, campaign_id: int, stopped: Stopped) -> None:
-    """The campaign stopped (refused, failed, paused): its state and why."""
-    store.set_state(campaign_id, stopped.stop.value, stopped.to_dict())
-
-
-def end(store: CampaignStore, campaign_id: int, result: Any) -> None:
-    """The campaign answered: state done, its typed result stored."""
-    store.set_state(campaign_id, "done", result.to_dict())
-
-
-def running(store: CampaignStore, campaign_id: int) -> None:
-    """The campaign goes on (a pause's reason is no longer why)."""
-    store.set_state(campaign_id, "running", {})
 
 
 class CampaignShell:
