@@ -12,7 +12,7 @@ from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine, Outcome
 from orchestrator.bisect.search import Vcs
-from orchestrator.bisect.workdir import campaign_workdir
+from orchestrator.bisect.workdir import campaign_workdir, clone
 from orchestrator.campaign.file import Campaign
 from orchestrator.campaign.workload import WorkloadChoice, choose_workload
 from orchestrator.compare.kernels import VariantKernels
@@ -163,7 +163,7 @@ def _parts(campaign: Campaign, choice: WorkloadChoice, store: Store, campaign_id
            pool: "GuestPool") -> tuple[GitBisect, Kernels, "PoolMeasurer"]:
     """A commit campaign's clone, kernels and guests (one slot: on the host of its last run, or
     the one it is pinned to)."""
-    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
+    vcs = clone(store, campaign_id, campaign.repository, say)
     kernels, measurer = bisection(campaign, choice, vcs.repo, pool, last_host(store, campaign_id, campaign.host))
     return vcs, kernels, measurer
 
