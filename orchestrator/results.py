@@ -13,15 +13,19 @@ kind there (`"kind": "verify"`, `"kind": "compare"`), lines were under `verdict`
 campaign stored only `{"reason": ...}` (why was its row's state); `from_dict` takes both
 layouts (tests/data/results holds results captured from that version), and the store is not
 rewritten.
+
+A pair measurement's answer inside a result (a bisection's confirmation and revert, a set
+bisection's) is a `PairResult`, written and read here only (`PairResult.to_dict`, `from_dict`),
+with the keys and verdict words a store has always held.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Mapping, TypeVar, Union
 
-from orchestrator.decisions import Found
+from orchestrator.decisions import Found, PairVerdict
 
 
 class BisectOutcome(StrEnum):
@@ -45,6 +49,63 @@ class StepsEnd(StrEnum):
     SMALL = "small"
     FIRST = "first"
     NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """What one pair measurement (B against A on fresh boots of their own) answered: its
+    verdict and the line people read (`text`), and what stood behind it when it was measured:
+    B when the pair made it (`commit`: a revert), what a set's revert took out (`units`), the
+    change of B against A with its 95% interval (`low`, `high`) and p-value, where B lands on
+    the good(0)-to-bad(1) line (`position`, with its 95% interval for bad with every step
+    reverted), the pair's log Bayes factor for the change asked about (`evidence`) and its
+    boots a side. What a rule did not measure is None (or empty): a pair that could not be
+    measured has its verdict and text only."""
+
+    verdict: PairVerdict
+    text: str
+    commit: str = ""
+    units: tuple[str, ...] = ()
+    change: float | None = None
+    low: float | None = None
+    high: float | None = None
+    p: float | None = None
+    position: float | None = None
+    position_low: float | None = None
+    position_high: float | None = None
+    evidence: float | None = None
+    boots: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form: the verdict's word and every field measured (nothing for the rest)."""
+        d: dict[str, Any] = {"verdict": self.verdict.value, "text": self.text}
+        if self.commit:
+            d["commit"] = self.commit
+        if self.units:
+            d["units"] = list(self.units)
+        for key in ("change", "low", "high", "p", "position", "position_low", "position_high", "evidence", "boots"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PairResult:
+        """A stored pair, also as an older vmbisect stored it: a set's revert kept its units
+        joined into one string ("a, b"), and bad with every step reverted kept the interval of
+        its position under `low` and `high` (it had no interval of the change)."""
+        units = d.get("units") or ()
+        low, high = d.get("low"), d.get("high")
+        position_low, position_high = d.get("position_low"), d.get("position_high")
+        if "position" in d and low is not None and position_low is None:
+            low, high, position_low, position_high = None, None, low, high
+        return cls(PairVerdict(d["verdict"]), d.get("text", ""), d.get("commit") or "",
+                   tuple(units.split(", ") if isinstance(units, str) else units), d.get("change"), low, high,
+                   d.get("p"), d.get("position"), position_low, position_high, d.get("evidence"), d.get("boots"))
+
+    @classmethod
+    def read(cls, d: Mapping[str, Any] | None) -> PairResult | None:
+        """A stored pair, or None where none was stored (`{}` or null)."""
+        return cls.from_dict(d) if d else None
 
 
 @dataclass(frozen=True)
@@ -84,25 +145,25 @@ class BisectResult:
     inherited: int = 0  # verdicts carried by an identical image, not booted
     host: str | None = None  # the lab host that measured the last steps
     boots: int = 0
-    confirmation: Mapping[str, Any] = field(default_factory=dict)  # the culprit against its parent
-    revert: Mapping[str, Any] | None = None  # bad with the culprit reverted against bad
+    confirmation: PairResult | None = None  # the culprit against its parent
+    revert: PairResult | None = None  # bad with the culprit reverted against bad
     # the regression's steps, oldest first (the culprit among them), why their search ended, the
     # answer's line when the culprit carries clearly less than all, and bad with every step
     # reverted together against bad (orchestrator/bisect/steps.py)
     steps: tuple[RegressionStep, ...] = ()
     steps_end: StepsEnd | None = None
     partial: str = ""
-    reverted: Mapping[str, Any] | None = None
+    reverted: PairResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["outcome"] = self.outcome.value
         d["candidates"], d["doubtful"], d["notes"] = list(self.candidates), list(self.doubtful), list(self.notes)
-        d["confirmation"] = dict(self.confirmation)
-        d["revert"] = dict(self.revert) if self.revert is not None else None
+        d["confirmation"] = self.confirmation.to_dict() if self.confirmation is not None else {}
+        d["revert"] = self.revert.to_dict() if self.revert is not None else None
         d["steps"] = [asdict(x) for x in self.steps]
         d["steps_end"] = self.steps_end.value if self.steps_end is not None else None
-        d["reverted"] = dict(self.reverted) if self.reverted is not None else None
+        d["reverted"] = self.reverted.to_dict() if self.reverted is not None else None
         return d
 
     @classmethod
@@ -112,9 +173,10 @@ class BisectResult:
         return cls(BisectOutcome(outcome), d.get("culprit", ""), d.get("parent", ""), tuple(d.get("candidates", ())),
                    float(d.get("confidence", 0.0)), d.get("confidence_text", ""), tuple(d.get("doubtful", ())),
                    tuple(d.get("notes", ())), int(d.get("inherited", 0)), d.get("host"), int(d.get("boots", 0)),
-                   dict(d.get("confirmation") or {}), d.get("revert"),
+                   PairResult.read(d.get("confirmation")), PairResult.read(d.get("revert")),
                    tuple(RegressionStep(**x) for x in d.get("steps") or ()),
-                   StepsEnd(d["steps_end"]) if d.get("steps_end") else None, d.get("partial", ""), d.get("reverted"))
+                   StepsEnd(d["steps_end"]) if d.get("steps_end") else None, d.get("partial", ""),
+                   PairResult.read(d.get("reverted")))
 
     def line(self) -> str:
         """One line for `status`: the culprit (or the candidates) and the confidence."""
@@ -224,8 +286,8 @@ class SetBisectResult:
     found: Found
     units: tuple[str, ...]
     changes: tuple[str, ...] = ()
-    confirmation: Mapping[str, Any] = field(default_factory=dict)
-    revert: Mapping[str, Any] = field(default_factory=dict)
+    confirmation: PairResult | None = None
+    revert: PairResult | None = None
     notes: tuple[str, ...] = ()
     boots: int = 0
     candidates: int = 0
@@ -241,13 +303,14 @@ class SetBisectResult:
         d = asdict(self)
         d["found"] = self.found.value
         d["units"], d["changes"], d["notes"] = list(self.units), list(self.changes), list(self.notes)
-        d["confirmation"], d["revert"] = dict(self.confirmation), dict(self.revert)
+        d["confirmation"] = self.confirmation.to_dict() if self.confirmation is not None else {}
+        d["revert"] = self.revert.to_dict() if self.revert is not None else {}
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SetBisectResult":
         return cls(Found(d.get("found") or Found.ONE), tuple(d.get("units", ())), tuple(d.get("changes", ())),
-                   dict(d.get("confirmation") or {}), _revert_of_older_store(d.get("revert") or {}),
+                   PairResult.read(d.get("confirmation")), PairResult.read(d.get("revert")),
                    tuple(d.get("notes", ())),
                    int(d.get("boots", 0)), int(d.get("candidates", 0)), d.get("host"), int(d.get("ahead", 0)))
 
@@ -255,8 +318,8 @@ class SetBisectResult:
         """One line for `status`: the set, how it moves the metric, the confirmation's verdicts."""
         how = self.how
         unasked = f"; {self.ahead} measured ahead, not needed" if self.ahead else ""
-        return (f"{' + '.join(self.units)} ({how}; confirmation {self.confirmation.get('verdict', '-')}, "
-                f"revert {self.revert.get('verdict', '-')}{unasked})")
+        return (f"{' + '.join(self.units)} ({how}; confirmation {_verdict(self.confirmation)}, "
+                f"revert {_verdict(self.revert)}{unasked})")
 
     def outcome_word(self, state: str) -> str:
         return state
@@ -274,11 +337,13 @@ class SetBisectResult:
         return ()
 
 
-def _revert_of_older_store(revert: Mapping[str, Any]) -> dict[str, Any]:
-    """The revert's `units` (what it took out, when more than the set named: a list) as a list;
-    a store written before kept them joined into one string ("a, b")."""
-    units = revert.get("units")
-    return {**revert, "units": units.split(", ")} if isinstance(units, str) else dict(revert)
+def _verdict(pair: PairResult | None) -> str:
+    return pair.verdict.value if pair is not None else "-"
+
+
+def text_of(pair: PairResult | None) -> str:
+    """A pair's line, "" for one not measured."""
+    return pair.text if pair is not None else ""
 
 
 class StopKind(StrEnum):

@@ -147,7 +147,7 @@ def trial(case: Case, seed: int) -> Trial:
     wrong = [i for i in steps if i not in at]
     confident = result.confidence >= HIGH_CONFIDENCE
     crossed = [i for i, x in steps.items() if x.crossed]
-    restored = None if result.reverted is None else result.reverted.get("verdict") == PairVerdict.RESTORES
+    restored = None if result.reverted is None else result.reverted.verdict is PairVerdict.RESTORES
     extra = 0
     if len(at) == 1:
         first_boots = campaign(case, seed, "first")[1]

@@ -38,7 +38,7 @@ from enum import StrEnum
 from typing import Any, Callable, Sequence
 
 from orchestrator.bisect.confidence import answer_confidence, confidence_words
-from orchestrator.bisect.pairs import Pairs
+from orchestrator.bisect.pairs import CulpritPairs, Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.regression import Regression
 from orchestrator.bisect.rounds import NOMINATE
@@ -193,12 +193,12 @@ class Bisection:
                         message=f"{outcome.outcome}; {confidence_words(outcome.confidence, [])}")
         return outcome
 
-    def _doubted(self, good: str, bad: str) -> tuple[SearchEnd, Doubts, dict[str, Any]]:
+    def _doubted(self, good: str, bad: str) -> tuple[SearchEnd, Doubts, CulpritPairs]:
         """The search, and its answer doubted until it holds (or MAX_ROUNDS): the search's end,
         what still does not hold, and the culprit's confirmation."""
         search = self.search
         unresolved = Doubts()
-        confirmation: dict[str, Any] = {}
+        confirmation = CulpritPairs()
         asked: dict[tuple[str, ...], int] = {}
         # the first candidate is confirmed as soon as it holds 1 - NOMINATE of the mass; one whose
         # confirmation does not carry it to 1 - error, or is doubted, sends the search on to
@@ -210,7 +210,7 @@ class Bisection:
             if state.kind is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
-                        state.mass, confirmation, confirmation.get("revert")) < 1 - self.error):
+                        state.mass, confirmation.confirmation, confirmation.revert) < 1 - self.error):
                     nominate = 0.0
                     self.shell.emit("recheck", state.culprit, message=(
                         f"the candidate {state.culprit[:12]} ({state.mass:.1%} of the mass) was not carried to "
@@ -254,7 +254,7 @@ class Bisection:
     # ---- doubting the answer -----------------------------------------------------------------
 
     def _doubts(self, culprit: str, good: str, bad: str,
-                mass: float) -> tuple[Doubts, dict[str, Any]]:
+                mass: float) -> tuple[Doubts, CulpritPairs]:
         """The steps to re-examine before `culprit` can be named, and why; and the confirmation
         measured on the way (culprit against parent, then the revert), which carry the
         candidate from its posterior `mass` to the campaign's 1 - error."""
@@ -273,7 +273,7 @@ class Bisection:
             # verdicts that made the culprit bad and the ones that made its parent good
             return Doubts(self._boundary(judged, culprit, parent), Doubt.NOOP, (
                 f"the culprit {culprit[:12]}'s kernel image is identical to its parent {parent[:12]}'s: a commit "
-                "that changes nothing cannot be the culprit")), {}
+                "that changes nothing cannot be the culprit")), CulpritPairs()
         moved = []
         rechecked = {d.commit for d in self.store.decisions(self.campaign_id) if d.role is Role.RECHECK}
         for d in judged:
@@ -287,22 +287,24 @@ class Bisection:
         if moved:
             return Doubts(moved, Doubt.UNSURE, (
                 f"{len(moved)} verdict(s) are not sure against the references measured since (a doubtful verdict, "
-                f"drift or noise): {', '.join(x[:12] for x in moved)}")), {}
+                f"drift or noise): {', '.join(x[:12] for x in moved)}")), CulpritPairs()
         pairs = Pairs(self.c, self.direction, self.store, self.campaign_id, lambda: self.judge, self.vcs.revert, self.error,
                       self.shell.emit)
         prior = llr_of(mass)
         confirmation = pairs.confirm(culprit, parent, good, bad, prior, int(self.c.confirm == "revert"))
-        if self.c.confirm == "revert" and "change" in confirmation and confirmation["verdict"] is not PairVerdict.NOT_SEEN:
-            confirmation["revert"] = pairs.revert(culprit, good, bad, prior + confirmation["evidence"])
-            if confirmation["revert"]["verdict"] is PairVerdict.NOT_RESTORED and not self.regression.partial(confirmation["revert"]):
+        if (self.c.confirm == "revert" and confirmation.change is not None
+                and confirmation.verdict is not PairVerdict.NOT_SEEN):
+            revert = pairs.revert(culprit, good, bad, prior + (confirmation.evidence or 0.0))
+            if revert.verdict is PairVerdict.NOT_RESTORED and not self.regression.partial(revert):
                 return Doubts(self._boundary(judged, culprit, parent), Doubt.REVERT, (
                     f"the culprit {culprit[:12]} reverted on bad does not restore the metric: "
-                    f"{confirmation['revert']['text']}")), confirmation
-        if confirmation.get("verdict") is PairVerdict.NOT_SEEN:
+                    f"{revert.text}")), CulpritPairs(confirmation, revert)
+            return Doubts(), CulpritPairs(confirmation, revert)
+        if confirmation.verdict is PairVerdict.NOT_SEEN:
             return Doubts(self._boundary(judged, culprit, parent), Doubt.NOT_SEEN, (
                 f"the culprit {culprit[:12]} does not differ from its parent when both are re-measured "
-                f"interleaved: {confirmation['text']}")), confirmation
-        return Doubts(), confirmation
+                f"interleaved: {confirmation.text}")), CulpritPairs(confirmation)
+        return Doubts(), CulpritPairs(confirmation)
 
     def _confirmed_before(self) -> bool:
         """A confirmation was measured already in this campaign (a nomination's, or one before a
@@ -394,7 +396,7 @@ class Bisection:
     # ---- the answer --------------------------------------------------------------------------
 
     def _finish(self, state: SearchEnd, check: EndpointCheck, good: str, bad: str,
-                unresolved: Doubts, confirmation: dict[str, Any]) -> Outcome:
+                unresolved: Doubts, pairs: CulpritPairs) -> Outcome:
         latest = self._latest()
         measured = [d for d in latest if d.verdict in JUDGED and not d.inherited]
         # the posterior's mass of the answer (every boot of every commit, as the search weighs
@@ -412,7 +414,8 @@ class Bisection:
             kind, culprit = BisectOutcome.INCONCLUSIVE, ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
-        revert = confirmation.pop("revert", None) if kind is BisectOutcome.FOUND else None
+        confirmation = pairs.confirmation if kind is BisectOutcome.FOUND else None
+        revert = pairs.revert if kind is BisectOutcome.FOUND else None
         if kind is BisectOutcome.FOUND:
             # a revert that takes part of the gap away weighs nothing: its evidence is for all of it
             confidence = answer_confidence(confidence, confirmation, None if self.regression.partial(revert) else revert)
@@ -422,7 +425,7 @@ class Bisection:
                 # the steps'; the answer is named, never with high confidence
                 confidence = min(confidence, CONTRADICTED)
         steps: dict[str, Any] = {}
-        if kind is BisectOutcome.FOUND and confirmation.get("verdict") is PairVerdict.CONFIRMED:
+        if confirmation is not None and confirmation.verdict is PairVerdict.CONFIRMED:
             log = self.search.log(state)
             steps = self.regression.steps(culprit, good, bad, revert, state.mass, notes)
             self.store.set_bisect_log(self.campaign_id, log)  # the searches for more steps wrote theirs
@@ -431,7 +434,7 @@ class Bisection:
             kind, culprit, self.vcs.parent(culprit) if culprit else "",
             () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
-            sum(len(v) for v in everywhere.values()), confirmation if kind is BisectOutcome.FOUND else {}, revert,
+            sum(len(v) for v in everywhere.values()), confirmation, revert,
             **steps)
         self.shell.end(result)
         return Outcome(result.outcome, culprit, tuple(candidates), check, self.search.steps, tuple(notes), confidence, result)

@@ -8,24 +8,36 @@ confirmation first, then the revert, until `measure.pairs.settled` says the pair
 own t-test (the boot noise pooled over the campaign: one noise model) shows the change, and the
 candidate's prior odds from the search plus the pairs' evidence reach the campaign's 1 - error;
 or the evidence is against it; or the cap of max_boots_per_commit a side. Each answer is stored
-as a decision when it is measured.
+as a decision when it is measured, and each is returned as a `PairResult`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import Basis, Decided, PairVerdict, Role
+from orchestrator.direction import Direction
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.pairs import Pair, Sequential, boots_gap, measure_pair, pair_since, pair_state, settled
+from orchestrator.results import PairResult
 
 # The verdicts whose pair text begins with the verdict itself (the revert measured, or not applying):
 # the one-line summary at the end of a bisection gives the verdict alone for them.
 TEXT_LEADS_WITH_VERDICT = frozenset({PairVerdict.RESTORES, PairVerdict.NOT_RESTORED, PairVerdict.NO_APPLY})
+
+
+@dataclass(frozen=True)
+class CulpritPairs:
+    """A nominee's pairs as measured: the culprit against its parent (`confirmation`) and bad
+    with it reverted against bad (`revert`); None where a pair was not measured."""
+
+    confirmation: PairResult | None = None
+    revert: PairResult | None = None
 
 
 class Pairs:
@@ -67,10 +79,10 @@ class Pairs:
         return dataclasses.replace(state, seen=state.seen and state.test is not None and settles(state.test))
 
     def _worse(self, change: float) -> bool:
-        return change < 0 if self.direction == "higher" else change > 0
+        return Direction(self.direction).worse(change)
 
     def confirm(self, culprit: str, parent: str, good: str, bad: str, prior: float = 0.0,
-                to_come: int = 0) -> dict[str, Any]:
+                to_come: int = 0) -> PairResult:
         """The culprit against its parent, both booted afresh and interleaved (A B B A): the
         confirmation is evidence of its own (a step misled by unlucky boots is not confirmed by
         the same boots), and the interleaving, not a drift model, keeps a drifting host out of
@@ -83,10 +95,10 @@ class Pairs:
             state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
                                      to_come)
         except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-            return {"verdict": PairVerdict.CANNOT_TELL, "text": f"could not be measured: {exc}"[:500]}
+            return PairResult(PairVerdict.CANNOT_TELL, f"could not be measured: {exc}"[:500])
         t = state.test
         if t is None:
-            return {"verdict": PairVerdict.CANNOT_TELL, "text": "too few boots to compare"}
+            return PairResult(PairVerdict.CANNOT_TELL, "too few boots to compare")
         significant = t.p < self.c.alpha and self._worse(t.change)
         seen = significant and self._carries(t.low, t.high)
         weight = state.log_bf
@@ -102,8 +114,8 @@ class Pairs:
             self.store.add_decision(self.campaign_id, Decided(culprit, Role.CONFIRM, verdict, text, 1 - t.p if seen else t.p,
                                                          t.n_b))
         self.emit("confirm", culprit, message=f"{verdict}: {text}")
-        return {"verdict": verdict, "text": text, "change": t.change, "low": t.low, "high": t.high, "p": t.p,
-                "evidence": weight}
+        return PairResult(verdict, text, change=t.change, low=t.low, high=t.high, p=t.p, evidence=weight,
+                          boots=state.boots)
 
     def _carries(self, low: float, high: float) -> bool:
         """The culprit's change can be the regression asked about: the worse end of its 95% CI
@@ -113,7 +125,8 @@ class Pairs:
         threshold = self.c.metric.threshold
         if threshold.kind != "relative":
             return True
-        return (-low if self.direction == "higher" else high) >= abs(threshold.value)
+        direction = Direction(self.direction)
+        return direction.worsening(direction.worse_end(low, high)) >= abs(threshold.value)
 
     def _seen(self, t: Any) -> bool:
         """The culprit's change against its parent is the regression asked about (confirmed)."""
@@ -129,37 +142,34 @@ class Pairs:
         return t.p < self.c.alpha and self._worse(-t.change) and self._position(t, boots_gap(boots[good],
                                                                                              boots[bad])) < 0.5
 
-    def revert(self, culprit: str, good: str, bad: str, prior: float = 0.0) -> dict[str, Any]:
+    def revert(self, culprit: str, good: str, bad: str, prior: float = 0.0) -> PairResult:
         """`bad` with the culprit reverted (a commit in vmbisect's clone) against `bad`; `prior`:
         the candidate's log odds with its confirmation's evidence."""
         revert = self.revert_of(culprit, bad)
-        result: dict[str, Any]
         if not revert.commit:
-            result = {"verdict": PairVerdict.NO_APPLY, "text": f"{PairVerdict.NO_APPLY}: {revert.reason}"}
+            result = PairResult(PairVerdict.NO_APPLY, f"{PairVerdict.NO_APPLY}: {revert.reason}")
         else:
             try:
                 state = self._sequential(Role.REVERT, culprit, bad, revert.commit, -1,
                                          lambda t: self._restores(t, good, bad), good, bad, prior, 0)
             except (BuildFailed, BootFailed, WorkloadFailed) as exc:
-                return {"verdict": PairVerdict.CANNOT_TELL, "commit": revert.commit,
-                        "text": f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500]}
+                return PairResult(PairVerdict.CANNOT_TELL,
+                                  f"the revert {revert.commit[:12]} could not be measured: {exc}"[:500], revert.commit)
             boots = self.judge.evidence()
             t = state.test
             if t is None:
-                return {"verdict": PairVerdict.CANNOT_TELL, "commit": revert.commit, "text": "too few boots to compare"}
+                return PairResult(PairVerdict.CANNOT_TELL, "too few boots to compare", revert.commit)
             gap = boots_gap(boots[good], boots[bad])
             position = self._position(t, gap)
             restores = self._restores(t, good, bad)
             verdict = PairVerdict.RESTORES if restores else PairVerdict.NOT_RESTORED
-            result = {"verdict": verdict, "commit": revert.commit, "change": t.change, "p": t.p,
-                      "position": position, "evidence": state.log_bf,
-                      "text": f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against bad "
-                              f"{t.describe()}, at {position:.0%} of the good-to-bad gap"}
+            result = PairResult(verdict, f"{verdict}: bad with {culprit[:12]} reverted ({revert.commit[:12]}) against "
+                                         f"bad {t.describe()}, at {position:.0%} of the good-to-bad gap", revert.commit,
+                                change=t.change, p=t.p, position=position, evidence=state.log_bf, boots=state.boots)
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
                        if d.role is Role.REVERT and d.kind is not Basis.MEASURING), None)
-        if stored is None or stored.reason != result["text"]:
-            self.store.add_decision(self.campaign_id, Decided(culprit, Role.REVERT, result["verdict"], result["text"], 0.0,
-                                                         0))
-        self.emit("confirm", culprit, message=result["text"])
+        if stored is None or stored.reason != result.text:
+            self.store.add_decision(self.campaign_id, Decided(culprit, Role.REVERT, result.verdict, result.text, 0.0, 0))
+        self.emit("confirm", culprit, message=result.text)
         return result
 

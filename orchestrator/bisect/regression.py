@@ -43,11 +43,12 @@ from orchestrator.bisect.steps import (
 )
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import Basis, Decided, PairVerdict, Role, Verdict
+from orchestrator.direction import Direction
 from orchestrator.errors import BootFailed, BuildFailed, KernelFault
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import Judges
 from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
-from orchestrator.results import BisectOutcome, RegressionStep, StepsEnd
+from orchestrator.results import BisectOutcome, PairResult, RegressionStep, StepsEnd
 from orchestrator.stats import TwoSample, compare_pooled, pooled_boot_variance
 
 
@@ -75,7 +76,7 @@ class Regression:
     def judge(self) -> Judge:
         return self._judge()
 
-    def steps(self, culprit: str, good: str, bad: str, revert: dict[str, Any] | None,
+    def steps(self, culprit: str, good: str, bad: str, revert: PairResult | None,
                mass: float, notes: list[str]) -> dict[str, Any]:
         """The confirmed culprit's share of the good-to-bad gap and, when it carries clearly less
         than all of it and the campaign did not ask for the first step only, the other steps:
@@ -94,7 +95,7 @@ class Regression:
         own = self._pooled(parent, culprit)
         assert own is not None
         gap_log = math.log1p(gap.change)
-        position = (revert or {}).get("position")
+        position = revert.position if revert is not None else None
         rest = math.expm1(gap_log * (position if position is not None else 1 - first.value))
         named = [step_of(culprit, parent, first, own, True, self._alone(own))]
         shares = [first]
@@ -117,27 +118,28 @@ class Regression:
             steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
                                   self.c.metric.threshold.value, self.direction)
         reverted = self._all_reverted(steps, good, bad) if len(steps) > 1 else None
-        if end is None and reverted is not None and reverted.get("low", 1.0) <= 0:
+        if end is None and reverted is not None and reverted.position_low is not None and reverted.position_low <= 0:
             # the shares were measured apart, each pair at its own time; bad with every step
             # reverted together is one fresh pair, and nothing of the gap is seen left
             end = StepsEnd.ADD_UP
             notes.append(f"the steps' own shares add up to {together(shares).describe()} of the regression; bad "
-                         f"with all of them reverted is back at good ({reverted['position']:.0%} of the gap, 95% CI "
-                         f"{reverted['low']:.0%}..{reverted['high']:.0%}): together they carry all of it")
+                         f"with all of them reverted is back at good ({reverted.position:.0%} of the gap, 95% CI "
+                         f"{reverted.position_low:.0%}..{reverted.position_high:.0%}): together they carry all of it")
         elif end is None:
             notes.append(f"the steps named carry {together(shares).describe()} of the regression; no range left "
                          f"carries a part of it surely, {self.c.steps.min_share:.0%} or more possibly")
         return {"steps": steps, "steps_end": end or StepsEnd.NOT_FOUND,
                 "partial": partial_line(culprit, first, rest) if first.partial else "", "reverted": reverted}
 
-    def partial(self, revert: dict[str, Any] | None) -> bool:
+    def partial(self, revert: PairResult | None) -> bool:
         """Bad with the culprit reverted does not come back to good, yet is significantly nearer
         it: the culprit is one step of a regression in several (unless the campaign asked for
         the first step only), not a wrong answer."""
-        if revert is None or self.c.steps.first or revert.get("verdict") is not PairVerdict.NOT_RESTORED:
+        if revert is None or self.c.steps.first or revert.verdict is not PairVerdict.NOT_RESTORED:
             return False
-        better = revert.get("change", 0.0) > 0 if self.direction == "higher" else revert.get("change", 0.0) < 0
-        return better and revert.get("p", 1.0) < self.c.alpha and 0 < revert.get("position", 1.0) < 1
+        change, p = revert.change or 0.0, revert.p if revert.p is not None else 1.0
+        position = revert.position if revert.position is not None else 1.0
+        return Direction(self.direction).better(change) and p < self.c.alpha and 0 < position < 1
 
     def crossing(self, state: SearchEnd, good: str, bad: str) -> SearchEnd:
         """A search that ended with only skipped commits left, some of them apart from both
@@ -174,7 +176,7 @@ class Regression:
         return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
 
     def _share_check(self, culprit: str, parent: str, bad: str, gap: TwoSample,
-                     revert: dict[str, Any] | None) -> Share:
+                     revert: PairResult | None) -> Share:
         """The culprit's share of the gap, from the culprit against its parent and bad with it
         reverted against bad (steps.combined), on the boots already taken; while it is neither
         clearly less than all (its interval excludes 100%) nor clearly near all (what it may
@@ -187,7 +189,7 @@ class Regression:
             own = self._pooled(parent, culprit)
             assert own is not None
             part = share(own, gap)
-            undone = self._pooled(bad, revert["commit"]) if revert and revert.get("commit") else None
+            undone = self._pooled(bad, revert.commit) if revert is not None and revert.commit else None
             return combined(part, reverted(undone, gap)) if undone is not None else part
 
         def settled_share() -> bool:
@@ -208,7 +210,7 @@ class Regression:
         threshold = self.c.metric.threshold
         if threshold.kind != "relative":
             return False
-        return change.change <= threshold.value if self.direction == "higher" else change.change >= threshold.value
+        return Direction(self.direction).reaches(change.change, threshold.value)
 
     def _ends(self, lo: str, hi: str) -> TwoSample | None:
         """`hi` against `lo`, both booted boots_per_commit times at least."""
@@ -273,7 +275,7 @@ class Regression:
                                                          0.0, 0))
             return None
         t = pair_state(judge, parent, commit, since, lo, hi, self.error).test
-        worse = t is not None and t.p < self.c.alpha and (t.change < 0 if self.direction == "higher" else t.change > 0)
+        worse = t is not None and t.p < self.c.alpha and Direction(self.direction).worse(t.change)
         verdict = PairVerdict.CONFIRMED if worse else PairVerdict.NOT_SEEN if t is not None else PairVerdict.CANNOT_TELL
         text = f"step against parent {t.describe()}" if t is not None else "step against parent: too few boots"
         self.store.add_decision(self.campaign_id, Decided(commit, Role.CONFIRM, verdict, text, 1 - t.p if t else 0.0,
@@ -282,7 +284,7 @@ class Regression:
         return t if worse else None
 
     def _all_reverted(self, steps: tuple[RegressionStep, ...], good: str,
-                      bad: str) -> dict[str, Any]:
+                      bad: str) -> PairResult:
         """Bad with every step reverted together (newest first, each onto the last) against bad,
         on fresh boots interleaved: where it lands on the good(0)-to-bad(1) line, with its 95%
         interval; it restores the metric when what is left is not surely min_share or more."""
@@ -290,8 +292,7 @@ class Regression:
         for step in reversed(steps):
             made = self.vcs.revert(step.commit, onto)
             if not made.commit:
-                return {"verdict": PairVerdict.NO_APPLY, "text": f"{PairVerdict.NO_APPLY}: {step.commit[:12]}: "
-                                                                 f"{made.reason}"[:500]}
+                return PairResult(PairVerdict.NO_APPLY, f"{PairVerdict.NO_APPLY}: {step.commit[:12]}: {made.reason}"[:500])
             onto = made.commit
         judge, cap = self.judge, self.c.max_boots_per_commit
         since = pair_since(self.store, self.campaign_id, judge, Role.REVERT, onto)
@@ -303,11 +304,11 @@ class Regression:
         try:
             measure_pair(judge, bad, onto, since, Sequential(done))
         except (BuildFailed, BootFailed, KernelFault) as exc:
-            return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": f"could not be measured: {exc}"[:500]}
+            return PairResult(PairVerdict.CANNOT_TELL, f"could not be measured: {exc}"[:500], onto)
         t = pair_state(judge, bad, onto, since, good, bad, self.error, -1).test
         gap = self._pooled(good, bad)
         if t is None or gap is None:
-            return {"verdict": PairVerdict.CANNOT_TELL, "commit": onto, "text": "too few boots to compare"}
+            return PairResult(PairVerdict.CANNOT_TELL, "too few boots to compare", onto)
         removed = share(t, gap)  # negative: the part of the gap the reverts take away
         left, low, high = 1 + removed.value, 1 + removed.low, 1 + removed.high
         verdict = PairVerdict.RESTORES if low < self.c.steps.min_share else PairVerdict.NOT_RESTORED
@@ -315,5 +316,5 @@ class Regression:
                 f"at {left:.0%} of the good-to-bad gap (95% CI {low:.0%}..{high:.0%})")
         self.store.add_decision(self.campaign_id, Decided(steps[-1].commit, Role.REVERT, verdict, text, 0.0, 0))
         self.emit("confirm", onto, message=text)
-        return {"verdict": verdict, "commit": onto, "change": t.change, "p": t.p, "position": left, "low": low,
-                "high": high, "text": text}
+        return PairResult(verdict, text, onto, change=t.change, p=t.p, position=left, position_low=low,
+                          position_high=high, boots=t.n_b)

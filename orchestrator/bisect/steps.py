@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from orchestrator.direction import Direction
 from orchestrator.results import RegressionStep, StepsEnd
 from orchestrator.stats import TwoSample, ratio
 
@@ -115,7 +116,7 @@ def mark_crossing(steps: Sequence[RegressionStep], from_good: Sequence[float], t
     """`steps` (oldest first) with the one where the metric crossed a relative `threshold` marked
     `crossed`: the first whose commit against good (`from_good`, relative, one a step) reaches
     it; the last when none does (the noise)."""
-    reached = [c <= threshold if direction == "higher" else c >= threshold for c in from_good]
+    reached = [Direction(direction).reaches(c, threshold) for c in from_good]
     at = reached.index(True) if True in reached else len(steps) - 1
     return tuple(dataclasses.replace(step, crossed=i == at) for i, step in enumerate(steps))
 

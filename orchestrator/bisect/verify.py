@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from orchestrator.decisions import PairVerdict
+from orchestrator.direction import Direction
 from orchestrator.measure.endpoints import level
 from orchestrator.measure.lab import Judges
 from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
-from orchestrator.results import VerifyResult
+from orchestrator.results import PairResult, VerifyResult, text_of
 from orchestrator.states import end
 from orchestrator.stats import Boot, compare_boots, relative_change
 
@@ -36,17 +37,17 @@ if TYPE_CHECKING:
 
 
 def judge_revert(tip: Sequence[Boot], reverted: Sequence[Boot], parent: Sequence[Boot], commit: Sequence[Boot],
-                 direction: str, alpha: float) -> str:
+                 direction: str, alpha: float) -> PairResult:
     """The tip with the commit reverted against the tip: does it restore what the commit cost?"""
     t = compare_boots(tip, reverted)
     if t is None:
-        return f"revert: {PairVerdict.CANNOT_TELL}: too few boots"
+        return PairResult(PairVerdict.CANNOT_TELL, f"revert: {PairVerdict.CANNOT_TELL}: too few boots")
     cost = compare_boots(parent, commit)
-    better = t.change > 0 if direction == "higher" else t.change < 0
+    better = Direction(direction).better(t.change)
     share = (math.log1p(t.change) / -math.log1p(cost.change)) if cost and cost.change else 0.0
-    if t.p < alpha and better and share >= 0.5:
-        return f"{PairVerdict.RESTORES}: tip with the commit reverted against tip {t.describe()}"
-    return f"{PairVerdict.NOT_RESTORED}: tip with the commit reverted against tip {t.describe()}"
+    verdict = PairVerdict.RESTORES if t.p < alpha and better and share >= 0.5 else PairVerdict.NOT_RESTORED
+    return PairResult(verdict, f"{verdict}: tip with the commit reverted against tip {t.describe()}", change=t.change,
+                      low=t.low, high=t.high, p=t.p, boots=min(len(tip), len(reverted)))
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Verification:
     commit: str
     parent: str
     answer: PairAnswer
-    revert: str  # the revert's line, "" when not asked
+    revert: PairResult | None  # the tip with the commit reverted against the tip, when asked
     boot_means: dict[str, list[float]]
 
 
@@ -77,22 +78,23 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
         return Judges.of(judge_).moving(on_this_host)
 
     measured = measured_pairs((parent, commit))
-    revert_line = ""
+    revert_pair: PairResult | None = None
     if revert_on:
         tip = vcs.resolve(revert_on, "revert_on")
         revert = vcs.revert(commit, tip)
         if not revert.commit:
-            revert_line = f"{PairVerdict.NO_APPLY}: {revert.reason}"
+            revert_pair = PairResult(PairVerdict.NO_APPLY, f"{PairVerdict.NO_APPLY}: {revert.reason}")
         else:
             # the pair already measured boots nothing more, unless its host failed since: then
             # all four are measured on the next host, and compared there
             measured = measured_pairs((parent, commit), (tip, revert.commit))
-            revert_line = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
+            revert_pair = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
                                        direction, c.alpha)
     threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
         level(measured[parent]), c.metric.threshold.value)
     answer = answer_pair(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
     end(judge_.store, judge_.campaign_id, VerifyResult(
-        commit, parent, answer.verdict, tuple(x for x in (answer.line, revert_line) if x), answer.boots_needed))
-    return Verification(commit, parent, answer, revert_line, means)
+        commit, parent, answer.verdict, tuple(x for x in (answer.line, text_of(revert_pair)) if x),
+        answer.boots_needed))
+    return Verification(commit, parent, answer, revert_pair, means)

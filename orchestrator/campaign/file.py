@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from orchestrator import yamlcheck
+from orchestrator.direction import Direction
 from orchestrator.errors import UserError
 from orchestrator.measure.endpoints import MEASURED, Threshold
 from orchestrator.notify.recipients import Notify, parse_notify
@@ -325,7 +326,7 @@ def _metric(value: Any) -> Metric:
 def check_threshold_sign(threshold: Threshold, direction: str) -> None:
     """A relative threshold points the regression's way: negative when higher is better. Called
     again once the workload has told the direction a campaign left out."""
-    regression_sign = -1 if direction == "higher" else 1
+    regression_sign = Direction(direction).worse_sign
     if threshold.kind == "relative" and threshold.value * regression_sign < 0:
         raise UserError(f"metric.threshold: {threshold.describe()} is an improvement for a metric where "
                         f"{direction} is better; a regression threshold has the opposite sign")

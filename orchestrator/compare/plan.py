@@ -12,6 +12,7 @@ from orchestrator.compare.schedule import default_boots
 from orchestrator.compare.spec import CompareSpec
 from orchestrator.compare.table import Point
 from orchestrator.compare.variant import Variant, boot_groups, parse_variants
+from orchestrator.direction import Direction
 from orchestrator.errors import UserError, choices_error
 from orchestrator.vm.spec import ACCELS, VmSpec
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
@@ -94,7 +95,7 @@ def headline_metric(workload: WorkloadDef, params: Mapping[str, ParamValue]) -> 
     TCP_RR, else its first higher-is-better metric."""
     if workload.name == "netperf" and str(params.get("test", "")).upper() == "TCP_RR":
         return "transactions"
-    return next(m.name for m in workload.metrics.values() if m.direction == "higher")
+    return next(m.name for m in workload.metrics.values() if m.direction == Direction.HIGHER)
 
 
 def plan_from_spec(a: CompareSpec) -> ComparePlan:

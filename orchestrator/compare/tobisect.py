@@ -21,6 +21,7 @@ import yaml
 
 from orchestrator.compare.model import Cell, Comparison, Row
 from orchestrator.compare.plan import ComparePlan
+from orchestrator.direction import Direction
 from orchestrator.errors import UserError
 from orchestrator.measure.endpoints import THRESHOLD_RULE, threshold_for
 from orchestrator.measure.endpoints import near_bound as _near
@@ -44,7 +45,7 @@ class Moved:
         if t is None or self.row.direction not in ("higher", "lower"):
             return False
         near = _near(t, self.row.direction)
-        return near < 0 if self.row.direction == "higher" else near > 0
+        return Direction(self.row.direction).worse(near)
 
     def describe(self) -> str:
         t = self.cell.tested

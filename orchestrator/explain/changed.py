@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from orchestrator.compare.model import Cell, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
+from orchestrator.direction import Direction
 from orchestrator.stats import relative_change
 
 PARENT, CULPRIT = "parent", "culprit"
@@ -64,7 +65,7 @@ class ChangedRow:
         """"better", "worse", or "" (a descriptive metric, or no change)."""
         if self.direction == "none" or not self.change_pct:
             return ""
-        return "better" if (self.change_pct > 0) == (self.direction == "higher") else "worse"
+        return "better" if Direction(self.direction).better(self.change_pct) else "worse"
 
 
 @dataclass(frozen=True)

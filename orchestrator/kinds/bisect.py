@@ -79,9 +79,8 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
         head = f"culprit: {outcome.culprit}\n{confidence_words(outcome.confidence, [])}"
         for key, part in (("confirmation", result.confirmation if result else None),
                           ("revert", result.revert if result else None)):
-            if part:
-                head += f"\n{key}: {part['verdict']}" + ("" if part["verdict"] in TEXT_LEADS_WITH_VERDICT
-                                                         else f": {part['text']}")
+            if part is not None:
+                head += f"\n{key}: {part.verdict}" + ("" if part.verdict in TEXT_LEADS_WITH_VERDICT else f": {part.text}")
         head += "".join(f"\n{line}" for line in (result.regression_steps() if result else ()))
     elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
         head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
@@ -186,4 +185,5 @@ def check_range(campaign: Campaign) -> None:
         raise UserError(problem)
 
 
-KIND = Kind("bisect", BisectSpec, BisectResult, check, lab, notify, _view, _run, _report, metric, _left)
+KIND: Kind[BisectSpec] = Kind(name="bisect", spec=BisectSpec, result=BisectResult, check=check, lab=lab, notify=notify,
+                              progress=_view, run=_run, report=_report, metric=metric, left=_left)

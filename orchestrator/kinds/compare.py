@@ -167,4 +167,5 @@ def _left(store: Store, row: CampaignRow, spec: CompareSpec, boots: list[BootRow
     return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
 
 
-KIND = Kind("compare", CompareSpec, CompareResult, _check, _lab, _notify, _progress, _run, _report, _metric, _left)
+KIND: Kind[CompareSpec] = Kind(name="compare", spec=CompareSpec, result=CompareResult, check=_check, lab=_lab,
+                               notify=_notify, progress=_progress, run=_run, report=_report, metric=_metric, left=_left)

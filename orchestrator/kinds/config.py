@@ -96,5 +96,6 @@ def _file(raw: Any, path: Path) -> ConfigSpec:
     return spec
 
 
-KIND = Kind(NAME, ConfigSpec, SetBisectResult, check, bisect.lab, bisect.notify, _progress, _run, _report,
-            bisect.metric, settings.no_estimate, _file)
+KIND: Kind[ConfigSpec] = Kind(name=NAME, spec=ConfigSpec, result=SetBisectResult, check=check, lab=bisect.lab,
+                              notify=bisect.notify, progress=_progress, run=_run, report=_report, metric=bisect.metric,
+                              left=settings.no_estimate, file=_file)

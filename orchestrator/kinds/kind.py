@@ -6,9 +6,10 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from orchestrator.kinds.specs import CampaignSpec
+from orchestrator.results import Answer
 
 if TYPE_CHECKING:
     from orchestrator.hosts.pool import GuestPool
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from orchestrator.web.views import Estimate
 
 OnEvent = Callable[["Event"], None]
+S = TypeVar("S", bound=CampaignSpec)
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,10 @@ class Run:
     on_event: OnEvent
 
 
-@dataclass(frozen=True)
-class Kind:
-    """One campaign kind, every path a campaign of it takes:
+@dataclass(frozen=True, kw_only=True)
+class Kind(Generic[S]):
+    """One campaign kind, every path a campaign of it takes, each field named where the kind is
+    declared (no field is given by its place) and typed by the kind's spec `S`:
 
     `name`: the store's `kind` column; `spec`/`result`: its typed spec and answer (each with
     `to_dict`/`from_dict`); `check`: what can be checked before it (re)runs, without building or
@@ -46,15 +49,15 @@ class Kind:
     campaign file with `kind: <name>` (or one of `aliases`), None when no file starts one."""
 
     name: str
-    spec: type[CampaignSpec]
-    result: type
-    check: Callable[[Any], None]
-    lab: Callable[[Any], tuple[Path | None, str | None]]
-    notify: Callable[[Any], "Notify | None"]
-    progress: Callable[["Store", int, Any, bool], AbstractContextManager[OnEvent]]
+    spec: type[S]
+    result: type[Answer]
+    check: Callable[[S], None]
+    lab: Callable[[S], tuple[Path | None, str | None]]
+    notify: Callable[[S], Notify | None]
+    progress: Callable[[Store, int, S, bool], AbstractContextManager[OnEvent]]
     run: Callable[[Run], str]
-    report: Callable[["Store", int, Any, str], str]
-    metric: Callable[[Any], str | None]
-    left: Callable[["Store", "CampaignRow", Any, "list[BootRow]"], "Estimate"]
-    file: Callable[[Any, Path], Any] | None = None
+    report: Callable[[Store, int, S, str], str]
+    metric: Callable[[S], str | None]
+    left: Callable[[Store, CampaignRow, S, list[BootRow]], Estimate]
+    file: Callable[[Any, Path], S] | None = None
     aliases: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ from orchestrator.decisions import Found
 from orchestrator.errors import UserError
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.kinds.specs import SettingsSpec
-from orchestrator.results import SetBisectResult
+from orchestrator.results import SetBisectResult, text_of
 
 if TYPE_CHECKING:
     from orchestrator.notify.recipients import Notify
@@ -91,7 +91,7 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
     """What `vmbisect bisect` prints at the end of a set bisection (settings and config)."""
     how = "together (no single change moves the metric)" if result.found is Found.TOGETHER else "alone"
     out = [f"named: {' + '.join(result.units)} {how}", *[f"  {c}" for c in result.changes],
-           f"confirmation: {result.confirmation.get('text', '')}", f"revert: {result.revert.get('text', '')}"]
+           f"confirmation: {text_of(result.confirmation)}", f"revert: {text_of(result.revert)}"]
     out += [f"note: {n}" for n in result.notes]
     out.append(f"report: vmbisect report {campaign_id} --format md")
     return "\n".join(out)
@@ -102,6 +102,10 @@ def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow])
     from orchestrator.web.views import Estimate
 
     return Estimate(None, f"no estimate for a {row.kind} campaign")
+
+
+def _check(spec: SettingsSpec) -> None:
+    preflight(spec.campaign)
 
 
 def _lab(spec: SettingsSpec) -> tuple[Path | None, str | None]:
@@ -149,5 +153,6 @@ def _file(raw: Any, path: Path) -> SettingsSpec:
     return SettingsSpec.of(raw, campaign)
 
 
-KIND = Kind("settings", SettingsSpec, SetBisectResult, lambda spec: preflight(spec.campaign), _lab, _notify,
-            _progress, _run, _report, _metric, no_estimate, _file, aliases=("cmdline",))
+KIND: Kind[SettingsSpec] = Kind(name="settings", spec=SettingsSpec, result=SetBisectResult, check=_check, lab=_lab,
+                                notify=_notify, progress=_progress, run=_run, report=_report, metric=_metric,
+                                left=no_estimate, file=_file, aliases=("cmdline",))

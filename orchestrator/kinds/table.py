@@ -17,14 +17,14 @@ if TYPE_CHECKING:
     from orchestrator.store import BootRow, CampaignRow, Store
     from orchestrator.web.views import Estimate
 
-KINDS: dict[str, Kind] = {k.name: k for k in (bisect.KIND, verify.KIND, compare.KIND, settings.KIND, config.KIND)}
+KINDS: dict[str, Kind[Any]] = {k.name: k for k in (bisect.KIND, verify.KIND, compare.KIND, settings.KIND, config.KIND)}
 
 # Campaign files with a `kind:` key (none: a commit bisection, kinds/bisect.py from_file): the
 # file's kind -> the kind it starts.
-FILES: dict[str, Kind] = {name: k for k in KINDS.values() if k.file is not None for name in (k.name, *k.aliases)}
+FILES: dict[str, Kind[Any]] = {name: k for k in KINDS.values() if k.file is not None for name in (k.name, *k.aliases)}
 
 
-def kind_of(name: str) -> Kind:
+def kind_of(name: str) -> Kind[Any]:
     if name not in KINDS:
         raise UserError(f"kind: unknown campaign kind {name!r}; known: {', '.join(KINDS)}")
     return KINDS[name]

@@ -49,7 +49,7 @@ def _run(r: Run) -> str:
         from orchestrator.wiring import say
 
         profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, say)
-    return "\n".join([result.answer.line, *([result.revert] if result.revert else []),
+    return "\n".join([result.answer.line, *([result.revert.text] if result.revert is not None else []),
                       *table(result, campaign.metric.name, direction)])
 
 
@@ -99,5 +99,6 @@ def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Es
     return fixed_estimate(total, len(boots), "verification")
 
 
-KIND = Kind("verify", VerifySpec, VerifyResult, bisect.check, bisect.lab, bisect.notify, _progress, _run, _report,
-            bisect.metric, _left)
+KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect.check, lab=bisect.lab,
+                              notify=bisect.notify, progress=_progress, run=_run, report=_report, metric=bisect.metric,
+                              left=_left)

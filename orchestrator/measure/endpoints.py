@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Callable, Protocol, Sequence
 
 from orchestrator.decisions import Basis, Decided, Refusal, Role, Verdict
+from orchestrator.direction import Direction
 from orchestrator.stats import Boot, Components, TwoSample, boots_needed, compare_boots, components, relative_change
 
 MEASURED = "measured"  # Threshold.kind: the endpoints' measured change sets it (THRESHOLD_RULE)
@@ -46,7 +47,7 @@ class Threshold:
 def near_bound(t: TwoSample, direction: str) -> float:
     """The interval's bound nearest zero for a regression: its upper bound when higher is better
     (the change is negative), its lower bound when lower is better."""
-    return t.high if direction == "higher" else t.low
+    return Direction(direction).better_end(t.low, t.high)
 
 
 def threshold_for(t: TwoSample, direction: str) -> float:
@@ -63,7 +64,7 @@ def threshold_for(t: TwoSample, direction: str) -> float:
 def regressed(t: TwoSample, direction: str) -> bool:
     """Worse, the 95% interval of the change clear of zero on the worse side."""
     near = near_bound(t, direction)
-    return near < 0 if direction == "higher" else near > 0
+    return Direction(direction).worse(near)
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def check_endpoints(
 ) -> EndpointCheck:
     g, b = level(good), level(bad)
     change = relative_change(g, b)
-    worse = b < g if direction == "higher" else b > g
+    worse = Direction(direction).worse_than(b, g)
     noise = components([good, bad])
     boots = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, change, error) if change else 0
     test = compare_boots(good, bad)
@@ -134,17 +135,16 @@ def check_endpoints(
         crossed = worse and abs(change) >= abs(threshold.value)
         need = f"a change of {threshold.describe()}"
     else:
-        beyond = (lambda v: v < threshold.value) if direction == "higher" else (lambda v: v > threshold.value)
-        if beyond(g):
+        if Direction(direction).worse_than(g, threshold.value):
             return EndpointCheck(False, f"good is not good: its value {g:.4g} is already beyond the "
                                  f"{threshold.describe()}", 0, change, Refusal.GOOD_NOT_GOOD, threshold=threshold)
-        crossed = beyond(b)
+        crossed = Direction(direction).worse_than(b, threshold.value)
         need = f"crossing the {threshold.describe()}"
     sure = False
     if threshold.kind == "relative" and test is not None and not crossed:
         # the threshold inside the interval: more boots may still show it (short for now, or not
         # significant); surely short (or not worse at all) only when the whole interval is
-        reach = test.low if direction == "higher" else test.high
+        reach = Direction(direction).worse_end(test.low, test.high)
         sure = not (abs(reach) >= abs(threshold.value) and (reach < 0) == (threshold.value < 0))
         if not sure and not significant:
             return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={test.p:.3g}",

@@ -8,8 +8,9 @@ stop rule: `Sequential` (one boot pair at a time until the caller's test has ans
 cap) or `Fixed` (a number of boots a side: a set bisection's size from a power calculation,
 `verify --boots`). A pair measurement starts at the boot stored with it (`pair_since`, a
 `measuring` decision), so a resumed campaign goes on with the same boots; one rule says when
-that start is stale. What a pair answers is a `PairVerdict` (orchestrator/decisions.py);
-`answer_pair` is the pure test judged once on the boots given (Welch's test on boot values).
+that start is stale. What a pair answers is a `PairResult` (orchestrator/results.py): its
+`PairVerdict` with the figures behind it, stored in a campaign's result and read back as that
+type; `answer_pair` is the pure test judged once on the boots given (Welch's test on boot values).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from orchestrator.decisions import Basis, Decided, Marker, PairVerdict, Role
+from orchestrator.direction import Direction
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.stats import (
     Boot,
@@ -117,7 +119,7 @@ def answer_pair(parent: Sequence[Boot], commit: Sequence[Boot], direction: str, 
     t = compare_boots(parent, commit)
     if t is None:
         return PairAnswer(PairVerdict.CANNOT_TELL, "cannot tell: too few boots to compare (at least 2 per side)", None, 2)
-    worse = t.change < 0 if direction == "higher" else t.change > 0
+    worse = Direction(direction).worse(t.change)
     noise = components([list(parent), list(commit)])
     try:
         need = reps_to_detect(noise.boot_cov, abs(threshold), alpha, 0.8)
@@ -126,8 +128,7 @@ def answer_pair(parent: Sequence[Boot], commit: Sequence[Boot], direction: str, 
     what = f"commit against parent {t.describe()}"
     if t.p < alpha and worse:
         return PairAnswer(PairVerdict.CONFIRMED, f"confirmed: {what}", t, need)
-    reach = t.low if direction == "higher" else t.high
-    if (direction == "higher" and reach > threshold) or (direction == "lower" and reach < threshold):
+    if Direction(direction).worse_than(threshold, Direction(direction).worse_end(t.low, t.high)):
         return PairAnswer(PairVerdict.NOT_SEEN, f"not seen: {what}; a change of {threshold:+.0%} is ruled out", t, need)
     more = max(need, len(parent) + 1)
     return PairAnswer(PairVerdict.CANNOT_TELL, f"cannot tell with these boots: {what}; about {more} boots per side would "

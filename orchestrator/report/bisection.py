@@ -25,6 +25,7 @@ from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Basis, Decided, Role
+from orchestrator.direction import Direction
 from orchestrator.explain import gather as explain
 from orchestrator.explain import profile_render, profile_stored
 from orchestrator.explain import render as explain_render
@@ -36,7 +37,7 @@ from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign
 from orchestrator.report.reproduce import lines as reproduce_lines
-from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped
+from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped, text_of
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import BootRow, Store
 from orchestrator.workloads.definition import MetricDef
@@ -153,15 +154,15 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         suggested_threshold=stop.suggested if stop else None,
         bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
         confidence_text=done.confidence_text,
-        confirmation=f"{confirmation['verdict']}: {confirmation['text']}" if confirmation else "",
-        revert=(done.revert or {}).get("text", ""),
-        change=confirmation.get("text", "").removeprefix("culprit against parent ")
-        if "change" in confirmation else "not measured", hosts=hosts,
+        confirmation=f"{confirmation.verdict}: {confirmation.text}" if confirmation is not None else "",
+        revert=text_of(done.revert),
+        change=confirmation.text.removeprefix("culprit against parent ")
+        if confirmation is not None and confirmation.change is not None else "not measured", hosts=hosts,
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
         profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None,
         partial=done.partial, parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
-        steps_end=done.steps_end.value if done.steps_end else "", reverted=(done.reverted or {}).get("text", ""))
+        steps_end=done.steps_end.value if done.steps_end else "", reverted=text_of(done.reverted))
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
     named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
@@ -258,8 +259,7 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
     if r.culprit_figures and r.parent_figures:
         pf, cf = r.parent_figures, r.culprit_figures
-        better = "higher" if r.direction == "higher" else "lower"
-        out += [f"{r.metric} ({better} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
+        out += [f"{r.metric} ({Direction(r.direction).value} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",
                 f"    culprit {cf.sha[:12]}: {_fig(cf)}",
                 f"    change: {r.change}", ""]
         pc = parent_culprit(r)

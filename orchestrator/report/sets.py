@@ -16,7 +16,7 @@ from orchestrator.decisions import Basis, Found, Role
 from orchestrator.measure.endpoints import level
 from orchestrator.measure.evidence import boots_by_host
 from orchestrator.render.page import page, table
-from orchestrator.results import SetBisectResult, answer_as, stopped
+from orchestrator.results import SetBisectResult, answer_as, stopped, text_of
 from orchestrator.setbisect.model import BAD, GOOD, Unit, key_of, label, ordered
 from orchestrator.setbisect.runner import replay
 from orchestrator.stats import relative_change
@@ -67,7 +67,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     stop = stopped(row.state, row.result)
     if result is not None:
         named = frozenset(result.units)
-        out = frozenset(result.revert.get("units") or ()) or named  # runner._taken_out
+        out = frozenset(result.revert.units if result.revert is not None else ()) or named  # runner._taken_out
         if named | out <= set(names):  # else the units are not known here (a config campaign's sides not found)
             keys += [(key_of(named, names), label(named, names)),
                      (key_of(frozenset(names) - out, names), label(frozenset(names) - out, names))]
@@ -84,7 +84,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
         answer.append(f"named: {' + '.join(result.units)} "
                       f"({'together: no single change moves the metric' if result.found is Found.TOGETHER else 'alone'})")
         answer += [f"- {c}" for c in result.changes]
-        answer += [f"confirmation: {result.confirmation.get('text', '')}", f"revert: {result.revert.get('text', '')}"]
+        answer += [f"confirmation: {text_of(result.confirmation)}", f"revert: {text_of(result.revert)}"]
         answer += [f"note: {n}" for n in result.notes]
     elif stop is not None:
         answer.append(stop.line())

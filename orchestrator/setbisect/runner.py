@@ -34,9 +34,9 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from orchestrator.decisions import Basis, Decided, Found, PairVerdict, Role, Verdict
+from orchestrator.direction import Direction
 from orchestrator.errors import InfraError, KernelFault
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import EndpointCheck, Threshold, level
@@ -62,7 +62,7 @@ from orchestrator.measure.shell import (
     inherited,
 )
 from orchestrator.ports import Event, Measurer
-from orchestrator.results import SetBisectResult
+from orchestrator.results import PairResult, SetBisectResult
 from orchestrator.setbisect.judged import CandidateMeasurer, Candidates
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
 from orchestrator.setbisect.search import Answer, SearchResult, ahead, minimize
@@ -222,9 +222,9 @@ class _Run:
         confirmation = self._pair(Role.CONFIRM, good, with_set, good, bad)
         revert = self._pair(Role.REVERT, without, bad, good, bad)
         if taken_out != named:
-            revert = {**revert, "units": sorted(taken_out)}
+            revert = dataclasses.replace(revert, units=tuple(sorted(taken_out)))
         result = self._result(found, confirmation, revert)
-        rest = self._rest(without, good, bad) if revert["verdict"] is PairVerdict.SET_RESTORES else ""
+        rest = self._rest(without, good, bad) if revert.verdict is PairVerdict.SET_RESTORES else ""
         if rest:
             result = dataclasses.replace(result, notes=(*result.notes, rest))
         self.shell.end(result)
@@ -243,7 +243,7 @@ class _Run:
         r = self.rules
         threshold = r.relative(g)
         left = relative_change(g, w)
-        past = left < threshold if r.direction == "higher" else left > threshold
+        past = Direction(r.direction).worse_than(left, threshold)
         if not past or min(g, b, w) <= 0 or g == b:
             return ""
         share = 1 - math.log(w / g) / math.log(b / g)
@@ -358,7 +358,7 @@ class _Run:
 
     # ---- confirmation ------------------------------------------------------------------------
 
-    def _pair(self, role: Role, base: str, other: str, good: str, bad: str) -> dict[str, Any]:
+    def _pair(self, role: Role, base: str, other: str, good: str, bad: str) -> PairResult:
         """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
         against bad - set (the set taken out restores the metric)."""
@@ -366,7 +366,7 @@ class _Run:
         done = next((d for d in self.store.decisions(self.campaign_id)
                      if d.role is role and d.commit == subject and d.kind is not Basis.MEASURING), None)
         if done is not None:
-            return {"verdict": PairVerdict(done.verdict), "text": done.reason}
+            return PairResult(PairVerdict(done.verdict), done.reason)
         since = pair_since(self.store, self.campaign_id, self.judge, role, subject)
         self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
         r = self.rules
@@ -388,8 +388,8 @@ class _Run:
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
             self.store.add_decision(self.campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
-                                                         fault_basis(exc)))
-            return {"verdict": PairVerdict.CANNOT_TELL, "text": text}
+                                                              fault_basis(exc)))
+            return PairResult(PairVerdict.CANNOT_TELL, text)
         threshold = r.relative(level(self.judge.evidence()[good]))
         answer = answer_pair(boots[0], boots[1], r.direction, threshold, r.alpha, r.max_boots)
         verdict = answer.verdict if role is Role.CONFIRM else SET_REVERT.get(answer.verdict, answer.verdict)
@@ -401,10 +401,9 @@ class _Run:
         self.store.add_decision(self.campaign_id, Decided(subject, role, verdict, text,
                                                      1 - p if answer.verdict is PairVerdict.CONFIRMED else p,
                                                      sum(len(b.runs) for bs in boots for b in bs)))
-        return {"verdict": verdict, "text": text}
+        return PairResult(verdict, text, boots=min(len(bs) for bs in boots))
 
-    def _result(self, found: SearchResult, confirmation: dict[str, Any],
-                revert: dict[str, Any]) -> SetBisectResult:
+    def _result(self, found: SearchResult, confirmation: PairResult, revert: PairResult) -> SetBisectResult:
         by_name = {u.name: u for u in self.units}
         notes = [f"{by_name[u].name} goes as one unit: {by_name[u].why}" for u in found.units if by_name[u].why]
         if found.found is Found.TOGETHER:
@@ -414,7 +413,7 @@ class _Run:
         if found.unknown:
             notes.append(f"{len(found.unknown)} candidate(s) could not be judged (skipped): "
                          + "; ".join(label(s, self.names) for s in found.unknown))
-        if confirmation["verdict"] is not PairVerdict.CONFIRMED or revert["verdict"] is not PairVerdict.SET_RESTORES:
+        if confirmation.verdict is not PairVerdict.CONFIRMED or revert.verdict is not PairVerdict.SET_RESTORES:
             notes.append("the confirmation does not back the named set on fresh boots: treat it as a lead, not an "
                          "answer (a pair gets boots until its evidence answers, max_boots_per_commit a side at most: raise "
                          "max_boots_per_commit for more)")

@@ -108,7 +108,7 @@ def test_config_case(case: Case, tmp_path) -> None:
     assert tuple(f.option.removeprefix("CONFIG_") for f in sides.grouping.followers) == e.followers
     if e.note:
         assert any(e.note in n for n in result.notes), result.notes
-    assert result.confirmation["verdict"] == "confirmed" and result.revert["verdict"] == "restores"
+    assert result.confirmation.verdict == "confirmed" and result.revert.verdict == "restores"
     assert store.campaign(cid).state == "done"
     # a candidate normalised onto a .config already built is not built again
     assert len(kernels.built) == len(set(kernels.built))
@@ -163,5 +163,5 @@ def test_the_revert_takes_out_the_units_that_would_select_the_named_option_back(
                             between=0.01, seed=4)
     rules = Rules("iops", "higher", Threshold("relative", -0.2), runs_per_boot=2, boots=2, max_boots=6)
     result = SetBisection(sides.units(), maker, measurer, store, rules).run(cid)
-    assert result.units == ("CONFIG_DEBUG_LOCK_ALLOC",) and result.revert["verdict"] == "restores"
-    assert result.revert["units"] == ["CONFIG_DEBUG_LOCK_ALLOC", "CONFIG_PROVE_LOCKING"]
+    assert result.units == ("CONFIG_DEBUG_LOCK_ALLOC",) and result.revert.verdict == "restores"
+    assert result.revert.units == ("CONFIG_DEBUG_LOCK_ALLOC", "CONFIG_PROVE_LOCKING")

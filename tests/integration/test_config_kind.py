@@ -88,7 +88,7 @@ def test_a_config_campaign_names_the_option_and_reports_the_options_grouped_in_o
     row = store.campaigns()[0]
     result = read(row.kind, row.state, row.result)
     assert row.kind == "config" and isinstance(result, SetBisectResult)
-    assert result.units == ("CONFIG_PROVE_LOCKING",) and result.confirmation["verdict"] == "confirmed"
+    assert result.units == ("CONFIG_PROVE_LOCKING",) and result.confirmation.verdict == "confirmed"
     md = kinds.report(store, row.id, "md")
     assert "1. PROVE_LOCKING: not set -> y [lib/Kconfig.debug]" in md
     assert "olddefconfig sets with it: LOCKDEP" in md and "not a unit: LOCKDEP" in md

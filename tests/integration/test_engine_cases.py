@@ -454,7 +454,7 @@ def test_a_controller_killed_during_confirmation_resumes_there(tmp_path):
     assert store.campaign(cid).state == "running" and f"first bad commit: [{repo.names['c9']}]" in log
     resumed = FakeMeasurer(value, seed=5)
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), resumed, store).run(cid)
-    assert repo.name_of(outcome.culprit) == "c9" and outcome.result.confirmation["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c9" and outcome.result.confirmation.verdict == "confirmed"
     assert [d for d in store.decisions(cid) if d.role == "step"] == steps and store.campaign(cid).bisect_log == log
     known = set(repo.names.values())
     assert {x for x in resumed.booted if x in known} <= {repo.names["c8"], repo.names["c9"], repo.names["c15"]}
@@ -623,7 +623,7 @@ def test_a_host_failing_mid_bisection_moves_it_to_another_host_whose_own_referen
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store,
                      on_event=events.append).run(cid)
-    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation.verdict == "confirmed"
     decisions = store.decisions(cid)
     moves = [i for i, d in enumerate(decisions) if d.role == "host"]
     assert len(moves) == 1 and decisions[moves[0]].reason.startswith("host fast failed: ssh: connection lost")
@@ -684,7 +684,7 @@ def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_pat
     events: list[Event] = []
     outcome = Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), slots[0], store,
                      events.append, slots=slots).run(cid)
-    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation["verdict"] == "confirmed"
+    assert repo.name_of(outcome.culprit) == "c12" and outcome.result.confirmation.verdict == "confirmed"
     boots = store.boots(cid)
     there = [b for b in boots if b.host == failing]
     assert [b.status for b in there].count("lost") == 1 and there[-1].status == "lost", "the last boot is not lost"
@@ -696,7 +696,7 @@ def test_a_slots_host_failing_mid_round_gives_its_commit_to_another_slot(tmp_pat
     assert {b.host for b in boots if b.commit == requeued and b.status == "ok"} <= {"a", "b", "c"} - {failing}
     assert any(e.phase == "requeue" and requeued[:12] in e.message for e in events)
     assert any(n.startswith(f"host {failing} failed") for n in outcome.notes)
-    revert = outcome.result.revert["commit"]
+    revert = outcome.result.revert.commit
     assert {b.host for b in boots if b.commit == revert} and failing not in {b.host for b in boots if b.commit == revert}
 
 

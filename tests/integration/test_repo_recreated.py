@@ -75,7 +75,7 @@ def test_a_repository_made_again_at_the_same_path_does_not_break_the_next_campai
     engine, cid = lab.engine(new, FakeMeasurer(slow_from(new, 5), seed=1))
     outcome = engine.run(cid)
     assert outcome.outcome == "found" and outcome.culprit == new[5]
-    assert outcome.result.revert["verdict"] == "revert restores the metric"
+    assert outcome.result.revert.verdict == "revert restores the metric"
 
 
 class Disturbed(FakeMeasurer):
@@ -107,7 +107,7 @@ def test_a_rebase_and_prune_in_the_users_repository_mid_campaign_costs_nothing(t
     outcome = engine.run(cid)
     assert commits[5] not in git(lab.repo, "rev-list", "--all")  # pruned: only vmbisect's clones have it
     assert outcome.outcome == "found" and outcome.culprit == commits[5]
-    assert outcome.result.revert["verdict"] == "revert restores the metric"
+    assert outcome.result.revert.verdict == "revert restores the metric"
 
 
 def test_the_users_repository_deleted_mid_campaign_pauses_it_and_resume_loses_nothing(tmp_path):

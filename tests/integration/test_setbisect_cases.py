@@ -141,7 +141,7 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
         return
     result, store, cid, _m = run_case(case, tmp_path)
     assert (result.found, result.units) == (e.found, e.units)
-    assert result.confirmation["verdict"] == e.confirmation and result.revert["verdict"] == e.revert
+    assert result.confirmation.verdict == e.confirmation and result.revert.verdict == e.revert
     if e.note:
         assert any(re.search(e.note, n) for n in result.notes), result.notes
     if e.max_candidates:

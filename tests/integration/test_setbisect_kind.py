@@ -66,7 +66,7 @@ def test_a_settings_campaign_names_the_scheduler_and_reads_back_through_the_kind
     result = SetBisection(units, maker, measurer, store,
                           Rules("iops", "higher", Threshold("relative", -0.2), 2, 2, 6)).run(cid)
     assert (result.found, result.units) == ("one", ("scheduler",))
-    assert (result.confirmation["verdict"], result.revert["verdict"]) == ("confirmed", "restores")
+    assert (result.confirmation.verdict, result.revert.verdict) == ("confirmed", "restores")
     # the candidates' settings reached the guests and their command lines the boots
     assert {"quiet", "quiet mitigations=off"} <= set(measurer.appends)
     bfq_guests = [g for g in measurer.guests if g.sysfs["/sys/block/sda/queue/scheduler"] == "bfq"]

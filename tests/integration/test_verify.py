@@ -51,9 +51,10 @@ def test_verify_does_not_see_a_neutral_commit(tmp_path):
 
 def test_verify_measures_the_revert_on_a_tip(tmp_path):
     _, _, _, restored, _ = verification(tmp_path / "a", "c6", revert_on="c11")
-    assert restored.revert.startswith("revert restores the metric: tip with the commit reverted against tip +")
+    assert restored.revert is not None
+    assert restored.revert.text.startswith("revert restores the metric: tip with the commit reverted against tip +")
     _, _, _, kept, _ = verification(tmp_path / "b", "c6", revert_on="c11", restores=False)
-    assert kept.revert.startswith("revert does not restore the metric")
+    assert kept.revert is not None and kept.revert.text.startswith("revert does not restore the metric")
 
 
 def test_too_few_boots_for_the_noise_cannot_tell_and_say_how_many_would():
@@ -93,7 +94,7 @@ def test_verify_by_flags_alone_confirms_the_culprit_and_its_revert_with_the_engi
     result = verify_commit(judge_, GitBisect(repo.path, tmp_path / "work"), c, "higher", again.commit, again.boots,
                            again.revert_on)
     assert result.answer.verdict is PairVerdict.CONFIRMED and result.parent == repo.names["c5"]
-    assert result.revert.startswith("revert restores the metric")
+    assert result.revert is not None and result.revert.text.startswith("revert restores the metric")
     assert store.campaign(cid).result["answer"] == "confirmed"
 
 
@@ -105,7 +106,7 @@ def test_a_verification_whose_host_fails_during_the_revert_measures_all_four_aga
         tmp_path, "c6", revert_on="c11", host="fast", host_fails_after={"fast": 40}, spare_hosts=["slow"],
         speed={"fast": 1.0, "slow": 0.5})
     assert result.answer.verdict is PairVerdict.CONFIRMED
-    assert result.revert.startswith("revert restores the metric")
+    assert result.revert is not None and result.revert.text.startswith("revert restores the metric")
     ok = [b for b in store.boots(cid) if b.status == "ok"]
     names = {sha: name for name, sha in repo.names.items()}
     assert {names.get(b.commit, "c11 reverted") for b in ok if b.host == "slow"} == {"c5", "c6", "c11", "c11 reverted"}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.decisions import PairVerdict
 from orchestrator.kinds.table import read_result as read
 from orchestrator.results import BisectOutcome, BisectResult, CompareResult, StopKind, Stopped, VerifyResult
 
@@ -24,7 +25,7 @@ OLD_COMPARE = {"kind": "compare", "verdict": ["bad is 45% worse than good in rea
 def test_a_bisection_stored_before_typed_results_reads_its_outcome_from_kind():
     r = read("bisect", "done", OLD_BISECTION)
     assert isinstance(r, BisectResult) and r.outcome is BisectOutcome.FOUND and r.culprit == "c" * 40
-    assert r.revert is not None and r.revert["verdict"] == "revert restores the metric" and r.boots == 42
+    assert r.revert is not None and r.revert.verdict is PairVerdict.RESTORES and r.boots == 42
     assert r.line() == "cccccccccccc (confidence >99.9%)"
 
 
@@ -69,7 +70,9 @@ def test_every_result_the_version_before_typed_results_stored_reads_into_its_typ
     if isinstance(result, BisectResult):
         assert result.outcome == data["kind"] and result.culprit == data.get("culprit", "")
         assert result.candidates == tuple(data.get("candidates", ())) and result.boots == data["boots"]
-        assert result.revert == data.get("revert") and dict(result.confirmation) == data.get("confirmation", {})
+        # the pairs write back the very keys the older store holds
+        assert (result.revert.to_dict() if result.revert else None) == (data.get("revert") or None)
+        assert (result.confirmation.to_dict() if result.confirmation else {}) == data.get("confirmation", {})
     elif isinstance(result, (VerifyResult, CompareResult)):
         assert result.lines == tuple(data["verdict"]) and "kind" not in result.to_dict()
     else:
@@ -91,6 +94,29 @@ def test_a_set_bisection_reads_its_revert_units_as_a_list_also_from_a_store_that
     joined = {"found": "together", "units": ["a", "b"], "revert": {"verdict": "restores", "units": "a, b, c"}}
     old = read("settings", "done", joined)
     assert isinstance(old, SetBisectResult) and old.found is Found.TOGETHER and old.how == "together"
-    assert old.revert["units"] == ["a", "b", "c"]
+    assert old.revert is not None and old.revert.units == ("a", "b", "c")
     assert SetBisectResult.from_dict(old.to_dict()) == old and old.to_dict()["found"] == "together"
-    assert read("config", "done", {"found": "one", "units": ["a"], "revert": {}}).revert == {}
+    assert read("config", "done", {"found": "one", "units": ["a"], "revert": {}}).revert is None
+
+
+def test_a_pair_writes_only_what_it_measured_and_reads_back_the_same():
+    from orchestrator.results import PairResult
+
+    measured = PairResult(PairVerdict.CONFIRMED, "culprit against parent -20%", change=-0.2, low=-0.3, high=-0.1,
+                          p=0.001, evidence=4.2, boots=5)
+    assert measured.to_dict() == {"verdict": "confirmed", "text": "culprit against parent -20%", "change": -0.2,
+                                  "low": -0.3, "high": -0.1, "p": 0.001, "evidence": 4.2, "boots": 5}
+    assert PairResult.from_dict(measured.to_dict()) == measured
+    unmeasured = PairResult(PairVerdict.NO_APPLY, "revert does not apply: conflict")
+    assert unmeasured.to_dict() == {"verdict": "revert does not apply", "text": "revert does not apply: conflict"}
+    assert PairResult.read({}) is None and PairResult.read(None) is None
+
+
+def test_bad_with_every_step_reverted_stored_before_reads_its_interval_as_the_positions():
+    from orchestrator.results import PairResult
+
+    old = {"verdict": "revert restores the metric", "commit": "r" * 40, "change": 0.3, "p": 0.01, "position": 0.05,
+           "low": -0.1, "high": 0.2, "text": "revert restores the metric: bad with all 2 steps reverted"}
+    pair = PairResult.from_dict(old)
+    assert (pair.position, pair.position_low, pair.position_high, pair.low, pair.high) == (0.05, -0.1, 0.2, None, None)
+    assert PairResult.from_dict(pair.to_dict()) == pair

@@ -26,12 +26,13 @@ from orchestrator.bisect.steps import (
     worth_searching,
 )
 from orchestrator.campaign.file import Campaign, Steps, parse_campaign
+from orchestrator.decisions import PairVerdict
 from orchestrator.errors import UserError
 from orchestrator.kinds.bisect import summary
 from orchestrator.notify.message import Ended, build
 from orchestrator.report.bisection import BisectReport, Part, render_markdown
 from orchestrator.report.bisection_html import render_html
-from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd
+from orchestrator.results import BisectOutcome, BisectResult, PairResult, RegressionStep, StepsEnd
 from orchestrator.stats import TwoSample
 
 
@@ -111,7 +112,7 @@ def test_a_result_with_steps_round_trips_and_its_status_line_and_mail_lines_list
     steps = (step("a", 0.4, alone=False), step("b", 0.6, crossed=True, alone=True))
     result = BisectResult(BisectOutcome.FOUND, "b" * 40, "p" * 40, confidence=0.99, confidence_text="confidence 99.0%",
                           steps=steps, steps_end=StepsEnd.ADD_UP, partial="bbbbbbbbbbbb carries about 60% ...",
-                          reverted={"verdict": "revert restores the metric", "text": "restores"})
+                          reverted=PairResult(PairVerdict.RESTORES, "restores"))
     back = BisectResult.from_dict(result.to_dict())
     assert back == result
     assert back.line() == "bbbbbbbbbbbb (confidence 99.0%); 2 steps: aaaaaaaaaaaa 40%, bbbbbbbbbbbb 60%"
@@ -174,7 +175,7 @@ def test_the_bisect_command_prints_the_share_line_and_the_steps_after_the_revert
     steps = (step("a", 0.4), step("b", 0.6, crossed=True, alone=True))
     result = BisectResult(BisectOutcome.FOUND, "b" * 40, "p" * 40, steps=steps, steps_end=StepsEnd.ADD_UP,
                           partial="bbbbbbbbbbbb carries about 60% (95% CI 50%..70%) of the regression",
-                          revert={"verdict": "revert does not restore the metric", "text": "x"})
+                          revert=PairResult(PairVerdict.NOT_RESTORED, "x"))
     lines = summary(Outcome(BisectOutcome.FOUND, "b" * 40, confidence=0.99, result=result), 3).splitlines()
     at = lines.index("revert: revert does not restore the metric")
     assert lines[at + 1].startswith("bbbbbbbbbbbb carries about 60%") and lines[at + 2].startswith("Step 1: aaaaaaaaaaaa")
