@@ -165,8 +165,7 @@ class Bisection:
 
     @property
     def judge(self) -> Judge:
-        """The home host's judge: endpoint decisions, doubts, confirmation and revert are
-        measured there."""
+        """The home host's judge: endpoints, doubts, confirmation and revert are measured there."""
         return self.shell.judge
 
     def run(self) -> Outcome:
@@ -175,8 +174,7 @@ class Bisection:
 
     def _run(self) -> Outcome:
         self.vcs.prepare()
-        good = self.vcs.resolve(self.c.good, "good")
-        bad = self.vcs.resolve(self.c.bad, "bad")
+        good, bad = self.vcs.resolve(self.c.good, "good"), self.vcs.resolve(self.c.bad, "bad")
         self.vcs.start(good, bad, self.c.first_parent)  # pins the range in vmbisect's clone
         check = self._endpoints(good, bad)
         c = self.c
@@ -189,8 +187,7 @@ class Bisection:
                                      self.shell.lab, self.error, self.shell.emit)
         state, unresolved, confirmation = self._doubted(good, bad)
         outcome = self._finish(state, check, good, bad, unresolved, confirmation)
-        self.shell.emit("done", outcome.culprit,
-                        message=f"{outcome.outcome}; {confidence_words(outcome.confidence, [])}")
+        self.shell.emit("done", outcome.culprit, message=f"{outcome.outcome}; {confidence_words(outcome.confidence, [])}")
         return outcome
 
     def _doubted(self, good: str, bad: str) -> tuple[SearchEnd, Doubts, CulpritPairs]:
