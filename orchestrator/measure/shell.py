@@ -12,9 +12,10 @@ its end state.
   again there. A pinned host, or no host left, raises the failure: the campaign pauses as on any
   host fault (orchestrator/kinds/run.py).
 - The endpoints (`endpoints`, `check_on`, `check_every_host`): both sides checked sequentially
-  (measure/endpoints.py) on a judge, or on every host at once; a side that does not build, boot or run is stored as failed,
-  a check that does not start as refused (each raised to the user as the search's own error), and
-  the check that starts the campaign stored once as the endpoint decisions.
+  (measure/endpoints.py) on a judge, or on every host at once; a side that does not build, boot
+  or run is stored as failed, a check that does not start as refused (each raised to the user as
+  the search's own error), and the check that starts the campaign stored once as the endpoint
+  decisions.
 - The boots of one candidate (`boot_until`): the references refreshed (A B B A), then the boot
   the search's rule asks for, until that rule decides.
 - A candidate's fault (`fault_basis`): what kind of skip a build, boot or workload failure is;

@@ -1,6 +1,8 @@
-"""A set bisection's campaign over the one judge: the two sides checked as commit bisection
-checks its endpoints, the search (search.py) asking the judge about candidates, the named set
-confirmed on fresh boots, the result stored.
+"""A set bisection's campaign, on the campaign shell commit bisection stands on too
+(orchestrator/measure/shell.py: the lab of judges for any slot count, the moves to another
+host, the endpoint check with its stored refusal, the boots until a candidate is decided, fault
+to skip, the identical-kernel rule, the end state): the search (search.py) asking the judge
+about candidates, the named set confirmed on fresh boots, the result stored.
 
 - Endpoints: good and bad booted interleaved until `check_endpoints` is clear (the sequential
   rule of orchestrator/measure/endpoints.py); refused when they do not differ, do not differ by
@@ -191,9 +193,6 @@ class _Run:
     def run(self) -> SetBisectResult:
         return self.shell.moving(self._run)
 
-    def _emit(self, phase: str, key: str = "", samples: int = 0, message: str = "") -> None:
-        self.shell.emit(phase, key, samples, message)
-
     # ---- the campaign ------------------------------------------------------------------------
 
     def _run(self) -> SetBisectResult:
@@ -228,7 +227,7 @@ class _Run:
         if rest:
             result = dataclasses.replace(result, notes=(*result.notes, rest))
         self.shell.end(result)
-        self._emit("done", with_set, message=result.line())
+        self.shell.emit("done", with_set, message=result.line())
         return result
 
     def _rest(self, without: str, good: str, bad: str) -> str:
@@ -289,7 +288,7 @@ class _Run:
             self._step += 1
             stored = self._judge_candidate(key, good, bad)
             self.store.add_decision(self.campaign_id, stored)
-            self._emit("decide", key, stored.samples, f"{stored.verdict}: {stored.reason}")
+            self.shell.emit("decide", key, stored.samples, f"{stored.verdict}: {stored.reason}")
         return verdict_answer(stored.verdict)
 
     def _wanted(self, slots: int) -> list[str]:
@@ -316,7 +315,7 @@ class _Run:
             if self._stored(key) is None:
                 self._step += 1
                 self.store.add_decision(self.campaign_id, d)
-        self._emit("decide", key, d.samples, f"{d.verdict}: {d.reason}")
+        self.shell.emit("decide", key, d.samples, f"{d.verdict}: {d.reason}")
 
     def _judge_candidate(self, key: str, good: str, bad: str, judge: Judge | None = None) -> Decided:
         """`key` booted on `judge`'s host (default home) until the sequential test decides; the
@@ -368,7 +367,7 @@ class _Run:
         if done is not None:
             return PairResult(PairVerdict(done.verdict), done.reason)
         since = pair_since(self.store, self.campaign_id, self.judge, role, subject)
-        self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
+        self.shell.emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
         r = self.rules
         threshold = r.relative(level(self.judge.evidence()[good]))
 
