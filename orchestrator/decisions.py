@@ -131,7 +131,7 @@ class Decided:
     reason: str
     confidence: float
     samples: int
-    kind: Basis = Basis.MEASURED
+    basis: Basis = Basis.MEASURED
     inherited_from: str = ""
     since: int = -1
 
@@ -140,7 +140,7 @@ class Decided:
 
     @property
     def inherited(self) -> bool:
-        return self.kind is Basis.INHERITED
+        return self.basis is Basis.INHERITED
 
 
 def moved(host: str, reason: str, key: str, what: str) -> Decided:

@@ -12,7 +12,7 @@ from orchestrator import paths
 from orchestrator.backends import host
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.errors import VmbisectError
-from orchestrator.hosts.lab import Host
+from orchestrator.hosts.labfile import Host
 from orchestrator.vm.spec import DiskSpec, VmSpec
 
 if TYPE_CHECKING:

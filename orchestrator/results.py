@@ -125,8 +125,8 @@ class RegressionStep:
     alone: bool = False
 
     def describe(self) -> str:
-        what = f"{self.commit[:12]} {self.change:+.1%} against its parent, {self.share:.0%} of the regression " \
-               f"(95% CI {self.low:.0%}..{self.high:.0%})"
+        what = (f"{self.commit[:12]} {self.change:+.1%} against its parent, {self.share:.0%} of the regression "
+                f"(95% CI {self.low:.0%}..{self.high:.0%})")
         if self.crossed:
             what += "; crossed the threshold"
         return what + ("" if self.alone else "; below the threshold alone")

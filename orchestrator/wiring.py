@@ -17,7 +17,7 @@ from orchestrator.campaign.file import Campaign
 from orchestrator.campaign.workload import WorkloadChoice, choose_workload
 from orchestrator.compare.kernels import VariantKernels
 from orchestrator.compare.plan import ComparePlan
-from orchestrator.hosts.lab import Lab
+from orchestrator.hosts.labfile import Lab
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.measure.judge import Judge
 from orchestrator.measure.kernels import Kernels
@@ -27,7 +27,7 @@ from orchestrator.store import Store
 
 if TYPE_CHECKING:
     from orchestrator.backends.factory import GuestLauncher
-    from orchestrator.hosts.lab import Host
+    from orchestrator.hosts.labfile import Host
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.kbuild.builder import CpuLease
     from orchestrator.measure.guests import PoolMeasurer
@@ -71,7 +71,7 @@ def machine_build_lease() -> "CpuLease":
     that have no guest pool (`vmbisect build`, a settings kernel outside a campaign)."""
     from orchestrator.hosts.buildcpus import BuildCpus
     from orchestrator.hosts.cpulocks import CpuLocks
-    from orchestrator.hosts.lab import local_lab
+    from orchestrator.hosts.labfile import local_lab
 
     return BuildCpus(local_lab(), CpuLocks(paths.data_dir() / "cpus")).hold
 

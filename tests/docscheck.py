@@ -345,8 +345,8 @@ def check_example(data: Any, base: Path) -> None:
     from orchestrator.campaign.file import check_threshold_sign, parse_campaign
     from orchestrator.campaign.workload import choose_workload
     from orchestrator.errors import UserError, choices_error
-    from orchestrator.hosts import lab as lab_module
-    from orchestrator.hosts.lab import parse_lab
+    from orchestrator.hosts import labfile as lab_module
+    from orchestrator.hosts.labfile import parse_lab
     from orchestrator.kbuild.recipe import parse_recipe
     from orchestrator.kinds.table import FILES
     from orchestrator.notify.config import parse_smtp
@@ -463,7 +463,7 @@ class KeyFile:
 
 def key_files() -> list[KeyFile]:
     from orchestrator.campaign.file import parse_campaign
-    from orchestrator.hosts.lab import parse_lab
+    from orchestrator.hosts.labfile import parse_lab
     from orchestrator.notify.config import load_smtp
     from orchestrator.setbisect.campaign import parse_settings
     from orchestrator.setbisect.configspec import parse_config_campaign

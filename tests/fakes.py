@@ -537,7 +537,7 @@ PROFILE_DATA = Path(__file__).parent / "data" / "profile"
 
 
 @contextmanager
-def fake_perf_pool(pool: Any, _store: Any, _campaign_id: int) -> Iterator[Any]:
+def fake_perf_pool(pool: Any, _store: Any, _campaign_id: int, _wire: Any) -> Iterator[Any]:
     """profile_boots.perf_pool without images: the pool it is given."""
     yield pool
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from orchestrator.compare.model import Comparison, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, build
+from orchestrator.metrictable.cells import Comparison, VariantInfo
+from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 
 JOBS = (1, 2, 4, 8)
 

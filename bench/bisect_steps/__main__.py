@@ -119,7 +119,7 @@ def campaign(case: Case, seed: int, steps: str | dict[str, float] = "") -> tuple
     add = store.add_decision
 
     def added(campaign_id: int, d: Decided) -> None:
-        if d.role is Role.REVERT and d.kind is not Basis.MEASURING and not judged:
+        if d.role is Role.REVERT and d.basis is not Basis.MEASURING and not judged:
             judged.append(host.boots)
         add(campaign_id, d)
 

@@ -81,10 +81,10 @@ class Doubt(StrEnum):
 
 @dataclass(frozen=True)
 class Doubts:
-    """The verdicts to re-examine before an answer can be given, and why (`kind` none: none)."""
+    """The verdicts to re-examine before an answer is given, the doubt and why (None: none)."""
 
     commits: list[str] = field(default_factory=list)
-    kind: Doubt | None = None
+    doubt: Doubt | None = None
     why: str = ""
 
 
@@ -180,7 +180,7 @@ class Bisection:
         c = self.c
         if check.threshold is not None and check.threshold != c.metric.threshold:  # `threshold: measured`
             c = self.c = dataclasses.replace(c, metric=dataclasses.replace(c.metric, threshold=check.threshold))
-        relative = c.metric.threshold.value if c.metric.threshold.kind == "relative" else None
+        relative = c.metric.threshold.value if c.metric.threshold.scale == "relative" else None
         self._search = Search(c, self.store, self.campaign_id, self.vcs, good, bad, self.shell.lab, self.error,
                               self.shell.emit, relative, self.build_cpus)
         self.regression = Regression(c, self.direction, self.store, self.campaign_id, self.vcs, lambda: self.judge,
@@ -204,7 +204,7 @@ class Bisection:
         for round_no in range(MAX_ROUNDS + 1):
             state = self.regression.crossing(search.run(nominate), good, bad)
             self.store.set_bisect_log(self.campaign_id, search.log(state))
-            if state.kind is BisectOutcome.FOUND:
+            if state.outcome is BisectOutcome.FOUND:
                 doubts, confirmation = self._doubts(state.culprit, good, bad, state.mass)
                 if state.mass < 1 - self.error and (doubts.commits or answer_confidence(
                         state.mass, confirmation.confirmation, confirmation.revert) < 1 - self.error):
@@ -217,11 +217,11 @@ class Bisection:
                 doubts = self._ambiguous(state)
             if not doubts.commits:
                 break
-            doubt = (str(doubts.kind), *sorted(doubts.commits))
+            doubt = (str(doubts.doubt), *sorted(doubts.commits))
             booted = sum(len(self.judge.evidence().get(x, [])) for x in doubts.commits)
             # the same doubt again ends the doubting: its verdicts were re-examined and held; only
             # ambiguous candidates are measured once more, while their boots still grow
-            again = doubt in asked and (state.kind is BisectOutcome.FOUND or asked[doubt] == booted)
+            again = doubt in asked and (state.outcome is BisectOutcome.FOUND or asked[doubt] == booted)
             if round_no == MAX_ROUNDS or again:
                 unresolved = doubts
                 break
@@ -306,14 +306,14 @@ class Bisection:
     def _confirmed_before(self) -> bool:
         """A confirmation was measured already in this campaign (a nomination's, or one before a
         resume): the search goes on to 1 - error from here."""
-        return any(d.role is Role.CONFIRM and d.kind is not Basis.MEASURING for d in self.store.decisions(self.campaign_id))
+        return any(d.role is Role.CONFIRM and d.basis is not Basis.MEASURING for d in self.store.decisions(self.campaign_id))
 
     def _ambiguous(self, state: SearchEnd) -> Doubts:
         """When only skipped commits are left: the candidates skipped as ambiguous (not the ones
         that failed to build, boot or run) and the verdicts next to them, to be re-examined with
         more boots."""
         latest = {d.commit: d for d in self._latest()}
-        unclear = [x for x in state.candidates if x in latest and latest[x].kind is Basis.AMBIGUOUS]
+        unclear = [x for x in state.candidates if x in latest and latest[x].basis is Basis.AMBIGUOUS]
         if not unclear:
             return Doubts()
         # the verdicts around the range too: a wrong one there puts the culprit outside it
@@ -406,17 +406,17 @@ class Bisection:
                          "after the move; no sample of one host was compared with another's")
         notes = [x for x in (unresolved.why, self._drift(good, bad), *moves) if x]
         everywhere = self.store.boot_samples(self.campaign_id, self.c.metric.name)
-        kind, culprit, candidates = state.kind, state.culprit, state.candidates
-        if state.kind is BisectOutcome.FOUND and unresolved.kind is Doubt.NOOP:
-            kind, culprit = BisectOutcome.INCONCLUSIVE, ""
+        outcome, culprit, candidates = state.outcome, state.culprit, state.candidates
+        if state.outcome is BisectOutcome.FOUND and unresolved.doubt is Doubt.NOOP:
+            outcome, culprit = BisectOutcome.INCONCLUSIVE, ""
             candidates = (self.vcs.parent(state.culprit), state.culprit)
             confidence = 0.0
-        confirmation = pairs.confirmation if kind is BisectOutcome.FOUND else None
-        revert = pairs.revert if kind is BisectOutcome.FOUND else None
-        if kind is BisectOutcome.FOUND:
+        confirmation = pairs.confirmation if outcome is BisectOutcome.FOUND else None
+        revert = pairs.revert if outcome is BisectOutcome.FOUND else None
+        if outcome is BisectOutcome.FOUND:
             # a revert that takes part of the gap away weighs nothing: its evidence is for all of it
             confidence = answer_confidence(confidence, confirmation, None if self.regression.partial(revert) else revert)
-            if unresolved.kind in (Doubt.REVERT, Doubt.NOT_SEEN):
+            if unresolved.doubt in (Doubt.REVERT, Doubt.NOT_SEEN):
                 # its own confirmation contradicts the answer after the steps were re-examined and
                 # held: the sequential pairs stop early, so their evidence alone may not outweigh
                 # the steps'; the answer is named, never with high confidence
@@ -428,8 +428,8 @@ class Bisection:
             self.store.set_bisect_log(self.campaign_id, log)  # the searches for more steps wrote theirs
             everywhere = self.store.boot_samples(self.campaign_id, self.c.metric.name)
         result = BisectResult(
-            kind, culprit, self.vcs.parent(culprit) if culprit else "",
-            () if kind is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
+            outcome, culprit, self.vcs.parent(culprit) if culprit else "",
+            () if outcome is BisectOutcome.FOUND else tuple(candidates), confidence, confidence_words(confidence, doubtful),
             tuple(doubtful), tuple(notes), sum(1 for d in latest if d.inherited), self.judge.on,
             sum(len(v) for v in everywhere.values()), confirmation, revert,
             **steps)

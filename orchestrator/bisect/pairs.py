@@ -89,7 +89,7 @@ class Pairs:
         it. `prior`: the candidate's log odds from the search; `to_come`: pairs measured after
         this one (the revert), which carry the rest (measure.pairs.settled)."""
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
-                       if d.role is Role.CONFIRM and d.commit == culprit and d.kind is not Basis.MEASURING), None)
+                       if d.role is Role.CONFIRM and d.commit == culprit and d.basis is not Basis.MEASURING), None)
         try:
             self.judge.kernel(parent)
             state = self._sequential(Role.CONFIRM, culprit, parent, culprit, 1, self._seen, good, bad, prior,
@@ -123,7 +123,7 @@ class Pairs:
         the regression at most (seen on the demo under load: a commit after the real culprit,
         misjudged good, then "confirmed" at -8.3%, CI -15.7..-0.2%, against a -25% threshold)."""
         threshold = self.c.metric.threshold
-        if threshold.kind != "relative":
+        if threshold.scale != "relative":
             return True
         direction = Direction(self.direction)
         return direction.worsening(direction.worse_end(low, high)) >= abs(threshold.value)
@@ -167,7 +167,7 @@ class Pairs:
                                          f"bad {t.describe()}, at {position:.0%} of the good-to-bad gap", revert.commit,
                                 change=t.change, p=t.p, position=position, evidence=state.log_bf, boots=state.boots)
         stored = next((d for d in reversed(self.store.decisions(self.campaign_id))
-                       if d.role is Role.REVERT and d.kind is not Basis.MEASURING), None)
+                       if d.role is Role.REVERT and d.basis is not Basis.MEASURING), None)
         if stored is None or stored.reason != result.text:
             self.store.add_decision(self.campaign_id, Decided(culprit, Role.REVERT, result.verdict, result.text, 0.0, 0))
         self.emit("confirm", culprit, message=result.text)

@@ -113,7 +113,7 @@ class Regression:
                 ranges += [(lo, step.parent), (step.commit, hi)]
                 end = stop(shares, self.c.steps.min_share)
         steps = in_history(named, lambda a, b: self.vcs.is_ancestor(a, b))
-        if len(steps) > 1 and self.c.metric.threshold.kind == "relative":
+        if len(steps) > 1 and self.c.metric.threshold.scale == "relative":
             levels = [self._pooled(good, x.commit) for x in steps]
             steps = mark_crossing(steps, [t.change if t is not None else 0.0 for t in levels],
                                   self.c.metric.threshold.value, self.direction)
@@ -148,11 +148,11 @@ class Regression:
         first), each placed on the good(0)-to-bad(1) line by its boots, to be confirmed as a
         culprit; `state` itself when a candidate could not be measured (a build, boot or
         workload failure: the step may be there)."""
-        if state.kind is not BisectOutcome.ONLY_SKIPPED:
+        if state.outcome is not BisectOutcome.ONLY_SKIPPED:
             return state
         latest = search_latest(self.store.decisions(self.campaign_id))
         between = (Basis.APART, Basis.AMBIGUOUS)
-        if not any(x in latest and latest[x].kind in between for x in state.candidates):
+        if not any(x in latest and latest[x].basis in between for x in state.candidates):
             return state
         order = sorted(state.candidates, key=lambda x: sum(self.vcs.is_ancestor(o, x) for o in state.candidates if o != x))
         placed: list[tuple[float, str]] = []  # the measured commits on the line, the last good one first
@@ -171,7 +171,7 @@ class Regression:
         if move <= 0:
             return state
         self.emit("steps", x, message=(
-            f"{sum(1 for c in order if latest.get(c) and latest[c].kind in between)} commit(s) lie between good and "
+            f"{sum(1 for c in order if latest.get(c) and latest[c].basis in between)} commit(s) lie between good and "
             f"bad (a regression in steps): {x[:12]} moves the metric most ({move:.0%} of the gap)"))
         return SearchEnd(BisectOutcome.FOUND, x, mass=state.mass)
 
@@ -208,7 +208,7 @@ class Regression:
     def _alone(self, change: TwoSample) -> bool:
         """A step's change against its parent reaches the campaign's threshold by itself."""
         threshold = self.c.metric.threshold
-        if threshold.kind != "relative":
+        if threshold.scale != "relative":
             return False
         return Direction(self.direction).reaches(change.change, threshold.value)
 
@@ -241,9 +241,9 @@ class Regression:
         search = Search(self.c, self.store, self.campaign_id, self.vcs, lo, hi, self.lab, self.error,
                         self.emit)
         end = self.crossing(search.run(), lo, hi)
-        if end.kind is not BisectOutcome.FOUND:
+        if end.outcome is not BisectOutcome.FOUND:
             notes.append(f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression, but its search named no "
-                         f"single commit ({end.kind.value.replace('_', ' ')})")
+                         f"single commit ({end.outcome.value.replace('_', ' ')})")
             return None
         commit, parent = end.culprit, self.vcs.parent(end.culprit)
         t = self._confirm_step(commit, parent, lo, hi, llr_of(end.mass))

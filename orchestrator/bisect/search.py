@@ -96,10 +96,10 @@ class Vcs(History, Protocol):
 
 @dataclass(frozen=True)
 class SearchEnd:
-    """The search's answer: `kind` found (`culprit`), only_skipped (`candidates`, untestable),
-    or inconclusive (no commit left to measure while the posterior is still split)."""
+    """The search's answer: its `outcome` found (`culprit`), only_skipped (`candidates`,
+    untestable), or inconclusive (no commit left to measure while the posterior is still split)."""
 
-    kind: BisectOutcome
+    outcome: BisectOutcome
     culprit: str = ""
     candidates: tuple[str, ...] = ()
     mass: float = 0.0
@@ -116,7 +116,7 @@ def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
 
 
 def decided(commit: str, role: Role, d: Decision, samples: int) -> Decided:
-    return Decided(commit, role, d.verdict, d.reason, d.confidence, samples, d.kind)
+    return Decided(commit, role, d.verdict, d.reason, d.confidence, samples, d.basis)
 
 
 class Search:
@@ -143,17 +143,17 @@ class Search:
         llr: dict[str, float] = {}
         untestable: set[str] = set()
         for commit, d in last.items():
-            if d.kind in (Basis.BUILD_FAILED, Basis.WORKLOAD_FAILED, Basis.APART) or (
-                    d.kind is Basis.BOOT_FAILED and d.verdict == Verdict.SKIP):
+            if d.basis in (Basis.BUILD_FAILED, Basis.WORKLOAD_FAILED, Basis.APART) or (
+                    d.basis is Basis.BOOT_FAILED and d.verdict == Verdict.SKIP):
                 untestable.add(commit)
-            elif d.kind is Basis.BOOT_FAILED:
+            elif d.basis is Basis.BOOT_FAILED:
                 llr[commit] = NOISELESS
             elif d.inherited:
                 source = d.inherited_from
                 llr[commit] = {self.good: -NOISELESS, self.bad: NOISELESS}.get(source) or self.llr(source, last)
             else:
                 llr[commit] = self.llr(commit, last)
-                if d.kind is Basis.AMBIGUOUS and self.boots(commit) >= TOTAL_CAP * self.c.max_boots_per_commit:
+                if d.basis is Basis.AMBIGUOUS and self.boots(commit) >= TOTAL_CAP * self.c.max_boots_per_commit:
                     untestable.add(commit)
         return llr, untestable
 
@@ -216,7 +216,7 @@ class Search:
         and the answer as git writes it (a comment)."""
         marks = [(c, Mark(d.verdict)) for c, d in latest(self.store.decisions(self.campaign_id)).items()]
         text = bisect_log(self.good, self.bad, marks, self.c.first_parent)
-        if answer is not None and answer.kind is BisectOutcome.FOUND:
+        if answer is not None and answer.outcome is BisectOutcome.FOUND:
             text += f"# first bad commit: [{answer.culprit}]\n"
         elif answer is not None and answer.candidates:
             text += "# only skipped commits left to test\n" + "".join(

@@ -327,7 +327,7 @@ def check_threshold_sign(threshold: Threshold, direction: str) -> None:
     """A relative threshold points the regression's way: negative when higher is better. Called
     again once the workload has told the direction a campaign left out."""
     regression_sign = Direction(direction).worse_sign
-    if threshold.kind == "relative" and threshold.value * regression_sign < 0:
+    if threshold.scale == "relative" and threshold.value * regression_sign < 0:
         raise UserError(f"metric.threshold: {threshold.describe()} is an improvement for a metric where "
                         f"{direction} is better; a regression threshold has the opposite sign")
 

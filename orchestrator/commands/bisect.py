@@ -39,11 +39,11 @@ def run(a: argparse.Namespace) -> int:
 
 def checked_file(path: Path) -> tuple[str, Any]:
     """A campaign file checked completely before anything is recorded: its name and its typed
-    spec. Without a `kind:` key a commit bisection (orchestrator/kinds/bisect.py); with one, the
+    spec. Without a `kind:` key a commit bisection (orchestrator/kinds/bisect_kind.py); with one, the
     kind table's (`kind: settings`, ...). `bisect` and `submit` share it."""
     from orchestrator.campaign.file import read_campaign_file
     from orchestrator.errors import choices_error
-    from orchestrator.kinds import bisect
+    from orchestrator.kinds import bisect_kind
     from orchestrator.kinds.table import FILES
 
     raw = read_campaign_file(path)
@@ -55,5 +55,5 @@ def checked_file(path: Path) -> tuple[str, Any]:
         assert read is not None  # FILES holds the kinds a file starts
         spec = read(raw, path)
         return spec.campaign.name, spec
-    spec = bisect.from_file(raw, path)
+    spec = bisect_kind.from_file(raw, path)
     return spec.campaign.name, spec

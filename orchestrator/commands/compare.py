@@ -77,9 +77,9 @@ def spec_from_args(a: argparse.Namespace) -> CompareSpec:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.compare.plan import plan_from_spec
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kinds import run as kinds
-    from orchestrator.kinds.compare import check_kernels
+    from orchestrator.kinds.compare_kind import check_kernels
     from orchestrator.kinds.table import record
     from orchestrator.store import Store
 

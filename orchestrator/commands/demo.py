@@ -22,7 +22,7 @@ def run(a: argparse.Namespace) -> int:
 
     from orchestrator.campaign.file import load_campaign
     from orchestrator.demo import CAMPAIGN, ensure_demo_repo
-    from orchestrator.kinds.bisect import preflight
+    from orchestrator.kinds.bisect_kind import preflight
     from orchestrator.kinds.run import execute, report_files
     from orchestrator.kinds.specs import BisectSpec
     from orchestrator.kinds.table import record

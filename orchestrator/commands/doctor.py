@@ -19,7 +19,7 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.doctor import Check, boot_check, remote_checks, run_checks
-    from orchestrator.hosts.lab import Host, load_lab, local_lab
+    from orchestrator.hosts.labfile import Host, load_lab, local_lab
     from orchestrator.hosts.launchers import host_launcher
 
     lab = load_lab(a.lab) if a.lab is not None else local_lab(a.uri)

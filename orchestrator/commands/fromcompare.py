@@ -44,7 +44,7 @@ def run(a: argparse.Namespace) -> int:
     import yaml
 
     from orchestrator.campaign.file import parse_campaign
-    from orchestrator.kinds.bisect import check_range, preflight
+    from orchestrator.kinds.bisect_kind import check_range, preflight
     from orchestrator.kinds.run import execute
     from orchestrator.kinds.specs import BisectSpec
     from orchestrator.kinds.table import record

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.hosts.lab import Lab, lab_from
+from orchestrator.hosts.labfile import Lab, lab_from
 
 
 def add_lab_options(p: argparse.ArgumentParser) -> None:

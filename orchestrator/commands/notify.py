@@ -21,7 +21,7 @@ from orchestrator.errors import InfraError, UserError, VmbisectError
 if TYPE_CHECKING:
     from email.message import EmailMessage
 
-    from orchestrator.hosts.lab import Lab
+    from orchestrator.hosts.labfile import Lab
     from orchestrator.notify.config import Smtp
     from orchestrator.notify.message import Ended
     from orchestrator.store import CampaignRow, Store
@@ -85,7 +85,7 @@ def recipients_of(store: Store, row: CampaignRow, lab: Lab | None = None) -> tup
     file: its lab's), or else the `notify:` of `lab`, the lab a queue worker ran it on; failing
     all of them, whom an earlier attempt of its mail was addressed to (a worker's lab is not
     known to `vmbisect notify`, which retries it)."""
-    from orchestrator.hosts.lab import load_lab
+    from orchestrator.hosts.labfile import load_lab
     from orchestrator.kinds.table import kind_of, stored
     from orchestrator.notify.recipients import recipients
 

@@ -179,7 +179,7 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     its campaign and the mapping stored for it (with the commit, the tip and the boots under
     `verify`). Nothing is recorded here."""
     from orchestrator.campaign.file import parse_campaign, read_campaign_file, revision
-    from orchestrator.kinds.bisect import preflight
+    from orchestrator.kinds.bisect_kind import preflight
     from orchestrator.kinds.specs import BisectSpec, VerifySpec
     from orchestrator.measure.endpoints import MEASURED
 
@@ -191,7 +191,7 @@ def checked(a: argparse.Namespace) -> tuple[Campaign, VerifySpec]:
     explain = raw.get("explain")
     raw = {**raw, "explain": {**(explain if isinstance(explain, Mapping) else {}), "profile": bool(a.profile)}}
     campaign = parse_campaign(raw, base=path.parent if path else Path.cwd(), source=path)
-    if campaign.metric.threshold.kind == MEASURED:
+    if campaign.metric.threshold.scale == MEASURED:
         raise UserError("metric.threshold: measured is sized from a search's endpoints; verify asks about a change "
                         "of a given size, e.g. -10%")
     check_revisions(campaign.repository, commit, a.revert_on)

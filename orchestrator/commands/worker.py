@@ -36,7 +36,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from orchestrator.hosts.lab import load_lab
+    from orchestrator.hosts.labfile import load_lab
     from orchestrator.kinds.run import run_stored
     from orchestrator.queue.worker import Config, run_worker
     from orchestrator.store import Store

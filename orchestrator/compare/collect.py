@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.compare import table
-from orchestrator.compare.model import Comparison, VariantInfo
 from orchestrator.compare.plan import ComparePlan
+from orchestrator.metrictable import tabulate
+from orchestrator.metrictable.cells import Comparison, VariantInfo
 from orchestrator.workloads.runner import metric_def
 from orchestrator.workloads.system import METRICS
 
@@ -66,7 +66,7 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
     for n in order:
         if n in names and (plan.all_metrics or n in defined):
             d = metric_def(plan.workload, n)
-            metrics[n] = table.MetricMeta(d.unit, d.direction)
+            metrics[n] = tabulate.MetricMeta(d.unit, d.direction)
     measured = {raw["variant"]: raw["kernel"] for raw in kept}
     variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.source(), *v.settings()]))
                 for v in plan.variants]
@@ -75,5 +75,5 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
         notes.append(f"measured on lab host {host}")
     for other, count in sorted(Counter(run_host(raw) for raw in stored if run_host(raw) != host).items()):
         notes.append(f"{count} run(s) measured on host {other} before it failed are kept but not compared")
-    return table.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],
+    return tabulate.build(plan.title, plan.workload_label, plan.swept, variants, [p.point for p in plan.points],
                        metrics, samples, plan.primary, plan.alpha, notes, boots)

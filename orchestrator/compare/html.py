@@ -10,8 +10,8 @@ from html import escape
 
 from scipy import stats as sps
 
-from orchestrator.compare.model import Cell, Comparison, Row
-from orchestrator.compare.table import runs_per_boot
+from orchestrator.metrictable.cells import Cell, Comparison, Row
+from orchestrator.metrictable.tabulate import runs_per_boot
 from orchestrator.render import palette
 from orchestrator.render.page import page, table
 from orchestrator.render.svg import bar_plot, line_plot, strip_plot

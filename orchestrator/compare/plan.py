@@ -10,10 +10,10 @@ from typing import Mapping
 
 from orchestrator.compare.schedule import default_boots
 from orchestrator.compare.spec import CompareSpec
-from orchestrator.compare.table import Point
 from orchestrator.compare.variant import Variant, boot_groups, parse_variants
 from orchestrator.direction import Direction
 from orchestrator.errors import UserError, choices_error
+from orchestrator.metrictable.tabulate import Point
 from orchestrator.vm.spec import ACCELS, VmSpec
 from orchestrator.workloads.definition import WorkloadDef, load_all, resolve
 from orchestrator.workloads.params import ParamValue

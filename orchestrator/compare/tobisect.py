@@ -19,12 +19,12 @@ from typing import Any
 
 import yaml
 
-from orchestrator.compare.model import Cell, Comparison, Row
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.direction import Direction
 from orchestrator.errors import UserError
 from orchestrator.measure.endpoints import THRESHOLD_RULE, threshold_for
 from orchestrator.measure.endpoints import near_bound as _near
+from orchestrator.metrictable.cells import Cell, Comparison, Row
 from orchestrator.vm.spec import VmSpec
 
 MAX_WATCH = 16  # campaign.MAX_WATCH

@@ -96,7 +96,7 @@ def parse_variant(text: str, default_kernel: str | None = None, default_modules:
         if key not in KEYS:
             raise choices_error(f"{where}: key", key, KEYS)
         if key == "sysfs":
-            fields["sysfs"].append(_sysfs(where, value))  # type: ignore[attr-defined]
+            fields["sysfs"].append(parse_sysfs(where, value))  # type: ignore[attr-defined]
             continue
         if key in fields:
             raise UserError(f"{where}: {key} given twice")
@@ -131,7 +131,9 @@ def _value(where: str, key: str, value: str) -> object:
     return value
 
 
-def _sysfs(where: str, value: str) -> tuple[str, str]:
+def parse_sysfs(where: str, value: str) -> tuple[str, str]:
+    """`PATH=VALUE` of a sysfs write (PATH under /sys, `{disk}` its one placeholder) as (path,
+    value), or a UserError naming `where`."""
     path, eq, setting = value.partition("=")
     path = path.removeprefix("/sys/").strip("/")
     if not eq or not setting:

@@ -5,7 +5,7 @@ significant, sorted by evidence. Pure: orchestrator/explain/gather.py feeds it t
 
 The boot is the unit, as in every decision: a boot's value of a metric is the mean of its runs,
 a side's mean the mean of its boots' values, its CoV their standard deviation over that mean.
-The test is `vmbisect compare`'s (orchestrator/compare/table.py, statistics from
+The test is `vmbisect compare`'s (orchestrator/metrictable/tabulate.py, statistics from
 orchestrator/stats.py): a two-sided Welch t-test on the boot values, Benjamini-Hochberg
 adjusted within two families (the bisected metric alone, and all the others), significant when
 q < alpha. Many metrics are tested at once, so a row without the flag is "not shown by these
@@ -18,9 +18,9 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from orchestrator.compare.model import Cell, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, build
 from orchestrator.direction import Direction
+from orchestrator.metrictable.cells import Cell, VariantInfo
+from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 from orchestrator.stats import relative_change
 
 PARENT, CULPRIT = "parent", "culprit"

@@ -31,10 +31,10 @@ def confirmation_window(decisions: Sequence[Decided], culprit: str) -> tuple[int
     """The boots of the culprit's last confirmation, as [first, end) in the judge's numbering
     (end: where its revert's boots begin, or open); None when it never started."""
     start = next((i for i in range(len(decisions) - 1, -1, -1) if decisions[i].role is Role.CONFIRM
-                  and decisions[i].commit == culprit and decisions[i].kind is Basis.MEASURING), None)
+                  and decisions[i].commit == culprit and decisions[i].basis is Basis.MEASURING), None)
     if start is None:
         return None
-    end = next((d.since for d in decisions[start + 1:] if d.role is Role.REVERT and d.kind is Basis.MEASURING
+    end = next((d.since for d in decisions[start + 1:] if d.role is Role.REVERT and d.basis is Basis.MEASURING
                 and d.commit == culprit), None)
     return decisions[start].since, end if end is not None else 1 << 62
 

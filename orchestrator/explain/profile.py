@@ -6,7 +6,7 @@ shares moved most, in the kernel test robot's layout (`perf-profile.self.cycles-
 `perf-profile.children.cycles-pp.X`, where the event is `cycles-pp`; with the software clock
 of a guest without a PMU the key says `cpu-clock`).
 
-Each side is one or more profile boots (orchestrator/kinds/profiling.py); a side's share
+Each side is one or more profile boots (orchestrator/explain/profile_boots.py); a side's share
 is that of its boots' samples pooled, and a row is `apart` when every boot of one side lies
 beyond every boot of the other (with one boot a side, never): the profile boots' own spread, the
 one noise a profile shows. A profile is never evidence for a verdict (docs/explain.md)."""

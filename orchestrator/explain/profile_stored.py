@@ -1,5 +1,5 @@
 """The profile diff of a campaign from its stored profile row (Store.profiles; written by
-orchestrator/kinds/profiling.py), for the reports: the last profile of parent against
+orchestrator/explain/profile_boots.py), for the reports: the last profile of parent against
 culprit, or the note saying why none could be taken."""
 
 from __future__ import annotations

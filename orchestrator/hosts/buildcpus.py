@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.hosts.cpulocks import this_machines_cpus
-from orchestrator.hosts.lab import LOCAL_URI, Host, Lab, Slot
+from orchestrator.hosts.labfile import LOCAL_URI, Host, Lab, Slot
 
 if TYPE_CHECKING:
     from orchestrator.hosts.leasing import SlotLeases

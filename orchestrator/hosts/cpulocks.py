@@ -34,7 +34,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from orchestrator.hosts.lab import Host, Slot
+from orchestrator.hosts.labfile import Host, Slot
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

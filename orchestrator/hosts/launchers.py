@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestrator.backends.factory import GuestLauncher, guest_images
 from orchestrator.backends.libvirt_vm import LibvirtProvider
 from orchestrator.errors import InfraError
-from orchestrator.hosts.lab import Host
+from orchestrator.hosts.labfile import Host
 
 
 def host_launcher(host: Host, log_root: Path | None = None) -> GuestLauncher:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from orchestrator.hosts.lab import Host, Slot
+from orchestrator.hosts.labfile import Host, Slot
 
 # How often a pool waiting for a slot another controller holds looks again.
 FOREIGN_POLL_S = 1.0

@@ -42,7 +42,7 @@ from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import Guest
 from orchestrator.errors import HostFailed, InfraError, UserError
 from orchestrator.hosts.buildcpus import BuildCpus
-from orchestrator.hosts.lab import Host, Lab, Slot
+from orchestrator.hosts.labfile import Host, Lab, Slot
 from orchestrator.hosts.leasing import FOREIGN_POLL_S, SlotLeases
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec

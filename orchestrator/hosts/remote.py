@@ -26,7 +26,7 @@ from orchestrator.accel import AccelChoice, one_line
 from orchestrator.agent.client import AgentClient
 from orchestrator.backends.libvirt_vm import RunFiles, _pid_alive, owner_pid
 from orchestrator.errors import HostFailed, UserError, VmbisectError
-from orchestrator.hosts.lab import Host
+from orchestrator.hosts.labfile import Host
 from orchestrator.hosts.push import file_sha256, part_owner, push
 from orchestrator.hosts.ssh import SshHost
 from orchestrator.vm.domain_xml import AGENT_PORT

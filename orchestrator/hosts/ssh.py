@@ -18,7 +18,7 @@ from typing import Any
 import paramiko
 
 from orchestrator.errors import HostFailed
-from orchestrator.hosts.lab import SshTarget
+from orchestrator.hosts.labfile import SshTarget
 
 CONNECT_TIMEOUT_S = 15.0
 KEEPALIVE_S = 5

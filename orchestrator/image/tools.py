@@ -50,7 +50,7 @@ PERF_TOOL = ImageTool(("/usr/bin/perf",), "linux-perf")
 
 def profile_tools() -> dict[str, ImageTool]:
     """The tools of a profile boot's image: every default one and perf (with its libraries, as
-    any tool). Only profile boots carry it (orchestrator/kinds/profiling.py): a measured
+    any tool). Only profile boots carry it (orchestrator/explain/profile_boots.py): a measured
     guest's image stays as it was, its page cache not 30 MB smaller."""
     return {**DEFAULT_TOOLS, PERF: PERF_TOOL}
 

@@ -1,5 +1,6 @@
-"""The campaign kinds, one module each (kernelci-core's runtime table): bisect, verify,
-compare, settings, config. Each declares one Kind record (kind.py): its spec, result, checks,
+"""The campaign kinds, one module each (kernelci-core's runtime table): bisect_kind,
+verify_kind, compare_kind, settings_kind, config_kind. Each declares one Kind record (kind.py),
+its fields named and typed by the kind's spec: its spec, result, checks,
 run, report, progress, metric, who it mails and the dashboard's estimate; table.py lists them
 in one literal table, and everything that depends on a campaign's kind (`bisect`, `verify`,
 `compare`, `resume`, `report`, `status`, the mail, the dashboard) looks it up there, never

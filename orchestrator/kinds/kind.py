@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 OnEvent = Callable[["Event"], None]
 S = TypeVar("S", bound=CampaignSpec)

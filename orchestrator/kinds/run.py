@@ -25,7 +25,7 @@ from orchestrator.results import STOPS, StopKind, Stopped
 from orchestrator.states import running, stop
 
 if TYPE_CHECKING:
-    from orchestrator.hosts.lab import Lab
+    from orchestrator.hosts.labfile import Lab
     from orchestrator.store import Store
 
 EndHook = Callable[["Store", int, "Lab | None"], None]
@@ -100,13 +100,13 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
             on_event: OnEvent | None = None, as_json: bool = False, take_over: bool = False) -> int:
     """Start or go on with the stored campaign `campaign_id`, whatever its kind, to its end:
     checked again, under its lock, paused on the host's faults, on a guest pool of `lab` (a
-    queue worker's, hosts/lab.py lab_for; None: the campaign's own lab file, or this machine at
+    queue worker's, hosts/labfile.py lab_for; None: the campaign's own lab file, or this machine at
     `uri`) that is closed afterwards; progress to `on_event` (None: the
     kind's own view, JSON lines with `as_json`). Its reports are written and END_HOOKS called
     once it ends. Raises what went wrong (cli.main maps it to an exit code); 0 when it ran to
     its answer."""
     from orchestrator import wiring
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
 
     row = store.campaign(campaign_id)
     kind, spec = kind_of(row.kind), stored(row)

@@ -8,18 +8,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
-from orchestrator.kinds import bisect, compare, config, settings, verify
+from orchestrator.kinds import bisect_kind, compare_kind, config_kind, settings_kind, verify_kind
 from orchestrator.kinds.kind import Kind
 from orchestrator.kinds.specs import CampaignSpec
 from orchestrator.results import Result, read
 
 if TYPE_CHECKING:
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
-KINDS: dict[str, Kind[Any]] = {k.name: k for k in (bisect.KIND, verify.KIND, compare.KIND, settings.KIND, config.KIND)}
+KINDS: dict[str, Kind[Any]] = {k.name: k for k in (
+    bisect_kind.KIND, verify_kind.KIND, compare_kind.KIND, settings_kind.KIND, config_kind.KIND)}
 
-# Campaign files with a `kind:` key (none: a commit bisection, kinds/bisect.py from_file): the
+# Campaign files with a `kind:` key (none: a commit bisection, kinds/bisect_kind.py from_file): the
 # file's kind -> the kind it starts.
 FILES: dict[str, Kind[Any]] = {name: k for k in KINDS.values() if k.file is not None for name in (k.name, *k.aliases)}
 
@@ -78,7 +79,7 @@ def report(store: Store, campaign_id: int, fmt: str) -> str:
 
 def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
     """The dashboard's estimate of the boots a running campaign has left."""
-    from orchestrator.web.views import Estimate
+    from orchestrator.report.estimate import Estimate
 
     try:
         return kind_of(row.kind).left(store, row, stored(row), boots)

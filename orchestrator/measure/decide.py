@@ -38,7 +38,7 @@ class Decision:
     reason: str
     confidence: float  # 1 - the chance that the verdict is wrong; 0 for MORE and SKIP
     position: float
-    kind: Basis = Basis.MEASURED  # DOUBTFUL or AMBIGUOUS at the cap of boots
+    basis: Basis = Basis.MEASURED  # DOUBTFUL or AMBIGUOUS at the cap of boots
 
 
 def describe(odds: StepOdds, boots: int) -> str:

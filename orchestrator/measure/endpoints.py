@@ -23,7 +23,7 @@ from orchestrator.decisions import Basis, Decided, Refusal, Role, Verdict
 from orchestrator.direction import Direction
 from orchestrator.stats import Boot, Components, TwoSample, boots_needed, compare_boots, components, relative_change
 
-MEASURED = "measured"  # Threshold.kind: the endpoints' measured change sets it (THRESHOLD_RULE)
+MEASURED = "measured"  # Threshold.scale: the endpoints' measured change sets it (THRESHOLD_RULE)
 THRESHOLD_RULE = ("half the bound of the change's 95% interval nearest zero, rounded toward zero to 0.1% "
                   "(at least 0.1%)")
 
@@ -35,13 +35,13 @@ class Threshold:
     `measured`: whatever regression the endpoints show, the threshold then sized by
     THRESHOLD_RULE (the check's `threshold`; `value` unused)."""
 
-    kind: str
+    scale: str
     value: float
 
     def describe(self) -> str:
-        if self.kind == MEASURED:
+        if self.scale == MEASURED:
             return "measured"
-        return f"{self.value:+.1%}" if self.kind == "relative" else f"bound {self.value:g}"
+        return f"{self.value:+.1%}" if self.scale == "relative" else f"bound {self.value:g}"
 
 
 def near_bound(t: TwoSample, direction: str) -> float:
@@ -95,7 +95,7 @@ class EndpointCheck:
     def reachable(self) -> bool:
         """Short of a relative threshold so far, its interval still reaching it."""
         return (self.problem is Refusal.SHORT_OF_THRESHOLD and not self.sure and self.threshold is not None
-                and self.threshold.kind == "relative")
+                and self.threshold.scale == "relative")
 
 
 def level(boots: Sequence[Boot]) -> float:
@@ -116,14 +116,14 @@ def check_endpoints(good: Sequence[Boot], bad: Sequence[Boot], direction: str, t
                 f"boots of {runs_per_boot} runs; {noise.describe()}")
     significant = test is not None and test.p < alpha
     asked = threshold
-    if threshold.kind == MEASURED:
+    if threshold.scale == MEASURED:
         if test is None or not regressed(test, direction):
             p = f"p={test.p:.3g}" if test else "too few boots for a test"
             return EndpointCheck(False, f"bad is not significantly worse than good, and the threshold is measured: "
                                  f"{measured}, {p}", boots, change,
                                  Refusal.NOT_SIGNIFICANT if worse else Refusal.BAD_NOT_BAD, noise, threshold)
         threshold = Threshold("relative", threshold_for(test, direction))
-    if threshold.kind == "relative":
+    if threshold.scale == "relative":
         crossed = worse and abs(change) >= abs(threshold.value)
         need = f"a change of {threshold.describe()}"
     else:
@@ -133,7 +133,7 @@ def check_endpoints(good: Sequence[Boot], bad: Sequence[Boot], direction: str, t
         crossed = Direction(direction).worse_than(b, threshold.value)
         need = f"crossing the {threshold.describe()}"
     sure = False
-    if threshold.kind == "relative" and test is not None and not crossed:
+    if threshold.scale == "relative" and test is not None and not crossed:
         # the threshold inside the interval: more boots may still show it (short for now, or not
         # significant); surely short (or not worse at all) only when the whole interval is
         reach = Direction(direction).worse_end(test.low, test.high)
@@ -148,13 +148,13 @@ def check_endpoints(good: Sequence[Boot], bad: Sequence[Boot], direction: str, t
         return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, {p}", boots, change,
                              Refusal.NOT_SIGNIFICANT, noise, threshold)
     assert test is not None  # significant
-    if asked.kind == MEASURED:
+    if asked.scale == MEASURED:
         measured += f"; threshold {threshold.describe()}, measured ({THRESHOLD_RULE})"
     if boots > max_boots:
         return EndpointCheck(False, f"the noise needs {boots} boots per commit to decide a step between good and "
                              f"bad ({measured}), but max_boots_per_commit is {max_boots}", boots, change,
                              Refusal.TOO_NOISY, noise, threshold)
-    past = threshold.kind == "relative" and abs(near_bound(test, direction)) >= abs(threshold.value)
+    past = threshold.scale == "relative" and abs(near_bound(test, direction)) >= abs(threshold.value)
     return EndpointCheck(True, f"{measured}, p={test.p:.3g}; a step needs about {boots} boots", boots, change,
                          None, noise, threshold, beyond=past)
 
@@ -165,7 +165,7 @@ def _short(measured: str, need: str, boots: int, change: float, worse: bool, sur
     interval still reaches it (`sure` false), else with the threshold that would bisect the
     regression that is there."""
     problem = Refusal.SHORT_OF_THRESHOLD if worse else Refusal.BAD_NOT_BAD
-    if threshold.kind == "relative" and test is not None and not sure:
+    if threshold.scale == "relative" and test is not None and not sure:
         return EndpointCheck(False, f"bad is short of the threshold so far: {measured}, p={test.p:.3g}; the "
                              f"campaign asks for {need}, which the interval still reaches", boots, change,
                              problem, noise, threshold)
@@ -246,7 +246,7 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
     threshold's size, that is the reason given (the boots needed), not the chance p-value."""
     check = dataclasses.replace(check, ok=False)
     noise = check.noise
-    if (check.problem is not Refusal.NOT_SIGNIFICANT or noise is None or threshold.kind != "relative"
+    if (check.problem is not Refusal.NOT_SIGNIFICANT or noise is None or threshold.scale != "relative"
             or not threshold.value):
         return check
     need = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, threshold.value, error)

@@ -2,7 +2,7 @@
 
 Every search over kernels calls it (syzkaller's `env.test()`, which both its bisecter and its
 config minimizer call): the commit bisection (orchestrator/bisect/engine.py), `verify`
-(orchestrator/bisect/verify.py) and the comparison (orchestrator/compare/runner.py, which boots
+(orchestrator/bisect/suspect.py) and the comparison (orchestrator/compare/runplan.py, which boots
 through `session`). What it owns:
 
 - kernels: a candidate's KernelArtifact, built once per judge and every build stored (`kernel`);

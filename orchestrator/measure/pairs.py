@@ -3,7 +3,7 @@
 The culprit against its parent and bad with the culprit reverted against bad (commit
 bisection's confirmation, bisect/pairs.py), good + a set against good and bad against bad - the
 set (a set bisection's, setbisect/runner.py), and `vmbisect verify`'s commit against its parent
-(bisect/verify.py) are all this measurement, `measure_pair`, on one judge; the caller gives its
+(bisect/suspect.py) are all this measurement, `measure_pair`, on one judge; the caller gives its
 stop rule: `Sequential` (one boot pair at a time until the caller's test has answered, or the
 cap) or `Fixed` (a number of boots a side: a set bisection's size from a power calculation,
 `verify --boots`). A pair measurement starts at the boot stored with it (`pair_since`, a
@@ -92,7 +92,7 @@ def pair_since(store: CampaignStore, campaign_id: int, judge: Judge, role: Role,
     decisions = store.decisions(campaign_id)
     last = max((i for i, d in enumerate(decisions) if d.role in STALE_AFTER), default=-1)
     for d in decisions[last + 1:]:
-        if d.role is role and d.commit == key and d.kind is Basis.MEASURING:
+        if d.role is role and d.commit == key and d.basis is Basis.MEASURING:
             return d.since
     since = sum(len(bs) for bs in judge.boots().values())
     store.add_decision(campaign_id, Decided(key, role, Marker.MEASURING, f"from boot {since}: both booted "

@@ -18,7 +18,7 @@ its end state.
   decisions.
 - The boots of one candidate (`boot_until`): the references refreshed (A B B A), then the boot
   the search's rule asks for, until that rule decides.
-- A candidate's fault (`fault_basis`): what kind of skip a build, boot or workload failure is;
+- A candidate's fault (`fault_basis`): which skip a build, boot or workload failure is;
   an identical kernel (`inherited`): the verdict of a measured candidate with the same identity
   (kernel image, or kernel and settings) carried without a boot.
 - Progress (`emit`) and the end state (`end`, through orchestrator/states.py, the one writer of
@@ -72,7 +72,7 @@ class EndpointRules:
 
 
 def fault_basis(exc: KernelFault) -> Basis:
-    """What kind of skip a candidate's fault is: a build, a boot, or (default) the workload; a
+    """Which skip a candidate's fault is: a build, a boot, or (default) the workload; a
     fault class may name its own (`basis`)."""
     if isinstance(exc, BuildFailed):
         return Basis.BUILD_FAILED

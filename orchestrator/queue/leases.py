@@ -32,7 +32,7 @@ from sqlalchemy.exc import IntegrityError
 
 from orchestrator.errors import UserError
 from orchestrator.hosts.cpulocks import machine_key, units
-from orchestrator.hosts.lab import Host, Lab, Slot
+from orchestrator.hosts.labfile import Host, Lab, Slot
 from orchestrator.queue.fair import Waiter, may_take
 from orchestrator.queue.rows import CANCELLED, now
 from orchestrator.store import CampaignRow, LabSlotRow, Owner, QueueRow, SlotLeaseRow, SlotWaitRow

@@ -30,7 +30,7 @@ from sqlalchemy import delete, select, update
 
 from orchestrator.errors import UserError, VmbisectError
 from orchestrator.exits import exit_code
-from orchestrator.hosts.lab import lab_for
+from orchestrator.hosts.labfile import lab_for
 from orchestrator.queue import leases, takeovers
 from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
 from orchestrator.queue.rows import QUEUED, RUNNING, beat_alive, now
@@ -245,7 +245,7 @@ def forget_dead(store: Store, machine: str) -> None:
 
 def run_worker(store: Store, config: Config, runners: int) -> int:
     """`runners` runners in threads until stopped (or drained with `once`); 0."""
-    from orchestrator.hosts.lab import load_lab
+    from orchestrator.hosts.labfile import load_lab
 
     lab = load_lab(config.lab)
     machine = socket.gethostname()

@@ -21,9 +21,6 @@ from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.confidence import HIGH_CONFIDENCE
-from orchestrator.compare.model import Comparison, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, build
-from orchestrator.compare.text import metric_block
 from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.direction import Direction
 from orchestrator.explain import gather as explain
@@ -33,6 +30,9 @@ from orchestrator.explain.changed import Changed
 from orchestrator.explain.watched import WatchedSection, watched_markdown, watched_section
 from orchestrator.measure.evidence import boots_by_host
 from orchestrator.measure.leftout import Excluded, left_out, sentence
+from orchestrator.metrictable.block import metric_block
+from orchestrator.metrictable.cells import Comparison, VariantInfo
+from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign
@@ -177,9 +177,9 @@ def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host
     the host's and those that only said a measurement began, each with its commit's boots
     (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
     (the commit's boots, if a confirmation took some later, are not what decided it)."""
-    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Basis.MEASURING]
+    shown = [d for d in decisions if d.role is not Role.HOST and d.basis is not Basis.MEASURING]
     return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
-                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
+                      d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.basis.value)
                  for i, d in enumerate(shown))
 
 

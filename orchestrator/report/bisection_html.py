@@ -6,11 +6,11 @@ from __future__ import annotations
 import html
 import math
 
-from orchestrator.compare.text import metric_block
 from orchestrator.explain import profile_render
 from orchestrator.explain import render as explain_render
 from orchestrator.explain.watched import watched_html
 from orchestrator.measure.leftout import sentence
+from orchestrator.metrictable.block import metric_block
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot

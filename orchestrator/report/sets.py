@@ -57,7 +57,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     boots, _hosts, hosts_line = boots_by_host(store, campaign_id, metric)
     good_level = level(boots[GOOD]) if boots.get(GOOD) else None
     # a candidate's verdict; for one the search never judged (bad - set), the revert's
-    latest = {d.commit: d for d in decisions if d.role is Role.REVERT and d.kind is not Basis.MEASURING}
+    latest = {d.commit: d for d in decisions if d.role is Role.REVERT and d.basis is not Basis.MEASURING}
     latest |= {d.commit: d for d in decisions if d.role in (Role.GOOD, Role.BAD, Role.CANDIDATE)}
     asked, _done = replay(units, decisions)
     keys: list[tuple[str, str]] = [(GOOD, "good"), (BAD, "bad")]
@@ -91,7 +91,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
     else:
         answer.append(f"{row.state}: {len(asked)} candidate(s) asked so far")
     if result is None:  # under way
-        answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.kind is Basis.MEASURING]
+        answer += [f"{d.role.value} ({d.verdict}): {d.reason}" for d in pair if d.basis is Basis.MEASURING]
     changes = tuple((c.name, c.good or "(default)", c.bad or "(default)", u.name if len(u.changes) > 1 else "")
                     for u in units for c in u.changes)
     return SetReport(f"vmbisect {kind} bisection {row.name}", tuple(about), changes, tuple(rows), row.state,

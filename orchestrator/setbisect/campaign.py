@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from orchestrator import yamlcheck
 from orchestrator.campaign.file import MAX_APPEND, Campaign, parse_campaign
-from orchestrator.compare.variant import SCHEDULERS, _sysfs
+from orchestrator.compare.variant import SCHEDULERS, parse_sysfs
 from orchestrator.errors import UserError, choices_error
 from orchestrator.setbisect.model import Unit
 from orchestrator.setbisect.settings import QUEUE_KNOBS, SETTINGS, SYSFS_PREFIX, SettingsSide, side_of, units
@@ -169,7 +169,7 @@ def _settings(value: Any, path: str) -> dict[str, str]:
         if text is None:
             raise UserError(f"{path}.sysfs.{path_}: expected a value (text or a whole number), got "
                             f"{yamlcheck.kind(setting)}")
-        sys_path, sys_value = _sysfs(f"{path}.sysfs", f"{yamlcheck.text(path_, f'{path}.sysfs')}={text}")
+        sys_path, sys_value = parse_sysfs(f"{path}.sysfs", f"{yamlcheck.text(path_, f'{path}.sysfs')}={text}")
         if sys_path in QUEUE_KNOBS.values() or sys_path.endswith("/queue/scheduler"):
             raise UserError(f"{path}.sysfs: {sys_path} has a setting of its own (scheduler, read_ahead_kb, nomerges)")
         out[f"{SYSFS_PREFIX}{sys_path}"] = sys_value

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from orchestrator.compare.runner import GuestSettings
+from orchestrator.compare.sysfs import GuestSettings
 from orchestrator.compare.variant import Variant
 from orchestrator.decisions import Basis
 from orchestrator.errors import UserError, WorkloadFailed

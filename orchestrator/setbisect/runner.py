@@ -103,7 +103,7 @@ class Rules:
 
     def relative(self, good_level: float) -> float:
         """The threshold as a change relative to good (an absolute one taken from good's level)."""
-        return self.threshold.value if self.threshold.kind == "relative" else relative_change(
+        return self.threshold.value if self.threshold.scale == "relative" else relative_change(
             good_level, self.threshold.value)
 
 
@@ -341,7 +341,7 @@ class _Run:
 
             boot_until(judge, good, bad, next_boot, halt=self._lab.halt if self._lab is not None else None)
             d = decided[0]
-            return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence, judge.runs(key), d.kind)
+            return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence, judge.runs(key), d.basis)
         except KernelFault as exc:
             return Decided(key, Role.CANDIDATE, Verdict.SKIP, f"{what}: {exc}"[:2000], 0.0,
                            judge.runs(key), fault_basis(exc))
@@ -363,7 +363,7 @@ class _Run:
         against bad - set (the set taken out restores the metric)."""
         subject = other if role is Role.CONFIRM else base
         done = next((d for d in self.store.decisions(self.campaign_id)
-                     if d.role is role and d.commit == subject and d.kind is not Basis.MEASURING), None)
+                     if d.role is role and d.commit == subject and d.basis is not Basis.MEASURING), None)
         if done is not None:
             return PairResult(PairVerdict(done.verdict), done.reason)
         since = pair_since(self.store, self.campaign_id, self.judge, role, subject)

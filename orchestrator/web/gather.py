@@ -9,26 +9,24 @@ campaigns reads only the running ones again at each refresh.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from orchestrator.decisions import Role
-from orchestrator.errors import InfraError, UserError
+from orchestrator.errors import UserError
+from orchestrator.report.estimate import Estimate, commits_of, marks
 from orchestrator.web.views import (
     RUNNING,
     CampaignView,
     DecisionView,
-    Estimate,
     HostBoots,
     building,
     decision_views,
     duration,
     eta_seconds,
     host_boots,
-    marks,
     seconds_per_boot,
     short,
 )
@@ -37,7 +35,6 @@ if TYPE_CHECKING:
     from orchestrator.queue.state import LabState
     from orchestrator.store import BootRow, CampaignRow, Store
 
-_SHA = re.compile(r"[0-9a-f]{40}")
 LISTED = 100  # campaigns on the overview, newest first (running ones always)
 
 
@@ -63,50 +60,6 @@ class Catalogue:
 def now() -> dt.datetime:
     """The store's clock: naive UTC."""
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
-
-class Commits:
-    """Read-only git of one campaign: vmbisect's clone of it when this machine has it, else the
-    user's repository; nothing at all when neither is here (another machine's campaign)."""
-
-    def __init__(self, repo: Path | None) -> None:
-        self.repo = repo
-
-    def _git(self, *args: str) -> str | None:
-        from orchestrator.backends.git_bisect import git
-
-        if self.repo is None:
-            return None
-        try:
-            done = git(self.repo, *args, check=False)
-        except InfraError:
-            return None
-        return done.stdout if done.returncode == 0 else None
-
-    def count(self, bad: str, goods: tuple[str, ...]) -> int | None:
-        """Commits reachable from `bad` and from none of `goods`."""
-        out = self._git("rev-list", "--count", "--end-of-options", bad, *(f"^{g}" for g in goods))
-        return int(out) if out and out.strip().isdigit() else None
-
-    def resolve(self, rev: str) -> str:
-        out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
-        return out.strip() if out else ""
-
-    def subjects(self, shas: list[str]) -> dict[str, str]:
-        wanted = sorted({s for s in shas if _SHA.fullmatch(s)})
-        out = self._git("show", "-s", "--format=%H%x00%s", *wanted) if wanted else None
-        pairs = (line.split("\x00", 1) for line in (out or "").splitlines() if "\x00" in line)
-        return {sha: subject for sha, subject in pairs}
-
-
-def commits_of(store: Store, row: CampaignRow, spec: Any) -> Commits:
-    from orchestrator.bisect.workdir import campaign_workdir
-
-    clone = campaign_workdir(store, row.id) / "bisect.git"
-    if clone.is_dir():
-        return Commits(clone)
-    repo = getattr(getattr(spec, "campaign", None), "repository", None) or getattr(spec, "repo", None)
-    return Commits(Path(repo) if repo is not None and Path(repo).is_dir() else None)
 
 
 # ---- the views --------------------------------------------------------------------------------

@@ -1,18 +1,9 @@
 """What the dashboard shows, as data: pure functions from what the store holds (campaign rows,
 decisions, boots, the stored `git bisect log`) to frozen view records the templates print.
 Nothing here reads the store, git or the clock; orchestrator/web/gather.py does, and hands the
-values in.
-
-The time left is an estimate and says so: boots left times the median time between the
-campaign's boots so far (which includes its builds; a pause of hours between two boots does not
-move a median). Boots left, per kind:
-
-    bisect   the endpoints' first boots not yet done (at least one more of each while they are
-             undecided), steps left ~ ceil(log2(commits left)) (the
-             commits left from the bisect log's marks) times the boots a step took so far,
-             then the confirmation and revert pairs not yet decided
-    verify   the boots per side asked for, on both sides (and both again with a revert)
-    compare  the boots of the comparison's schedule not yet stored
+values in. The time left is the boots left (orchestrator/report/estimate.py, each kind's own)
+times the median time between the campaign's boots so far (which includes its builds; a pause
+of hours between two boots does not move a median).
 """
 
 from __future__ import annotations
@@ -23,48 +14,12 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
-from orchestrator.decisions import Decided, Role, Verdict
 from orchestrator.report.bisection import Step
+from orchestrator.report.estimate import Estimate
 
-_MARK = re.compile(r"^# (good|bad|skip): \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
-_FOUND = re.compile(r"^# first bad commit: \[([0-9a-f]{40})\] ?(.*)$", re.MULTILINE)
 RUNNING = "running"
-
-
-@dataclass(frozen=True)
-class Marks:
-    """The marks of a stored `git bisect log`: the last bad commit, the good and skipped ones,
-    the first bad commit once git named it, and every commit's subject the log carries."""
-
-    bad: str = ""
-    goods: tuple[str, ...] = ()
-    skips: tuple[str, ...] = ()
-    found: str = ""
-    subjects: Mapping[str, str] | None = None
-
-
-def marks(log: str) -> Marks:
-    bad, goods, skips, subjects = "", [], [], {}
-    for verdict, sha, subject in _MARK.findall(log):
-        if subject:  # vmbisect's own log (posterior.bisect_log) names no subjects: git gives them
-            subjects[sha] = subject
-        if verdict == Verdict.BAD:  # git bisect log words, as git writes them
-            bad = sha
-        elif verdict == Verdict.GOOD:
-            goods.append(sha)
-        else:
-            skips.append(sha)
-    found = _FOUND.search(log)
-    if found and found.group(2):
-        subjects[found.group(1)] = found.group(2)
-    return Marks(bad, tuple(goods), tuple(skips), found.group(1) if found else "", subjects)
-
-
-def steps_left(commits: int) -> int:
-    """Halvings to single out the first bad one of `commits` candidates."""
-    return 0 if commits <= 1 else math.ceil(math.log2(commits))
 
 
 def seconds_per_boot(started: Sequence[dt.datetime]) -> float | None:
@@ -72,44 +27,6 @@ def seconds_per_boot(started: Sequence[dt.datetime]) -> float | None:
     gaps = [(b - a).total_seconds() for a, b in zip(started, started[1:])]
     gaps = [g for g in gaps if g >= 0]
     return statistics.median(gaps) if gaps else None
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """Boots still to come (None: not known) and what that rests on, in words."""
-
-    boots_left: int | None
-    basis: str
-    fraction: float | None = None  # of the campaign's boots done, when the total is known
-
-
-def bisect_estimate(decisions: Sequence[Decided], boot_commits: Sequence[str], boots_per_commit: int,
-                    commits_left: int | None) -> Estimate:
-    """A running bisection's boots left: see the module's docstring. `boot_commits`: the commit
-    of every boot so far, in order; `commits_left`: candidates for the first bad commit (None
-    when no repository could be read)."""
-    roles = Counter(d.role for d in decisions)
-    step_commits = {d.commit for d in decisions if d.role is Role.STEP}
-    step_boots = sum(1 for c in boot_commits if c in step_commits)
-    per_step = step_boots / len(step_commits) if step_commits else float(boots_per_commit)
-    pair = 2 * boots_per_commit
-    # undecided endpoints: their first boots, or at least one more of each (the noise may ask for more)
-    endpoints_left = 0 if roles[Role.GOOD] and roles[Role.BAD] else max(2, pair - len(boot_commits))
-    pairs_left = max(0, 2 - roles[Role.CONFIRM] - roles[Role.REVERT]) * pair
-    if commits_left is None:
-        return Estimate(None, "commits left unknown (the repository cannot be read here)")
-    steps = steps_left(commits_left)
-    left = endpoints_left + round(steps * per_step) + pairs_left
-    done = len(boot_commits)
-    words = (f"~{steps} step{'s' * (steps != 1)} left of {commits_left} commit{'s' * (commits_left != 1)}, "
-             f"{per_step:.3g} boots a step, then the confirmation")
-    return Estimate(left, words, done / (done + left) if done + left else None)
-
-
-def fixed_estimate(total: int, done: int, what: str) -> Estimate:
-    """A campaign whose boots are known in advance (verify, compare)."""
-    left = max(0, total - done)
-    return Estimate(left, f"{left} of {total} {what} boots left", min(1.0, done / total) if total else None)
 
 
 def eta_seconds(estimate: Estimate, per_boot: float | None) -> float | None:

@@ -104,15 +104,15 @@ def test_the_netperf_series_over_two_slots_names_its_culprit_in_fewer_rounds_tha
     decisions = store.decisions(1)
     steps = [d for d in decisions if d.role == "step"]
     assert 0 < len(rounds) < len(steps), (len(rounds), len(steps))
-    assert all(d.inherited for d in steps), [(d.commit[:12], d.kind) for d in steps]
+    assert all(d.inherited for d in steps), [(d.commit[:12], d.basis) for d in steps]
     moves = [d for d in decisions if d.role == "host"]
     assert len(moves) == 1 and moves[0].reason.startswith("host sshhost failed") and not moves[0].commit, moves
     boots = store.boots(1)
     lost = [b for b in boots if b.host == "sshhost" and b.status == "lost"]
     assert len(lost) <= 1, lost
     cut_at = lost[0].id if lost else max(b.id for b in boots if b.host == "sshhost")
-    assert culprit in {b.commit for b in boots if b.id > cut_at and b.host == "local" and b.status == "ok"}, \
-        "the confirmation was not measured afresh on the new home host"
+    assert culprit in {b.commit for b in boots if b.id > cut_at and b.host == "local" and b.status == "ok"}, (
+        "the confirmation was not measured afresh on the new home host")
     assert [d.verdict for d in decisions if d.role == "confirm"][-1] == "confirmed"
     good, bad = (next(d.commit for d in decisions if d.role == role) for role in ("good", "bad"))
     for host in ("sshhost", "local"):  # each slot measured its own references
@@ -122,8 +122,8 @@ def test_the_netperf_series_over_two_slots_names_its_culprit_in_fewer_rounds_tha
                             capture_output=True, text=True, timeout=300)
     measured = re.search(r"^Measured on: (.*)$", report.stdout, re.M)  # hosts in the order they first booted
     assert report.returncode == 0 and measured, report.stdout[:3000]
-    assert re.search(r"sshhost \(\d+ boots?[^)]*\)", measured[1]) and re.search(r"local \(\d+ boots\)", measured[1]), \
-        measured[1]
+    assert (re.search(r"sshhost \(\d+ boots?[^)]*\)", measured[1])
+            and re.search(r"local \(\d+ boots\)", measured[1])), measured[1]
     assert not [d for d in virsh_domains() if d.startswith("vmbisect-")], "a guest was left behind"
 
 

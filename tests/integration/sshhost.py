@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.hosts.lab import Host, Lab, parse_lab
+from orchestrator.hosts.labfile import Host, Lab, parse_lab
 from tests.conftest import require
 
 SSHD = Path("/usr/sbin/sshd")

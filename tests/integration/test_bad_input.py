@@ -122,7 +122,7 @@ def test_bad_campaign_is_one_line_exit_2_and_nothing_is_recorded(case, repo, tmp
 
 def test_the_valid_base_campaign_passes_every_check_before_recording(repo, tmp_path):
     from orchestrator.campaign.file import parse_campaign, read_campaign_file
-    from orchestrator.kinds.bisect import preflight
+    from orchestrator.kinds.bisect_kind import preflight
 
     path = tmp_path / "c.yaml"
     path.write_bytes(campaign(repo))

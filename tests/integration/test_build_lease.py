@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from orchestrator.hosts.cpulocks import CpuLocks
-from orchestrator.hosts.lab import parse_lab
+from orchestrator.hosts.labfile import parse_lab
 from orchestrator.hosts.pool import GuestPool
 from tests.integration.fakekernel import commit_all, make_tree
 
@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 from orchestrator.hosts.buildcpus import BuildCpus
 from orchestrator.hosts.cpulocks import CpuLocks
-from orchestrator.hosts.lab import parse_lab
+from orchestrator.hosts.labfile import parse_lab
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.store import KernelStore

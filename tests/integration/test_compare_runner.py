@@ -12,7 +12,7 @@ from orchestrator.cli import _parser
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.collect import comparison, stored_runs
 from orchestrator.compare.plan import ComparePlan, plan_from_spec
-from orchestrator.compare.runner import run_plan, stored_counts
+from orchestrator.compare.runplan import run_plan, stored_counts
 from orchestrator.errors import BuildFailed, UserError
 from orchestrator.store import Store
 from tests.fakes import FakeKernels, FakeMeasurer
@@ -216,7 +216,7 @@ def test_a_resumed_comparison_goes_on_on_the_host_of_its_last_run(tmp_path: Path
     from types import SimpleNamespace
 
     from orchestrator import wiring
-    from orchestrator.kinds.compare import execute
+    from orchestrator.kinds.compare_kind import execute
 
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "3")
     store, cid = _store(tmp_path)

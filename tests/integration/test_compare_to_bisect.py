@@ -18,8 +18,8 @@ from orchestrator.cli import _parser, main
 from orchestrator.commands.bisect import checked_file
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.plan import plan_from_spec
-from orchestrator.compare.runner import run_plan
-from orchestrator.kinds.compare import _report as report
+from orchestrator.compare.runplan import run_plan
+from orchestrator.kinds.compare_kind import _report as report
 from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record, stored
 from orchestrator.ports import KernelArtifact

@@ -81,7 +81,7 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     with store.lock(cid):
         Engine(campaign, "higher", GitBisect(campaign.repository, campaign_workdir(store, cid)),
                FakeBuilder(same_image=late), measurer, store).run(cid)
-    kinds = [d.kind for d in store.decisions(cid)]
+    kinds = [d.basis for d in store.decisions(cid)]
     assert Basis.INHERITED in kinds and Basis.MEASURING in kinds, "the cases the two disagreed on are in the store"
 
     assert main(["report", str(cid), "--store", url, "--format", "md"]) == 0
@@ -89,9 +89,9 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     html = client(url).get(f"/campaigns/{cid}").text
     ours, theirs = page_rows(html), report_rows(md)
     assert ours == theirs and len(ours) >= 5
-    assert status_rows(one(store, cid)) == [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in theirs], \
-        "`vmbisect status ID` lists the report's rows"
-    inherited = [r for r, d in zip(ours, [d for d in store.decisions(cid) if d.kind is not Basis.MEASURING])
+    assert status_rows(one(store, cid)) == [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in theirs], (
+        "`vmbisect status ID` lists the report's rows")
+    inherited = [r for r, d in zip(ours, [d for d in store.decisions(cid) if d.basis is not Basis.MEASURING])
                  if d.inherited]
     assert inherited and all(r[4:] == ("0", "0", "-") for r in inherited), "no boots for a verdict taken without one"
     assert "measuring" not in {r[3] for r in ours}, "a confirmation's measuring row goes once it is decided"

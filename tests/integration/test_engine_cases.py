@@ -312,8 +312,8 @@ def run_case(tmp_path: Path, case: Case) -> Ran:
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     c = make_campaign(repo, case.good, case.bad, **case.campaign)
     cid = store.new_campaign(c.name, {"good": c.good})
-    value = stepped(repo, tmp_path / "work" / "bisect.git", case.steps) if case.steps else \
-        values(repo, case.culprit, case.drop, case.revert_restores)
+    value = (stepped(repo, tmp_path / "work" / "bisect.git", case.steps) if case.steps
+             else values(repo, case.culprit, case.drop, case.revert_restores))
     measurers = [FakeMeasurer(value, case.within,
                               case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
                               drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
@@ -348,8 +348,9 @@ def test_bisection_case(tmp_path, case):
             from orchestrator.report.bisection import collect, render_json
             report = collect(store, cid, "iops", "higher", GitBisect(repo.path, tmp_path / "work").info)
             assert json.loads(render_json(report))["suggested_threshold"] == stored["suggested_threshold"]
-        assert not e.endpoint_boots or max(ran.measurers[0].booted.count(x) for x in set(ran.measurers[0].booted)) \
-            <= e.endpoint_boots, ran.measurers[0].booted
+        assert not e.endpoint_boots or (
+            max(ran.measurers[0].booted.count(x) for x in set(ran.measurers[0].booted)) <= e.endpoint_boots
+        ), ran.measurers[0].booted
         assert not [d for d in store.decisions(cid) if d.role == "step"]
         return
     assert not isinstance(outcome, CampaignRefused), outcome
@@ -557,7 +558,7 @@ def test_status_the_summary_and_the_live_view_show_the_confidence_and_the_confir
     from rich.console import Console
 
     from orchestrator.cli import main
-    from orchestrator.kinds.bisect import summary
+    from orchestrator.kinds.bisect_kind import summary
     from orchestrator.progress import LiveView
 
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps cells to the terminal's width

@@ -23,7 +23,8 @@ from orchestrator.cli import _parser, main
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.commands.serve import catalogue
 from orchestrator.errors import UserError
-from orchestrator.kinds import profiling, table
+from orchestrator.explain import profile_boots
+from orchestrator.kinds import table
 from orchestrator.kinds.kind import Kind
 from orchestrator.kinds.specs import BisectSpec, SettingsSpec, VerifySpec
 from orchestrator.results import StopKind, Stopped
@@ -64,8 +65,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNam
     lab.write_text(yaml.safe_dump({"hosts": [{"name": "local", "slots": [{"cpus": "0"}]}],
                                    "notify": {"mail": [TEAM]}}))
     monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: SimpleNamespace(close=lambda: None, lab=lab))
-    monkeypatch.setattr(profiling, "perf_pool", fake_perf_pool)
-    monkeypatch.setattr(profiling, "profile_pair", fake_profile_pair)
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     url = f"sqlite:///{tmp_path / 'v.db'}"
     yield SimpleNamespace(dir=tmp_path, lab=lab, inbox=inbox, url=url, store=Store(url), monkeypatch=monkeypatch)
     server.stop()

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from orchestrator.campaign.workload import choose_workload
-from orchestrator.hosts.lab import local_lab
+from orchestrator.hosts.labfile import local_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.measure.guests import PoolMeasurer
 from orchestrator.measure.kernels import Kernels

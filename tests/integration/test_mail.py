@@ -25,8 +25,8 @@ from orchestrator import wiring
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.cli import main
 from orchestrator.commands import notify
-from orchestrator.hosts.lab import local_lab
-from orchestrator.kinds import profiling
+from orchestrator.explain import profile_boots
+from orchestrator.hosts.labfile import local_lab
 from orchestrator.kinds import run as kinds
 from orchestrator.kinds.specs import BisectSpec
 from orchestrator.kinds.table import record
@@ -91,8 +91,8 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     bad.add(repo.names[CULPRIT_SUBJECT])
     pool = SimpleNamespace(close=lambda: None, lab=local_lab())  # one slot: the engine's one-slot search
     monkeypatch.setattr(wiring, "open_pool", lambda _lab, *_store_and_id: pool)
-    monkeypatch.setattr(profiling, "perf_pool", fake_perf_pool)
-    monkeypatch.setattr(profiling, "profile_pair", fake_profile_pair)
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     monkeypatch.setattr(kinds, "END_HOOKS", [notify.on_end])
     ns = SimpleNamespace(repo=repo, store=Store(f"sqlite:///{tmp_path / 'v.db'}"), regressed=lambda c: c in bad)
     return ns
@@ -161,8 +161,8 @@ def test_a_mail_that_failed_goes_at_the_next_campaigns_end_and_the_campaign_is_n
     assert run(lab, monkeypatch, refused, False) == 2, "refused: the endpoints show no regression"
     assert lab.store.campaign(refused).state == "refused"
     err = capsys.readouterr().err
-    assert f"vmbisect: campaign {refused}: mail not sent: smtp 127.0.0.1:{port}: [Errno 111] Connection refused; sent " \
-           "again when a campaign ends, or by: vmbisect notify" in err
+    assert (f"vmbisect: campaign {refused}: mail not sent: smtp 127.0.0.1:{port}: [Errno 111] Connection refused; sent "
+            "again when a campaign ends, or by: vmbisect notify") in err
     assert lab.store.mail(refused).state == "failed"
 
     inbox = Inbox()
@@ -247,8 +247,8 @@ def test_tls_with_a_login_sends_and_a_refused_login_is_one_line_without_the_pass
         cid = campaign(lab, "flat", [TEAM])
         assert run(lab, monkeypatch, cid, False) == 2
         err = capsys.readouterr().err
-        assert f"vmbisect: campaign {cid}: mail not sent: smtp localhost:{port}: 535 5.7.8 Authentication " \
-               "credentials invalid" in err and "wrong battery" not in err
+        assert (f"vmbisect: campaign {cid}: mail not sent: smtp localhost:{port}: 535 5.7.8 Authentication "
+                "credentials invalid") in err and "wrong battery" not in err
         assert lab.store.campaign(cid).state == "refused" and inbox.mails == []
         secret.write_text("correct horse\n")
         assert main(["notify", "--store", str(lab.store.engine.url)]) == 0
@@ -289,7 +289,7 @@ def test_a_settings_campaign_is_mailed_to_its_labs_list(lab, tmp_path):
 
 def test_a_campaign_without_a_lab_file_is_mailed_to_the_list_of_the_lab_a_worker_ran_it_on(lab, tmp_path):
     from orchestrator.commands.notify import recipients_of
-    from orchestrator.hosts.lab import load_lab
+    from orchestrator.hosts.labfile import load_lab
     from orchestrator.kinds.specs import SettingsSpec
     from orchestrator.setbisect.campaign import parse_settings
 

@@ -32,7 +32,7 @@ def test_no_module_runs_a_shell_or_builds_a_command_string():
 
 
 def test_a_sysfs_value_reaches_the_guest_as_an_argument_of_a_constant_script():
-    from orchestrator.compare.settings import WRITE_SCRIPT, write_argv
+    from orchestrator.compare.sysfs import WRITE_SCRIPT, write_argv
 
     argv = write_argv("/sys/block/sda/queue/scheduler", "$(reboot); `id` \"'")
     assert argv[:3] == ["sh", "-c", WRITE_SCRIPT] and "{" not in WRITE_SCRIPT
@@ -58,8 +58,8 @@ def test_a_compiler_that_is_an_option_or_a_command_is_refused(cc):
 
 
 def test_the_kernel_command_line_stays_one_text_node_of_the_domain(tmp_path):
-    append = "quiet </cmdline><qemu:commandline><qemu:arg value='-monitor'/><qemu:arg value='tcp::4444'/>" \
-             "</qemu:commandline><cmdline> & \"x\""
+    append = ("quiet </cmdline><qemu:commandline><qemu:arg value='-monitor'/><qemu:arg value='tcp::4444'/>"
+              "</qemu:commandline><cmdline> & \"x\"")
     boot = BootFiles(name="vmbisect-1-aa", kernel=tmp_path / "k", initrd=tmp_path / "i", cmdline=append,
                      console_log=tmp_path / "c", agent_socket=tmp_path / "s", owner_pid=1)
     dom = ET.fromstring(domain_xml(VmSpec(), boot))

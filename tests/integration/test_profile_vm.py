@@ -12,9 +12,9 @@ import pytest
 
 from orchestrator.explain import profile_render, profile_stored
 from orchestrator.explain.perfscript import KERNEL, parse_folded
-from orchestrator.hosts.lab import local_lab
+from orchestrator.explain.profile_boots import CULPRIT, PARENT, profile_pair, with_perf
+from orchestrator.hosts.labfile import local_lab
 from orchestrator.hosts.pool import GuestPool
-from orchestrator.kinds.profiling import CULPRIT, PARENT, profile_pair, with_perf
 from orchestrator.measure.guests import PoolMeasurer
 from orchestrator.measure.kernels import Kernels
 from orchestrator.store import Store

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.hosts.lab import Lab, load_lab
+from orchestrator.hosts.labfile import Lab, load_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.queue.leases import CampaignStopped, DbLeases
 from orchestrator.queue.rows import now
@@ -158,8 +158,8 @@ def test_a_killed_holder_s_slot_is_free_again_once_its_lease_expires(postgres_ur
     store = Store(postgres_url)
     assert [s.owner is not None for s in lab_state(store).slots if s.host == "killed"] == [True]
     time.sleep(1.0)
-    assert [s.owner is not None for s in lab_state(store).slots if s.host == "killed"] == [True], \
-        "renewed while its holder lives"
+    assert [s.owner is not None for s in lab_state(store).slots if s.host == "killed"] == [True], (
+        "renewed while its holder lives")
     assert proc.pid is not None
     os.kill(proc.pid, signal.SIGKILL)
     proc.join()

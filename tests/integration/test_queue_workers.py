@@ -220,7 +220,7 @@ def test_a_foreground_controller_stopped_by_sigterm_while_waiting_for_a_slot_lea
     import datetime as dt
 
     from orchestrator.hosts.cpulocks import machine_key
-    from orchestrator.hosts.lab import load_lab
+    from orchestrator.hosts.labfile import load_lab
     from orchestrator.queue.rows import now
     from orchestrator.results import StopKind, read
     from orchestrator.store import SlotLeaseRow, SlotWaitRow

@@ -98,7 +98,7 @@ CONTROLLER = """
 import sys, time
 from pathlib import Path
 from orchestrator.hosts.launchers import host_launcher
-from orchestrator.hosts.lab import load_lab
+from orchestrator.hosts.labfile import load_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import VmSpec, DiskSpec

@@ -85,15 +85,15 @@ def test_the_mail_keeps_to_78_columns_and_says_how_to_rerun_the_parent_and_the_c
     for role, sha in (("culprit", culprit), ("parent", parent)):
         config = files[f"config-{sha[:12]}"]
         assert config.startswith("# Linux/x86 kernel of "), "the .config the kernel was built with"
-        assert f"config-{sha[:12]}  {role} {sha[:12]}\n      sha256 {hashlib.sha256(config.encode()).hexdigest()}" \
-            in text
+        assert (f"config-{sha[:12]}  {role} {sha[:12]}\n      sha256 {hashlib.sha256(config.encode()).hexdigest()}"
+                in text)
     # the campaign file as it ran: a reader's clone in place of the controller's repository
     shown = yaml.safe_load(indented_after(text, "The campaign as it ran"))
     assert yaml.safe_load(files["campaign.yaml"]) == shown and shown["repository"] == "linux"
     again = parse_campaign({**shown, "repository": str(repo.path)})
     ran = stored(store.campaign(cid)).campaign  # type: ignore[union-attr]
-    assert (again.good, again.bad, again.workload, again.metric, again.guest, again.runs_per_boot) == \
-        (ran.good, ran.bad, ran.workload, ran.metric, ran.guest, ran.runs_per_boot)
+    assert ((again.good, again.bad, again.workload, again.metric, again.guest, again.runs_per_boot)
+            == (ran.good, ran.bad, ran.workload, ran.metric, ran.guest, ran.runs_per_boot))
     assert f"    vmbisect verify campaign.yaml {culprit}\n" in text, "the culprit against its parent, again"
     assert "    vmbisect bisect campaign.yaml\n" in text
     assert "cat > /tmp/vmbisect/fio.job <<'EOF'\n    [global]\n" in text and "rw=randread\n" in text

@@ -148,8 +148,8 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
         assert result.candidates <= e.max_candidates
     decisions = store.decisions(cid)
     if e.skipped_kind is not None:
-        assert any(d.role is Role.CANDIDATE and d.kind is e.skipped_kind for d in decisions)
-    inherited = [d for d in decisions if d.role is Role.CANDIDATE and d.kind is Basis.INHERITED]
+        assert any(d.role is Role.CANDIDATE and d.basis is e.skipped_kind for d in decisions)
+    inherited = [d for d in decisions if d.role is Role.CANDIDATE and d.basis is Basis.INHERITED]
     assert bool(inherited) == e.inherited
     assert all(not any(b.commit == d.commit for b in store.boots(cid)) for d in inherited)
     assert store.campaign(cid).state == "done"
@@ -165,8 +165,8 @@ def test_set_bisection_case(case: Case, tmp_path: Path) -> None:
         assert not result.ahead or any(n.startswith(f"{result.ahead} candidate(s) measured ahead") for n in result.notes)
         assert {b.host for b in store.boots(cid)} == set(case.hosts), "every slot measured"
         rows = collect(store, cid, case.units, "iops", []).rows
-        assert len([r for r in rows if r.what == "measured ahead, not needed by the search" and r.verdict]) == \
-            result.ahead, "the report lists every verdict measured ahead the search did not need"
+        ahead = [r for r in rows if r.what == "measured ahead, not needed by the search" and r.verdict]
+        assert len(ahead) == result.ahead, "the report lists every verdict measured ahead the search did not need"
         assert not result.ahead or f"{result.ahead} measured ahead, not needed" in result.line()
 
 
@@ -282,7 +282,7 @@ def test_a_host_failing_mid_search_moves_the_set_bisection_to_another_host(
         assert any(d.role is Role.CANDIDATE and d.commit == candidate for d in decisions[moved[0]:])
         assert {b.host for b in store.boots(cid) if b.commit == candidate and b.status == "ok"} == {left}
         assert all(b.host == left for b in store.boots(cid) if b.id > there[-1].id), "a boot on the failed host later"
-        assert any(d.role is Role.CONFIRM and d.kind is not Basis.MEASURING for d in decisions)
+        assert any(d.role is Role.CONFIRM and d.basis is not Basis.MEASURING for d in decisions)
 
 
 def rounds(store: Store, cid: int, units: tuple[Unit, ...]) -> int:

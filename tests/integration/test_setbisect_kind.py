@@ -93,7 +93,7 @@ def test_a_settings_bisection_on_a_lab_of_two_hosts_gets_a_slot_per_host_as_comm
     pinned to it, repeated per slot of that host (the first host is home); on one slot, none."""
     from types import SimpleNamespace
 
-    from orchestrator.hosts.lab import Host, Lab, Slot
+    from orchestrator.hosts.labfile import Host, Lab, Slot
     from orchestrator.wiring import settings_bisection
 
     path, raw = settings_file(tmp_path)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.campaign.workload import choose_workload
-from orchestrator.compare.settings import current
-from orchestrator.hosts.lab import local_lab
+from orchestrator.compare.sysfs import current
+from orchestrator.hosts.labfile import local_lab
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.measure.guests import NicedGuest, PoolMeasurer
 from orchestrator.setbisect.campaign import parse_settings

@@ -89,7 +89,7 @@ def test_libvirt_answers_over_the_derived_libssh_uri(live_ssh_server, ssh):
 
 
 def test_libvirt_refuses_a_host_whose_key_is_not_known(live_ssh_server, ssh, tmp_path):
-    from orchestrator.hosts.lab import derived_uri
+    from orchestrator.hosts.labfile import derived_uri
 
     empty = tmp_path / "known_hosts"
     empty.write_text("")

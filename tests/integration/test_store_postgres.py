@@ -85,7 +85,7 @@ def test_a_postgresql_store_from_before_typed_decisions_and_boot_facts_gets_them
             conn.exec_driver_sql(f"ALTER TABLE decisions DROP COLUMN {column}")
         conn.exec_driver_sql("ALTER TABLE boots DROP COLUMN facts")
     again = Store(postgres_url)
-    assert [(d.kind, d.inherited_from, d.since) for d in again.decisions(cid)] == [
+    assert [(d.basis, d.inherited_from, d.since) for d in again.decisions(cid)] == [
         (Basis.MEASURED, "", -1), (Basis.INHERITED, measured, -1), (Basis.MEASURING, "", 9)]
     assert [b.facts for b in again.boots(cid) if b.id == boot] == [{}]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.verify import verify_commit
+from orchestrator.bisect.suspect import verify_commit
 from orchestrator.decisions import PairVerdict
 from orchestrator.measure.judge import Judge
 from orchestrator.measure.pairs import answer_pair

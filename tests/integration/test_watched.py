@@ -44,7 +44,7 @@ def test_the_report_says_how_each_watched_metric_moved_over_the_confirmations_bo
     repo, store, cid, report = watched_campaign(tmp_path)
     assert report.watched is not None
     cost, ctxt = report.watched.rows
-    confirm = next(d for d in reversed(store.decisions(cid)) if d.role is Role.CONFIRM and d.kind is not Basis.MEASURING)
+    confirm = next(d for d in reversed(store.decisions(cid)) if d.role is Role.CONFIRM and d.basis is not Basis.MEASURING)
     assert (cost.metric, cost.direction, cost.unit) == ("guest_cpu_us_per_op", "lower", "CPU-us/op")
     assert cost.culprit_boots == confirm.samples and cost.parent_boots >= 2
     assert cost.test is not None and cost.test.p < 0.05 and cost.test.low < 0.2 < cost.test.high

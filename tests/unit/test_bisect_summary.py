@@ -3,7 +3,7 @@ text unless the text leads with the verdict itself."""
 
 from orchestrator.bisect.engine import Outcome
 from orchestrator.decisions import PairVerdict
-from orchestrator.kinds.bisect import summary
+from orchestrator.kinds.bisect_kind import summary
 from orchestrator.results import BisectOutcome, BisectResult, PairResult
 
 

@@ -26,7 +26,7 @@ def with_(**changes):
 def test_minimal_campaign_gets_documented_defaults():
     c = parse_campaign(MINIMAL)
     assert c.repository == Path("/src/linux") and c.workload.name == "fio-seqread-4k"
-    assert c.metric.threshold.kind == "relative" and c.metric.threshold.value == pytest.approx(-0.10)
+    assert c.metric.threshold.scale == "relative" and c.metric.threshold.value == pytest.approx(-0.10)
     assert (c.boots_per_commit, c.max_boots_per_commit, c.runs_per_boot, c.confirm) == (2, 8, 3, "revert")
     assert c.skip_policy.build_failure == "skip" and c.skip_policy.boot_failure == "skip"
     assert c.kernel.config == ("guest-base",) and c.accel == "auto" and not c.first_parent
@@ -74,11 +74,11 @@ def test_bad_fields_are_one_line_errors_with_path_and_choices(data, message):
 def test_thresholds_relative_fraction_and_absolute():
     assert parse_campaign(with_(metric={"name": "x", "threshold": -0.05})).metric.threshold.value == -0.05
     absolute = parse_campaign(with_(metric={"name": "x", "threshold": {"absolute": 12000}})).metric.threshold
-    assert absolute.kind == "absolute" and absolute.value == 12000
+    assert absolute.scale == "absolute" and absolute.value == 12000
 
 
 def test_threshold_measured_is_its_own_kind_and_a_misspelling_names_the_choices():
-    assert parse_campaign(with_(metric={"name": "x", "threshold": "measured"})).metric.threshold.kind == "measured"
+    assert parse_campaign(with_(metric={"name": "x", "threshold": "measured"})).metric.threshold.scale == "measured"
     with pytest.raises(UserError, match=r"metric.threshold: expected a relative change like -10%, "
                                         r"\{absolute: VALUE\} or measured, got 'measure'"):
         parse_campaign(with_(metric={"name": "x", "threshold": "measure"}))

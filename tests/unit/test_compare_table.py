@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.compare.model import Comparison, VariantInfo
-from orchestrator.compare.table import MetricMeta, Point, build, signed_diff
 from orchestrator.compare.text import render_markdown, render_text
+from orchestrator.metrictable.cells import Comparison, VariantInfo
+from orchestrator.metrictable.tabulate import MetricMeta, Point, build, signed_diff
 from orchestrator.stats import benjamini_hochberg
 
 GOLDEN = Path(__file__).parent.parent / "data" / "compare"

@@ -16,7 +16,6 @@ from orchestrator.campaign.workload import choose_workload
 from orchestrator.cli import _parser
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.collect import comparison
-from orchestrator.compare.model import Comparison
 from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.tobisect import (
     bisect_commands,
@@ -26,6 +25,7 @@ from orchestrator.compare.tobisect import (
     threshold_for,
 )
 from orchestrator.errors import UserError
+from orchestrator.metrictable.cells import Comparison
 from orchestrator.stats import TwoSample
 
 BASE = [1000.0, 1012.0, 991.0, 1004.0, 996.0]
@@ -173,7 +173,7 @@ def test_the_written_file_parses_back_to_the_comparison_s_campaign_and_round_tri
 
 def test_the_markdown_and_html_reports_and_the_text_output_carry_the_commands() -> None:
     from orchestrator.compare.tobisect import with_commands
-    from orchestrator.kinds.compare import render, summary_text
+    from orchestrator.kinds.compare_kind import render, summary_text
 
     plan = _plan()
     c = with_commands(_compare(plan, iops=0.8), plan, 9)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.compare import settings
+from orchestrator.compare import sysfs
 from orchestrator.compare.schedule import BootPlan, RunSlot, default_boots, remaining, schedule
 from orchestrator.compare.variant import Variant, boot_groups, parse_variant, parse_variants
 from orchestrator.errors import UserError
@@ -90,31 +90,31 @@ def test_resumed_schedule_skips_stored_runs_and_empty_boots() -> None:
 
 
 def test_settings_write_values_as_arguments_never_as_shell_text() -> None:
-    argv = settings.write_argv("/sys/block/sda/queue/scheduler", "bfq; reboot")
+    argv = sysfs.write_argv("/sys/block/sda/queue/scheduler", "bfq; reboot")
     assert argv[:3] == ["sh", "-c", 'echo "$1" > "$2"'] and argv[4:] == ["bfq; reboot", "/sys/block/sda/queue/scheduler"]
 
 
 def test_settings_expand_disks_and_read_the_selected_choice() -> None:
     v = Variant("b", kernel="/k", sched="bfq", sysfs=(("block/{disk}/queue/nr_requests", "8"),))
-    assert settings.wanted(v, ["sda", "sdb"]) == {
+    assert sysfs.wanted(v, ["sda", "sdb"]) == {
         "/sys/block/sda/queue/scheduler": "bfq", "/sys/block/sdb/queue/scheduler": "bfq",
         "/sys/block/sda/queue/nr_requests": "8", "/sys/block/sdb/queue/nr_requests": "8"}
-    assert settings.current("mq-deadline kyber [bfq] none\n") == "bfq"
-    assert settings.current("128\n") == "128"
-    assert settings.choices("mq-deadline [none]\n") == ["mq-deadline", "none"]
+    assert sysfs.current("mq-deadline kyber [bfq] none\n") == "bfq"
+    assert sysfs.current("128\n") == "128"
+    assert sysfs.choices("mq-deadline [none]\n") == ["mq-deadline", "none"]
 
 
 def test_a_variant_without_a_setting_gets_the_boot_value_back() -> None:
     original = {"/sys/block/sda/queue/scheduler": "none", "/sys/kernel/x": "0"}
-    assert settings.plan_writes(original, {"/sys/kernel/x": "1"}) == {
+    assert sysfs.plan_writes(original, {"/sys/kernel/x": "1"}) == {
         "/sys/block/sda/queue/scheduler": "none", "/sys/kernel/x": "1"}
 
 
 def test_a_scheduler_goes_in_before_its_tunable_and_an_unread_tunable_is_left_alone() -> None:
     sched, tunable = "/sys/block/sda/queue/scheduler", "/sys/block/sda/queue/iosched/slice_idle"
     original: dict[str, str | None] = {tunable: None, sched: "none"}
-    assert list(settings.plan_writes(original, {tunable: "0", sched: "bfq"}).items()) == [(sched, "bfq"),
+    assert list(sysfs.plan_writes(original, {tunable: "0", sched: "bfq"}).items()) == [(sched, "bfq"),
                                                                                        (tunable, "0")]
-    assert settings.plan_writes(original, {}) == {sched: "none"}
-    assert settings.plan_writes({**original, tunable: "8"}, {sched: "bfq"}) == {sched: "bfq", tunable: "8"}
-    assert settings.is_tunable(tunable) and not settings.is_tunable(sched)
+    assert sysfs.plan_writes(original, {}) == {sched: "none"}
+    assert sysfs.plan_writes({**original, tunable: "8"}, {sched: "bfq"}) == {sched: "bfq", tunable: "8"}
+    assert sysfs.is_tunable(tunable) and not sysfs.is_tunable(sched)

@@ -71,8 +71,8 @@ def test_a_step_apart_from_both_references_is_judged_by_its_change_against_a_rel
     middle = step_odds(good, bad, boots(90, 4, rng, between=0.02, start=20))
     assert middle is not None and middle.fit_p < 0.001
     past, short = decide(middle, 4, 2, 8, threshold=-0.05), decide(middle, 4, 2, 8, threshold=-0.15)
-    assert past.verdict is Verdict.BAD and past.kind is Basis.THRESHOLD and past.confidence >= 1 - ERROR
-    assert short.verdict is Verdict.GOOD and short.kind is Basis.THRESHOLD and short.confidence >= 1 - ERROR
+    assert past.verdict is Verdict.BAD and past.basis is Basis.THRESHOLD and past.confidence >= 1 - ERROR
+    assert short.verdict is Verdict.GOOD and short.basis is Basis.THRESHOLD and short.confidence >= 1 - ERROR
     assert "past the threshold -5.0%" in past.reason and "short of the threshold -15.0%" in short.reason
     assert decide(middle, 4, 2, 8).verdict is Verdict.MORE
     assert decide(middle, 4, 2, 8, threshold=-0.10).verdict is Verdict.MORE  # at the threshold: not sure
@@ -88,7 +88,7 @@ def test_the_threshold_rule_holds_for_lower_is_better_metrics_and_leaves_steps_n
     assert decide(middle, 4, 2, 8, threshold=0.18).verdict is Verdict.GOOD
     like_good = step_odds(good, bad, boots(10, 4, rng, between=0.02, start=24))
     assert like_good is not None and p_bad(like_good, 0.15) == like_good.p_bad  # not apart: the references decide
-    assert decide(like_good, 4, 2, 8, threshold=0.15).kind is Basis.MEASURED
+    assert decide(like_good, 4, 2, 8, threshold=0.15).basis is Basis.MEASURED
 
 
 def test_runs_of_one_boot_are_not_independent_evidence():

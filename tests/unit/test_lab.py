@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from orchestrator.errors import UserError
-from orchestrator.hosts.lab import DEFAULT_WORK_DIR, LOCAL_URI, Slot, load_lab, local_lab, parse_lab
+from orchestrator.hosts.labfile import DEFAULT_WORK_DIR, LOCAL_URI, Slot, load_lab, local_lab, parse_lab
 
 REMOTE = {"name": "big1", "ssh": "perf@big1.lab:2222", "key": "/keys/lab", "known_hosts": "/keys/known",
           "slots": [{"cpus": "2-3"}, {"cpus": [4, 5]}], "disk_dir": "/mnt/fast", "work_dir": "/srv/vmb"}

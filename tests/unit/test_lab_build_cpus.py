@@ -6,7 +6,7 @@ import os
 import pytest
 
 from orchestrator.errors import UserError
-from orchestrator.hosts.lab import local_lab, parse_lab
+from orchestrator.hosts.labfile import local_lab, parse_lab
 
 REMOTE = {"name": "big1", "ssh": "perf@big1.lab", "key": "/keys/lab", "slots": [{"cpus": "0-1"}]}
 

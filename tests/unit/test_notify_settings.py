@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import UserError
-from orchestrator.hosts.lab import parse_lab
+from orchestrator.hosts.labfile import parse_lab
 from orchestrator.notify.config import config_path, load_smtp, parse_smtp
 from orchestrator.notify.recipients import Notify, parse_notify, recipients
 

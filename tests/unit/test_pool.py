@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError
-from orchestrator.hosts.lab import parse_lab
+from orchestrator.hosts.labfile import parse_lab
 from orchestrator.hosts.pool import GuestPool, fit_spec
 from orchestrator.ports import KernelArtifact
 from orchestrator.vm.spec import DiskSpec, VmSpec
@@ -308,7 +308,7 @@ def test_a_build_waits_for_a_guest_on_its_cpus_and_a_guest_for_a_build(tmp_path)
 def test_a_build_on_the_labs_build_cpus_never_waits_for_a_guest_of_the_labs_slots(tmp_path):
     from orchestrator.hosts.buildcpus import BuildCpus
     from orchestrator.hosts.cpulocks import CpuLocks
-    from orchestrator.hosts.lab import Host, Lab, Slot
+    from orchestrator.hosts.labfile import Host, Lab, Slot
 
     lab = Lab((Host("here", "qemu:///system", (Slot(0, (0,)),)),), build_cpus=(1,))
     guests, builds = locked_pool(tmp_path, lab), BuildCpus(lab, CpuLocks(tmp_path))

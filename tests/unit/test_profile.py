@@ -17,11 +17,10 @@ from orchestrator import wiring
 from orchestrator.bisect.engine import Outcome
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
-from orchestrator.explain import profile_render
+from orchestrator.explain import profile_boots, profile_render
 from orchestrator.explain.perfscript import KERNEL, fold_script, folded_text, frame_name, parse_folded
 from orchestrator.explain.profile import SELF, Profile, diff, key, only_on, shares, top
 from orchestrator.explain.profile_stored import Profiled, collect
-from orchestrator.kinds import profiling
 from orchestrator.render.flame import colour, flame_svg, tree
 from orchestrator.results import BisectOutcome, BisectResult
 from orchestrator.store import Store
@@ -178,23 +177,23 @@ def test_the_html_section_has_both_graphs_and_escapes_the_table():
 # -- the profile boots ---------------------------------------------------------------------------
 
 def test_the_boots_alternate_so_each_side_is_as_often_early_as_late():
-    assert profiling.order(1) == ["parent", "culprit"]
-    assert profiling.order(2) == ["parent", "culprit", "culprit", "parent"]
+    assert profile_boots.order(1) == ["parent", "culprit"]
+    assert profile_boots.order(2) == ["parent", "culprit", "culprit", "parent"]
 
 
 def test_the_event_is_the_pmu_cycles_only_where_the_guest_lists_a_cpu_pmu():
-    assert profiling.event_for("breakpoint\nkprobe\nmsr\nsoftware\ntracepoint\nuprobe\n") == "cpu-clock"
-    assert profiling.event_for("breakpoint\ncpu\nsoftware\n") == "cycles"
+    assert profile_boots.event_for("breakpoint\nkprobe\nmsr\nsoftware\ntracepoint\nuprobe\n") == "cpu-clock"
+    assert profile_boots.event_for("breakpoint\ncpu\nsoftware\n") == "cycles"
 
 
 def test_the_sample_rate_is_499_a_second_unless_a_long_run_on_many_cpus_would_print_too_much():
-    assert profiling.sample_hz(2, 10) == 499
-    assert profiling.sample_hz(2, 60) == 166 and profiling.sample_hz(64, 3600) == profiling.MIN_HZ
+    assert profile_boots.sample_hz(2, 10) == 499
+    assert profile_boots.sample_hz(2, 60) == 166 and profile_boots.sample_hz(64, 3600) == profile_boots.MIN_HZ
 
 
 def test_every_command_of_a_profiled_run_runs_under_perf_record_into_a_file_of_its_own():
     seen = []
-    guest = profiling.PerfGuest(SimpleNamespace(exec=lambda argv, **k: seen.append(argv), accel="tcg"), "cpu-clock")
+    guest = profile_boots.PerfGuest(SimpleNamespace(exec=lambda argv, **k: seen.append(argv), accel="tcg"), "cpu-clock")
     guest.exec(["fio", "--output-format=json"], timeout_s=5)
     guest.exec(["true"])
     assert seen[0] == ["perf", "record", "-a", "-g", "-e", "cpu-clock", "-F", "499", "-o",
@@ -210,16 +209,16 @@ FOUND = Outcome(BisectOutcome.FOUND, "c" * 40, result=BisectResult(BisectOutcome
 @pytest.fixture
 def faked(monkeypatch, tmp_path):
     """Profile boots over fakes: the pool given, FakeBuilder kernels, the real capture."""
-    monkeypatch.setattr(profiling, "perf_pool", fake_perf_pool)
-    monkeypatch.setattr(profiling, "profile_pair", fake_profile_pair)
+    monkeypatch.setattr(profile_boots, "perf_pool", fake_perf_pool)
+    monkeypatch.setattr(profile_boots, "profile_pair", fake_profile_pair)
     monkeypatch.setattr(wiring, "bisection", lambda *a, **k: (FakeBuilder(), FakeMeasurer()))
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     return SimpleNamespace(store=store, cid=store.new_campaign("p", {}), said=[])
 
 
 def test_a_found_culprit_gets_its_profile_row_and_no_boot_or_run(faked):
-    rid = profiling.profile_culprit(parse_campaign(CAMPAIGN), faked.store, faked.cid, None, FOUND,
-                                        faked.said.append)
+    rid = profile_boots.profile_culprit(parse_campaign(CAMPAIGN), faked.store, faked.cid, None, FOUND.result,
+                                        faked.said.append, wiring)
     row, = faked.store.profiles(faked.cid)
     assert row.id == rid and row.parent == "p" * 40 and row.culprit == "c" * 40 and row.event == "cpu-clock"
     assert len(row.stacks["parent"]) == len(row.stacks["culprit"]) == 2
@@ -233,8 +232,8 @@ def test_a_found_culprit_gets_its_profile_row_and_no_boot_or_run(faked):
     (FOUND, "none"),
 ])
 def test_no_profile_without_a_culprit_or_when_the_campaign_says_none(faked, outcome, explain):
-    assert profiling.profile_culprit(parse_campaign({**CAMPAIGN, "explain": explain}), faked.store, faked.cid,
-                                         None, outcome, faked.said.append) is None
+    assert profile_boots.profile_culprit(parse_campaign({**CAMPAIGN, "explain": explain}), faked.store, faked.cid,
+                                         None, outcome.result, faked.said.append, wiring) is None
     assert faked.store.profiles(faked.cid) == []
 
 
@@ -244,8 +243,9 @@ def test_a_profile_that_cannot_be_taken_is_a_note_and_never_the_campaigns_failur
         raise InfraError("perf not found at /usr/bin/perf; install the Debian package linux-perf")
         yield
 
-    monkeypatch.setattr(profiling, "perf_pool", no_perf)
-    profiling.profile_culprit(parse_campaign(CAMPAIGN), faked.store, faked.cid, None, FOUND, faked.said.append)
+    monkeypatch.setattr(profile_boots, "perf_pool", no_perf)
+    profile_boots.profile_culprit(parse_campaign(CAMPAIGN), faked.store, faked.cid, None, FOUND.result, faked.said.append,
+                                  wiring)
     row, = faked.store.profiles(faked.cid)
     assert "linux-perf" in row.note and row.stacks == {}
     assert collect(faked.store, faked.cid, "p" * 40, "c" * 40) == Profiled(None, row.note)

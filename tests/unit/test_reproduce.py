@@ -60,8 +60,8 @@ def test_the_section_says_what_the_guest_carries_and_how_a_boots_value_is_made()
     words = " ".join(" ".join(lines(r, "c" * 40, "attached")).split())
     assert "dbench (dbench 4.0-2.1), mkfs.ext4 (e2fsprogs)" in words and "busybox (busybox-static)" in words
     assert "kernel command line `console=ttyS0,115200 panic=-1 rdinit=/init`" in words
-    assert "Metric: throughput (MB/s, higher is better): dbench's own throughput line; a boot's value is the mean" \
-        in words
+    assert ("Metric: throughput (MB/s, higher is better): dbench's own throughput line; a boot's value is the mean"
+            in words)
     assert f"good: {'a' * 40}" in r.campaign_file and "bad: dbench" in r.campaign_file
 
 

@@ -28,7 +28,7 @@ from orchestrator.bisect.steps import (
 from orchestrator.campaign.file import Campaign, Steps, parse_campaign
 from orchestrator.decisions import PairVerdict
 from orchestrator.errors import UserError
-from orchestrator.kinds.bisect import summary
+from orchestrator.kinds.bisect_kind import summary
 from orchestrator.notify.message import Ended, build
 from orchestrator.report.bisection import BisectReport, Part, render_markdown
 from orchestrator.report.bisection_html import render_html

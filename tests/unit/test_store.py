@@ -176,7 +176,7 @@ def test_a_store_from_before_typed_decisions_gets_kind_source_and_since_derived_
     with create_engine(url).begin() as conn:  # the table as the previous release made it
         for column in ("kind", "inherited_from", "since"):
             conn.exec_driver_sql(f"ALTER TABLE decisions DROP COLUMN {column}")
-    got = [(d.kind, d.inherited_from, d.since) for d in Store(url).decisions(cid)]
+    got = [(d.basis, d.inherited_from, d.since) for d in Store(url).decisions(cid)]
     assert got == [(Basis.ENDPOINTS, "", -1), (Basis.MEASURED, "", -1), (Basis.INHERITED, measured, -1),
                    (Basis.AMBIGUOUS, "", -1), (Basis.BUILD_FAILED, "", -1), (Basis.MEASURING, "", 17),
                    (Basis.MOVED, "", -1)]

@@ -7,21 +7,17 @@ import datetime as dt
 
 from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.report.bisection import steps_of
+from orchestrator.report.estimate import Estimate, bisect_estimate, fixed_estimate, marks, steps_left
 from orchestrator.stats import Boot
 from orchestrator.web.views import (
     Building,
-    Estimate,
-    bisect_estimate,
     building,
     decision_views,
     duration,
     eta_seconds,
-    fixed_estimate,
     host_boots,
-    marks,
     seconds_per_boot,
     short,
-    steps_left,
 )
 
 A, B, C, D, E = ("a" * 40, "b" * 40, "c" * 40, "d" * 40, "e" * 40)
@@ -103,8 +99,8 @@ def test_eta_is_boots_left_times_seconds_a_boot():
 
 
 def test_durations_read_as_seconds_minutes_or_hours():
-    assert [duration(s) for s in (None, 0, 40.4, 89, 90, 3599, 3600, 3 * 3600 + 5 * 60 + 59)] == \
-        ["-", "0 s", "40 s", "89 s", "2 min", "60 min", "1 h 00 min", "3 h 05 min"]
+    assert [duration(s) for s in (None, 0, 40.4, 89, 90, 3599, 3600, 3 * 3600 + 5 * 60 + 59)] == [
+        "-", "0 s", "40 s", "89 s", "2 min", "60 min", "1 h 00 min", "3 h 05 min"]
 
 
 def test_a_commit_is_shown_by_twelve_digits_and_a_kernel_file_by_its_name():

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from orchestrator.campaign.file import Campaign
     from orchestrator.campaign.workload import WorkloadChoice
     from orchestrator.notify.recipients import Notify
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def preflight(campaign: Campaign) -> WorkloadChoice:
@@ -31,7 +31,7 @@ def preflight(campaign: Campaign) -> WorkloadChoice:
     from orchestrator.backends.git_bisect import git
     from orchestrator.campaign.file import check_threshold_sign
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
     if campaign.lab is not None:
@@ -124,11 +124,11 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
 
 
 def _run(r: Run) -> str:
-    from orchestrator.kinds import profiling
-    from orchestrator.wiring import run_campaign, say
+    from orchestrator import wiring
+    from orchestrator.explain import profile_boots
 
-    outcome = run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
-    profiling.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome, say)
+    outcome = wiring.run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
+    profile_boots.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome.result, wiring.say, wiring)
     return summary(outcome, r.campaign_id)
 
 
@@ -150,8 +150,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
 def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
     """The boots a running bisection has left: its steps left over the commits left (counted in
     its clone, or the user's repository) at its boots per commit."""
-    from orchestrator.web.gather import commits_of
-    from orchestrator.web.views import bisect_estimate, marks
+    from orchestrator.report.estimate import bisect_estimate, commits_of, marks
 
     git = commits_of(store, row, spec)
     m = marks(row.bisect_log)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import KernelFault, UserError
-from orchestrator.kinds import bisect, settings
+from orchestrator.kinds import bisect_kind, settings_kind
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.configspec import KIND as NAME
@@ -21,20 +21,20 @@ if TYPE_CHECKING:
 
 def check(spec: ConfigSpec) -> None:
     """What can be checked without building or booting: the commit in the repository (read, not
-    cloned), then everything a bisection campaign file's shared keys need (kinds/bisect.py)."""
+    cloned), then everything a bisection campaign file's shared keys need (kinds/bisect_kind.py)."""
     from orchestrator.backends.git_bisect import git
 
     repo = spec.campaign.repository
-    if not bisect.is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+    if not bisect_kind.is_dir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise UserError(f"repository: {repo} is not a git repository")
     if git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{spec.commit}^{{commit}}",
            check=False).returncode != 0:
         raise UserError(f"commit: {spec.commit!r} is not a commit in {repo}")
-    bisect.preflight(spec.campaign)
+    bisect_kind.preflight(spec.campaign)
 
 
 def _progress(store: Store, campaign_id: int, spec: ConfigSpec, as_json: bool) -> AbstractContextManager[OnEvent]:
-    return settings.set_progress("config", as_json)
+    return settings_kind.set_progress("config", as_json)
 
 
 def _run(r: Run) -> str:
@@ -51,7 +51,7 @@ def _run(r: Run) -> str:
     except KernelFault as exc:  # a side's recipe does not configure at the commit (ConfigNotApplied)
         stop(r.store, r.campaign_id, Stopped(StopKind.FAILED, f"config bisection failed: {exc}"))
         raise
-    return settings.summary(bisection.run(r.campaign_id), r.campaign_id)
+    return settings_kind.summary(bisection.run(r.campaign_id), r.campaign_id)
 
 
 def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> ConfigSides | None:
@@ -96,6 +96,6 @@ def _file(raw: Any, path: Path) -> ConfigSpec:
     return spec
 
 
-KIND: Kind[ConfigSpec] = Kind(name=NAME, spec=ConfigSpec, result=SetBisectResult, check=check, lab=bisect.lab,
-                              notify=bisect.notify, progress=_progress, run=_run, report=_report, metric=bisect.metric,
-                              left=settings.no_estimate, file=_file)
+KIND: Kind[ConfigSpec] = Kind(name=NAME, spec=ConfigSpec, result=SetBisectResult, check=check, lab=bisect_kind.lab,
+                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, metric=bisect_kind.metric,
+                              left=settings_kind.no_estimate, file=_file)

@@ -15,13 +15,13 @@ from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.results import CompareResult
 
 if TYPE_CHECKING:
-    from orchestrator.compare.model import Comparison
     from orchestrator.compare.plan import ComparePlan
     from orchestrator.hosts.pool import GuestPool
+    from orchestrator.metrictable.cells import Comparison
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def check_kernels(plan: ComparePlan) -> None:
@@ -56,8 +56,8 @@ def check_kernels(plan: ComparePlan) -> None:
 def render(c: Comparison, fmt: str) -> str:
     """The comparison as md, html or json; the renderers are imported when used."""
     from orchestrator.compare.html import render_html
-    from orchestrator.compare.model import to_json
     from orchestrator.compare.text import render_markdown
+    from orchestrator.metrictable.cells import to_json
 
     return {"md": render_markdown, "html": render_html, "json": to_json}[fmt](c)
 
@@ -77,7 +77,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
     pool), a resumed one on the host that measured its last run; its verdict stored."""
     from orchestrator import wiring
     from orchestrator.compare.collect import comparison, run_host, stored_runs
-    from orchestrator.compare.runner import run_plan
+    from orchestrator.compare.runplan import run_plan
     from orchestrator.compare.tobisect import with_commands
 
     last = store.last_run(campaign_id)
@@ -92,7 +92,7 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
 
 
 def summary_text(c: Comparison) -> str:
-    from orchestrator.compare.text import metric_block
+    from orchestrator.metrictable.block import metric_block
 
     out = [f"{c.title}", "", *(f"- {line}" for line in c.verdict)]
     out += ["", "Bisect a row that regressed:", *c.bisect] if c.bisect else []
@@ -126,14 +126,13 @@ def _run(r: Run) -> str:
     result = execute(plan, r.store, r.campaign_id, r.pool, r.on_event)
     profile = None
     if r.spec.profile:  # `compare --profile`: after the runs, never part of the verdict
+        from orchestrator import wiring
         from orchestrator.compare.collect import run_host
-        from orchestrator.explain import profile_stored
-        from orchestrator.kinds import profiling
-        from orchestrator.wiring import say
+        from orchestrator.explain import profile_boots, profile_stored
 
         last = r.store.last_run(r.campaign_id)
-        profiling.profile_variants(plan, r.store, r.campaign_id, r.pool, run_host(last.raw) if last else plan.host,
-                                       say)
+        profile_boots.profile_variants(plan, r.store, r.campaign_id, r.pool,
+                                       run_host(last.raw) if last else plan.host, wiring.say, wiring)
         profile = profile_stored.collect(r.store, r.campaign_id, plan.variants[0].name, plan.variants[1].name)
     write_reports(result, list(r.spec.reports), profile)
     return summary_text(result)
@@ -147,8 +146,8 @@ def _report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
     from orchestrator.explain.profile_render import appended
 
     plan = plan_from_spec(spec)
-    profile = profile_stored.collect(store, campaign_id, plan.variants[0].name, plan.variants[1].name) \
-        if spec.profile else None
+    profile = (profile_stored.collect(store, campaign_id, plan.variants[0].name, plan.variants[1].name)
+               if spec.profile else None)
     return appended(render(with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id), fmt),
                     fmt, profile)
 
@@ -160,7 +159,7 @@ def _metric(spec: CompareSpec) -> str | None:
 def _left(store: Store, row: CampaignRow, spec: CompareSpec, boots: list[BootRow]) -> Estimate:
     from orchestrator.compare.plan import plan_from_spec
     from orchestrator.compare.schedule import schedule
-    from orchestrator.web.views import fixed_estimate
+    from orchestrator.report.estimate import fixed_estimate
 
     plan = plan_from_spec(spec)
     planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)

@@ -12,20 +12,19 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-from orchestrator.compare import settings
 from orchestrator.compare.collect import run_host
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.compare.schedule import remaining, schedule
+from orchestrator.compare.sysfs import GuestSettings
 from orchestrator.compare.variant import Variant
-from orchestrator.errors import HostFailed, UserError, WorkloadFailed
+from orchestrator.errors import HostFailed
 from orchestrator.measure.judge import Judge
 from orchestrator.measure.lab import Judges
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
-from orchestrator.workloads import runner as workload_runner
 
 
 class KernelSource(Protocol):
@@ -36,49 +35,6 @@ def stored_counts(store: Store, campaign_id: int, host: str) -> Counter[tuple[st
     """Runs already kept per (variant, point index) that `host` measured."""
     return Counter((r.raw["variant"], int(r.raw["point_index"])) for r in store.runs(campaign_id)
                    if run_host(r.raw) == host)
-
-
-class GuestSettings:
-    """Applies variants' sysfs settings in one guest, restoring what other variants changed."""
-
-    def __init__(self, guest: Any, group: tuple[Variant, ...]) -> None:
-        self.guest = guest
-        disks = workload_runner.data_disks(guest)
-        self.wants = {v.name: settings.wanted(v, disks) for v in group}
-        paths = dict.fromkeys(p for w in self.wants.values() for p in w)
-        # a scheduler's tunable is read once its scheduler is in (apply), not at boot
-        self.original: dict[str, str | None] = {
-            p: None if settings.is_tunable(p) else settings.current(self._read(p, group[0].name)) for p in paths}
-        self.applied: str | None = None
-
-    def _read(self, path: str, variant: str) -> str:
-        try:
-            return self.guest.agent.get(path).decode(errors="replace")
-        except WorkloadFailed as exc:  # the agent's error response, e.g. no such file
-            raise UserError(f"variant {variant}: cannot read {path} in this guest ({exc})") from None
-
-    def _exists(self, path: str) -> bool:
-        try:
-            self.guest.agent.get(path)
-        except WorkloadFailed:
-            return False
-        return True
-
-    def apply(self, variant: Variant) -> None:
-        if self.applied == variant.name:
-            return
-        for path, value in settings.plan_writes(self.original, self.wants[variant.name]).items():
-            if settings.is_tunable(path) and self.original[path] is None:
-                self.original[path] = settings.current(self._read(path, variant.name))
-            elif path not in self.wants[variant.name] and settings.is_tunable(path) and not self._exists(path):
-                continue  # its scheduler was switched out, and the value went with it
-            result = self.guest.exec(settings.write_argv(path, value), timeout_s=30.0)
-            content = self._read(path, variant.name)
-            if not result.succeeded or settings.current(content) != value:
-                offered = settings.choices(content)
-                hint = f"; valid choices: {', '.join(offered)}" if offered else f"; it reads {content.strip()!r}"
-                raise UserError(f"variant {variant.name}: cannot set {path} to {value!r}{hint}")
-        self.applied = variant.name
 
 
 def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, measurer: Measurer,

@@ -18,9 +18,9 @@ from orchestrator.results import SetBisectResult, text_of
 if TYPE_CHECKING:
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
+    from orchestrator.report.estimate import Estimate
     from orchestrator.setbisect.campaign import SettingsCampaign
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def preflight(c: SettingsCampaign) -> None:
@@ -29,7 +29,7 @@ def preflight(c: SettingsCampaign) -> None:
     and the kernel (the file is there, the stored kernel is known, the commit and its recipe)."""
     from orchestrator.campaign.file import check_threshold_sign
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.hosts.lab import lab_from
+    from orchestrator.hosts.labfile import lab_from
     from orchestrator.kbuild.recipe import parse_recipe
 
     common = c.common
@@ -41,8 +41,8 @@ def preflight(c: SettingsCampaign) -> None:
                      if ch.name in ("scheduler", "read_ahead_kb", "nomerges") or "{disk}" in ch.name]
     needs = max(choice.workload.needs_disks, 1 if disk_settings else 0)
     if common.guest.disks.count < needs:
-        why = f"{choice.workload.name} needs" if needs == choice.workload.needs_disks else \
-            f"the disk settings ({', '.join(disk_settings)}) need"
+        why = (f"{choice.workload.name} needs" if needs == choice.workload.needs_disks
+               else f"the disk settings ({', '.join(disk_settings)}) need")
         raise UserError(f"guest.disks.count: {why} at least {needs} data disk(s), got {common.guest.disks.count}")
     own = float(choice.params.get("runtime", 0)) + float(choice.params.get("ramp_time", 0))
     if own >= common.timeouts.run_s:
@@ -99,7 +99,7 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
 
 def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
     """A set bisection's boots left are not estimated (the search's rounds depend on the answers)."""
-    from orchestrator.web.views import Estimate
+    from orchestrator.report.estimate import Estimate
 
     return Estimate(None, f"no estimate for a {row.kind} campaign")
 

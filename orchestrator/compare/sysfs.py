@@ -1,5 +1,6 @@
 """Guest settings as sysfs writes: the argument lists that make them and the checks that they
-stuck. Pure; compare/runner.py runs them through the agent.
+stuck (pure), and `GuestSettings`, which makes a variant's in one guest through its agent (a
+comparison's variants, a set bisection's candidates, the profile boots).
 
 A value reaches the guest as an argument of a fixed shell line (`echo "$1" > "$2"`), never as
 shell text, so no variant field is ever parsed by a shell.
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from orchestrator.compare.variant import Variant
+from orchestrator.errors import UserError, WorkloadFailed
+from orchestrator.workloads import runner as workload_runner
 
 WRITE_SCRIPT = 'echo "$1" > "$2"'
 _SELECTED = re.compile(r"\[([^\]]+)\]")
@@ -57,3 +61,46 @@ def plan_writes(group_paths: Mapping[str, str | None], variant_wants: Mapping[st
     order = sorted(group_paths, key=lambda path: not path.endswith("/queue/scheduler"))
     return {path: variant_wants.get(path, group_paths[path] or "") for path in order
             if path in variant_wants or group_paths[path] is not None}
+
+
+class GuestSettings:
+    """Applies variants' sysfs settings in one guest, restoring what other variants changed."""
+
+    def __init__(self, guest: Any, group: tuple[Variant, ...]) -> None:
+        self.guest = guest
+        disks = workload_runner.data_disks(guest)
+        self.wants = {v.name: wanted(v, disks) for v in group}
+        paths = dict.fromkeys(p for w in self.wants.values() for p in w)
+        # a scheduler's tunable is read once its scheduler is in (apply), not at boot
+        self.original: dict[str, str | None] = {
+            p: None if is_tunable(p) else current(self._read(p, group[0].name)) for p in paths}
+        self.applied: str | None = None
+
+    def _read(self, path: str, variant: str) -> str:
+        try:
+            return self.guest.agent.get(path).decode(errors="replace")
+        except WorkloadFailed as exc:  # the agent's error response, e.g. no such file
+            raise UserError(f"variant {variant}: cannot read {path} in this guest ({exc})") from None
+
+    def _exists(self, path: str) -> bool:
+        try:
+            self.guest.agent.get(path)
+        except WorkloadFailed:
+            return False
+        return True
+
+    def apply(self, variant: Variant) -> None:
+        if self.applied == variant.name:
+            return
+        for path, value in plan_writes(self.original, self.wants[variant.name]).items():
+            if is_tunable(path) and self.original[path] is None:
+                self.original[path] = current(self._read(path, variant.name))
+            elif path not in self.wants[variant.name] and is_tunable(path) and not self._exists(path):
+                continue  # its scheduler was switched out, and the value went with it
+            result = self.guest.exec(write_argv(path, value), timeout_s=30.0)
+            content = self._read(path, variant.name)
+            if not result.succeeded or current(content) != value:
+                offered = choices(content)
+                hint = f"; valid choices: {', '.join(offered)}" if offered else f"; it reads {content.strip()!r}"
+                raise UserError(f"variant {variant.name}: cannot set {path} to {value!r}{hint}")
+        self.applied = variant.name

@@ -11,7 +11,11 @@ The guests carry perf: their images are the campaign's plus perf and its librari
 What the profile boots give is kept as a profile row (Store.add_profile), never as a boot or a
 run: no decision counts it. A profile that cannot be taken (no perf on this machine, a kernel
 without kallsyms, a guest that fails) leaves a row with a note saying why; the campaign's
-answer stands either way."""
+answer stands either way.
+
+The parts the profile boots are measured with (the pool, the kernels and the measurer) are
+wired where a campaign's are: the caller hands that wiring in (`Wiring`; orchestrator/wiring.py
+is one), so nothing here builds them."""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.errors import VmbisectError
 from orchestrator.explain.perfscript import SCRIPT_FIELDS, fold_script, folded_text
@@ -28,12 +33,13 @@ from orchestrator.workloads import runner
 
 if TYPE_CHECKING:
     from orchestrator.backends.factory import GuestLauncher
-    from orchestrator.bisect.engine import Outcome
     from orchestrator.campaign.file import Campaign
+    from orchestrator.campaign.workload import WorkloadChoice
     from orchestrator.compare.plan import ComparePlan
-    from orchestrator.hosts.lab import Host
+    from orchestrator.hosts.labfile import Host, Lab
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.ports import KernelArtifact
+    from orchestrator.results import BisectResult
     from orchestrator.store import Store
 
 BOOTS = 2  # per side: the two boots of a side show how far a profile moves from boot to boot
@@ -44,6 +50,22 @@ TARGET_SAMPLES = 20_000  # a run's samples on all CPUs: `perf script` prints abo
 DATA = "/tmp/vmbisect-profile-{n}.data"
 SCRIPT_TIMEOUT_S = 600.0
 PARENT, CULPRIT = "parent", "culprit"
+
+
+class Wiring(Protocol):
+    """Where the profile boots' parts come from: a pool over a lab whose guests boot through
+    `launcher_for`, the host a campaign measures on, a bisection's kernels and measurer, a
+    comparison's (orchestrator/wiring.py's functions of these names)."""
+
+    def open_pool(self, lab: Lab, store: Store | None = None, campaign_id: int | None = None,
+                  launcher_for: Callable[[Host], GuestLauncher] | None = None) -> GuestPool: ...
+
+    def last_host(self, store: Store, campaign_id: int, pinned: str | None) -> str | None: ...
+
+    def bisection(self, campaign: Campaign, choice: WorkloadChoice, clone: Path | None, pool: GuestPool,
+                  host: str | None = None) -> tuple[Any, Any]: ...
+
+    def comparison(self, plan: ComparePlan, pool: GuestPool, host: str | None = None) -> tuple[Any, Any]: ...
 
 
 class ProfileUnavailable(VmbisectError):
@@ -156,47 +178,43 @@ def with_perf(launcher: GuestLauncher) -> GuestLauncher:
 
 
 @contextmanager
-def perf_pool(pool: GuestPool, store: Store, campaign_id: int) -> Iterator[GuestPool]:
+def perf_pool(pool: GuestPool, store: Store, campaign_id: int, wire: Wiring) -> Iterator[GuestPool]:
     """A pool over the same lab whose guests carry perf, closed after."""
     from orchestrator.hosts.launchers import host_launcher
-    from orchestrator.wiring import open_pool
 
     def launcher(host: Host) -> GuestLauncher:
         return with_perf(host_launcher(host))
 
-    profiling = open_pool(pool.lab, store, campaign_id, launcher_for=launcher)
+    profiling = wire.open_pool(pool.lab, store, campaign_id, launcher_for=launcher)
     try:
         yield profiling
     finally:
         profiling.close()
 
 
-def profile_culprit(campaign: Campaign, store: Store, campaign_id: int, pool: GuestPool, outcome: Outcome,
-                    say: Callable[[str], None]) -> int | None:
+def profile_culprit(campaign: Campaign, store: Store, campaign_id: int, pool: GuestPool, result: BisectResult | None,
+                    say: Callable[[str], None], wire: Wiring) -> int | None:
     """After a found culprit, when the campaign's `explain.profile` asks for it: the profile
     boots of its parent and it (`profile_commits`); None when nothing was asked."""
     from orchestrator.results import BisectOutcome
 
-    result = outcome.result
-    if outcome.outcome is not BisectOutcome.FOUND or result is None or not result.parent \
-            or not campaign.explain.profile:
+    if result is None or result.outcome is not BisectOutcome.FOUND or not result.parent or not campaign.explain.profile:
         return None
-    return profile_commits(campaign, store, campaign_id, pool, result.parent, outcome.culprit, say)
+    return profile_commits(campaign, store, campaign_id, pool, result.parent, result.culprit, say, wire)
 
 
 def profile_commits(campaign: Campaign, store: Store, campaign_id: int, pool: GuestPool, parent: str, culprit: str,
-                    say: Callable[[str], None]) -> int:
+                    say: Callable[[str], None], wire: Wiring) -> int:
     """The profile boots of `parent` and `culprit` (built with the campaign's recipe; the build
     cache holds both once they were measured) on the host that measured last, kept as a
     profile row: its id. A failure is the row's note, never the campaign's."""
     from orchestrator.campaign.workload import choose_workload
-    from orchestrator.wiring import bisection, last_host
 
     boots = campaign.explain.profile_boots
     try:
-        with perf_pool(pool, store, campaign_id) as profiling:
-            kernels, measurer = bisection(campaign, choose_workload(campaign), None, profiling,
-                                          last_host(store, campaign_id, campaign.host))
+        with perf_pool(pool, store, campaign_id, wire) as profiling:
+            kernels, measurer = wire.bisection(campaign, choose_workload(campaign), None, profiling,
+                                               wire.last_host(store, campaign_id, campaign.host))
             built = {PARENT: kernels.build(parent).kernel, CULPRIT: kernels.build(culprit).kernel}
             stacks, event = profile_pair(measurer, built, boots, lambda side, n: say(
                 f"profile boot {n + 1} of {2 * boots}: the {side} under perf record (not counted as evidence)"))
@@ -207,13 +225,12 @@ def profile_commits(campaign: Campaign, store: Store, campaign_id: int, pool: Gu
 
 
 def profile_variants(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool, host: str | None,
-                     say: Callable[[str], None]) -> int:
+                     say: Callable[[str], None], wire: Wiring) -> int:
     """`vmbisect compare --profile`: after the runs, the first two variants (the first as the
     parent, the second as the culprit) on `BOOTS` profile boots each, each with its kernel, its
     command line and its settings; the others are not profiled. Kept as a profile row named by
     the two variants: its id. A failure is the row's note, never the comparison's."""
-    from orchestrator.compare.runner import GuestSettings
-    from orchestrator.wiring import comparison
+    from orchestrator.compare.sysfs import GuestSettings
 
     first, second = plan.variants[0], plan.variants[1]
     group = {v.name: g for g in plan.groups for v in g}
@@ -222,8 +239,8 @@ def profile_variants(plan: ComparePlan, store: Store, campaign_id: int, pool: Gu
         return lambda guest: GuestSettings(guest, group[variant.name]).apply(variant)
 
     try:
-        with perf_pool(pool, store, campaign_id) as profiling:
-            kernels, measurer = comparison(plan, profiling, host)
+        with perf_pool(pool, store, campaign_id, wire) as profiling:
+            kernels, measurer = wire.comparison(plan, profiling, host)
             built = {PARENT: kernels.kernel(first), CULPRIT: kernels.kernel(second)}
             stacks, event = profile_pair(
                 measurer, built, BOOTS, lambda side, n: say(

@@ -7,21 +7,21 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.kinds import bisect
+from orchestrator.kinds import bisect_kind
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.kinds.specs import VerifySpec
 from orchestrator.results import VerifyResult, answer_as, stopped
 
 if TYPE_CHECKING:
+    from orchestrator.report.estimate import Estimate
     from orchestrator.store import BootRow, CampaignRow, Store
-    from orchestrator.web.views import Estimate
 
 
 def table(result: Any, metric: str, direction: str) -> list[str]:
     """Parent against commit in the mmtests layout, one value per boot."""
-    from orchestrator.compare.model import VariantInfo
-    from orchestrator.compare.table import MetricMeta, Point, build
-    from orchestrator.compare.text import metric_block
+    from orchestrator.metrictable.block import metric_block
+    from orchestrator.metrictable.cells import VariantInfo
+    from orchestrator.metrictable.tabulate import MetricMeta, Point, build
 
     p, c = result.parent, result.commit
     variants = [VariantInfo(p[:12], f"parent {p}"), VariantInfo(c[:12], f"commit {c}")]
@@ -38,17 +38,17 @@ def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Abstr
 
 
 def _run(r: Run) -> str:
-    from orchestrator.bisect.verify import verify_commit
+    from orchestrator.bisect.suspect import verify_commit
     from orchestrator.wiring import verification_for
 
     campaign = r.spec.campaign
     judge, vcs, direction = verification_for(campaign, r.store, r.campaign_id, r.pool, r.on_event)
     result = verify_commit(judge, vcs, campaign, direction, r.spec.commit, r.spec.boots, r.spec.revert_on)
     if campaign.explain.profile:  # `verify --profile`: after the verdict, never part of it
-        from orchestrator.kinds.profiling import profile_commits
-        from orchestrator.wiring import say
+        from orchestrator import wiring
+        from orchestrator.explain.profile_boots import profile_commits
 
-        profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, say)
+        profile_commits(campaign, r.store, r.campaign_id, r.pool, result.parent, result.commit, wiring.say, wiring)
     return "\n".join([result.answer.line, *([result.revert.text] if result.revert is not None else []),
                       *table(result, campaign.metric.name, direction)])
 
@@ -68,8 +68,8 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     if fmt == "json":
         shown = answered or stop
         return json.dumps(shown.to_dict() if shown is not None else {}, indent=2)
-    lines = [*answered.lines, "", *_table(store, campaign_id, spec, answered)] if answered else \
-        [stop.line()] if stop else []
+    lines = ([*answered.lines, "", *_table(store, campaign_id, spec, answered)] if answered
+             else [stop.line()] if stop else [])
     text = "\n".join(lines)
     title = f"vmbisect verification {row.name}: {spec.commit}"
     profile = profile_stored.collect(store, campaign_id, answered.parent, answered.commit) if answered else None
@@ -93,12 +93,12 @@ def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> l
 
 
 def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
-    from orchestrator.web.views import fixed_estimate
+    from orchestrator.report.estimate import fixed_estimate
 
     total = 2 * spec.boots * (2 if spec.revert_on else 1)
     return fixed_estimate(total, len(boots), "verification")
 
 
-KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect.check, lab=bisect.lab,
-                              notify=bisect.notify, progress=_progress, run=_run, report=_report, metric=bisect.metric,
+KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect_kind.check, lab=bisect_kind.lab,
+                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, metric=bisect_kind.metric,
                               left=_left)

@@ -90,7 +90,7 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
             measured = measured_pairs((parent, commit), (tip, revert.commit))
             revert_pair = judge_revert(measured[tip], measured[revert.commit], measured[parent], measured[commit],
                                        direction, c.alpha)
-    threshold = c.metric.threshold.value if c.metric.threshold.kind == "relative" else relative_change(
+    threshold = c.metric.threshold.value if c.metric.threshold.scale == "relative" else relative_change(
         level(measured[parent]), c.metric.threshold.value)
     answer = answer_pair(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from orchestrator.compare.model import Cell, Comparison, Row, VariantInfo
+from orchestrator.metrictable.cells import Cell, Comparison, Row, VariantInfo
 from orchestrator.stats import TwoSample, benjamini_hochberg, compare_runs, summarize
 
 TEST = ("two-sided t-test against the baseline with the boot as the unit: Welch on boot means, paired by boot "
