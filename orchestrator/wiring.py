@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Callable
 
 from orchestrator import paths
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import Engine, Outcome, Vcs
-from orchestrator.bisect.workdir import campaign_workdir
+from orchestrator.bisect.engine import Engine, Outcome
+from orchestrator.bisect.search import Vcs
+from orchestrator.bisect.workdir import campaign_workdir, clone
 from orchestrator.campaign.file import Campaign
 from orchestrator.campaign.workload import WorkloadChoice, choose_workload
 from orchestrator.compare.kernels import VariantKernels
@@ -20,6 +21,7 @@ from orchestrator.hosts.labfile import Lab
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.measure.judge import Judge
 from orchestrator.measure.kernels import Kernels
+from orchestrator.measure.shell import CampaignShell
 from orchestrator.ports import Event
 from orchestrator.store import Store
 
@@ -110,8 +112,8 @@ def lab_slots(campaign: Campaign, choice: WorkloadChoice, pool: "GuestPool") -> 
     the leases give it first), when the campaign is not pinned to a host and may measure on
     more than one slot of a lab that has more than one; else none (one slot)."""
     limit = pool.lab.campaign_slots
-    if campaign.host is not None or (limit is not None and limit <= 1) or \
-            sum(len(h.slots) for h in pool.lab.hosts) <= 1:
+    if (campaign.host is not None or (limit is not None and limit <= 1)
+            or sum(len(h.slots) for h in pool.lab.hosts) <= 1):
         return []
     slots = []
     for h in pool.lab.hosts:
@@ -152,18 +154,29 @@ def engine_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestP
 
 def _engine(campaign: Campaign, choice: WorkloadChoice, store: Store, campaign_id: int, pool: "GuestPool",
             on_event: Callable[[Event], None], slots: list["PoolMeasurer"]) -> Engine:
-    vcs = GitBisect(campaign.repository, campaign_workdir(store, campaign_id), say)
-    kernels, measurer = bisection(campaign, choice, vcs.repo, pool, last_host(store, campaign_id, campaign.host))
+    vcs, kernels, measurer = _parts(campaign, choice, store, campaign_id, pool)
     return Engine(campaign, choice.direction, vcs, kernels, slots[0] if slots else measurer, store, on_event,
                   slots=slots, build_cpus=pool.lab.build_cpus)
+
+
+def _parts(campaign: Campaign, choice: WorkloadChoice, store: Store, campaign_id: int,
+           pool: "GuestPool") -> tuple[GitBisect, Kernels, "PoolMeasurer"]:
+    """A commit campaign's clone, kernels and guests (one slot: on the host of its last run, or
+    the one it is pinned to)."""
+    vcs = clone(store, campaign_id, campaign.repository, say)
+    kernels, measurer = bisection(campaign, choice, vcs.repo, pool, last_host(store, campaign_id, campaign.host))
+    return vcs, kernels, measurer
 
 
 def verification_for(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",
                      on_event: Callable[[Event], None]) -> tuple[Judge, Vcs, str]:
     """A verification's judge over the same parts as a bisection's (engine_for) on one slot,
     its repository and the metric's direction."""
-    engine = _engine(campaign, choose_workload(campaign), store, campaign_id, pool, on_event, [])
-    return engine.judge_for(campaign_id), engine.vcs, engine.direction
+    choice = choose_workload(campaign)
+    vcs, kernels, measurer = _parts(campaign, choice, store, campaign_id, pool)
+    shell = CampaignShell(store, campaign_id, kernels, campaign.metric.name, campaign.runs_per_boot, measurer, [],
+                          on_event)
+    return shell.judge, vcs, choice.direction
 
 
 def run_campaign(campaign: Campaign, store: Store, campaign_id: int, pool: "GuestPool",

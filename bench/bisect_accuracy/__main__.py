@@ -51,7 +51,8 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
+from orchestrator.bisect.confidence import HIGH_CONFIDENCE  # noqa: E402
+from orchestrator.bisect.engine import CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign.file import parse_campaign, parse_threshold  # noqa: E402
 from orchestrator.decisions import Refusal  # noqa: E402
 from orchestrator.measure.decide import ERROR  # noqa: E402

@@ -36,7 +36,8 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from bench.bisect_accuracy.__main__ import p95, wilson  # noqa: E402
-from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
+from orchestrator.bisect.confidence import HIGH_CONFIDENCE  # noqa: E402
+from orchestrator.bisect.engine import CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign.file import parse_campaign  # noqa: E402
 from orchestrator.decisions import Basis, Decided, PairVerdict, Role  # noqa: E402
 from orchestrator.results import BisectResult  # noqa: E402

@@ -22,8 +22,10 @@ mid-round (HostFailed) stores the boot in flight as lost (the judge does), drops
 slots, records the move, and gives the commit to another slot of the round (the lab of judges,
 orchestrator/measure/lab.py, runs the slots).
 
-While a round measures, `build_ahead` builds the likeliest next picks (`rounds.ahead`) when the
-lab gives builds CPUs of their own (docs/campaign.md "Build ahead").
+While a round measures, the lab of judges builds the likeliest next picks (`rounds.ahead`) when
+the lab gives builds CPUs of their own (`build_cpus`, docs/campaign.md "Build ahead"). A visit's
+boots, a fault's skip and an identical kernel's verdict are the campaign shell's
+(orchestrator/measure/shell.py).
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
 from orchestrator.bisect.rounds import (
     REVISIT_ERROR,
@@ -43,9 +47,11 @@ from orchestrator.bisect.rounds import (
     Target,
     Visit,
     ahead,
-    next_boot,
     next_move,
     visit,
+)
+from orchestrator.bisect.rounds import (
+    next_boot as next_boot_of,
 )
 from orchestrator.campaign.file import Campaign
 from orchestrator.decisions import Basis, Decided, Role, Verdict
@@ -53,6 +59,7 @@ from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide, p_bad
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.lab import JudgeHost, Judges
+from orchestrator.measure.shell import boot_until, fault_basis, inherited
 from orchestrator.results import BisectOutcome
 
 # Rounds of the search before it gives up on a posterior that does not settle (each round
@@ -61,6 +68,10 @@ MAX_SEARCH_ROUNDS = 200
 # The references get at most this many times max_boots_per_commit boots from the steps' choice
 # (rounds.next_boot); the drift guard's refreshes come on top.
 REFERENCE_BOOTS = 2
+# Build-ahead builds the next picks of this many of the likeliest outcomes of a round.
+AHEAD_OUTCOMES = 2
+# A fault's words in a skipped commit's reason.
+FAILED = {Basis.BUILD_FAILED: "build failed", Basis.BOOT_FAILED: "boot failed", Basis.WORKLOAD_FAILED: "workload failed"}
 
 
 class History(Protocol):
@@ -68,6 +79,19 @@ class History(Protocol):
 
     def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str: ...
     def parent(self, commit: str) -> str: ...
+
+
+class Vcs(History, Protocol):
+    """What a bisection needs of the repository: orchestrator/backends/git_bisect.py's GitBisect
+    (tests/fakes.py FakeLinearVcs for the simulator)."""
+
+    repo: Path
+
+    def prepare(self) -> None: ...
+    def resolve(self, rev: str, field: str) -> str: ...
+    def start(self, good: str, bad: str, first_parent: bool = False) -> BisectState: ...
+    def is_ancestor(self, ancestor: str, commit: str) -> bool: ...
+    def revert(self, commit: str, onto: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -99,14 +123,15 @@ class Search:
     """One campaign's commit search between `good` and `bad` over `lab`'s slots."""
 
     def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: History, good: str,
-                 bad: str, lab: Judges, error: float, emit: Callable[..., None], threshold: float | None = None) -> None:
+                 bad: str, lab: Judges, error: float, emit: Callable[..., None], threshold: float | None = None,
+                 build_cpus: Sequence[int] = ()) -> None:
         self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
         self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
         self.threshold = threshold  # a commit apart from both references is judged against it
         self.dag = Dag.from_rev_list(vcs.rev_list(good, bad, campaign.first_parent), campaign.first_parent)
         self._lock = threading.Lock()
         self.steps = sum(1 for d in store.decisions(campaign_id) if d.role is Role.STEP)
-        self.ahead: Callable[[list[tuple[float, tuple[str, ...]]]], None] | None = None
+        self.build_cpus = tuple(build_cpus)  # the lab's CPUs for building ahead (none: no build-ahead)
 
     # ---- the evidence ----------------------------------------------------------------------
 
@@ -219,9 +244,11 @@ class Search:
 
     def round(self, picks: list[str]) -> None:
         """`picks` measured, one visit per slot; one slot measures them in turn."""
-        if self.ahead is not None:
+        if self.build_cpus and self.lab.hosts:
             llr, untestable = self.judged()
-            self.ahead(ahead(self.dag, llr, picks, max(1, self.lab.slots), self.error, untestable))
+            slots = max(1, self.lab.slots)
+            outcomes = ahead(self.dag, llr, picks, slots, self.error, untestable)
+            self.lab.build_ahead(self.likeliest(outcomes, slots, AHEAD_OUTCOMES * slots), self.build_cpus)
         last = latest(self.store.decisions(self.campaign_id))
         picks = list(dict.fromkeys(self.measured_as(c, last) for c in picks))
         if self.lab.slots <= 1:
@@ -279,39 +306,48 @@ class Search:
         try:
             judge.kernel(commit)
             known = [d for d in self.store.decisions(self.campaign_id) if d.role in (Role.GOOD, Role.BAD)]
-            inherited = judge.inherited(commit, role, known + list(latest(self.store.decisions(
-                self.campaign_id)).values()))
-            if inherited is not None:
-                return inherited
+            carried = inherited(commit, role, known + list(latest(self.store.decisions(self.campaign_id)).values()),
+                                judge.images().get, lambda d: f"same image as {d.commit[:12]} ({d.verdict}); not booted")
+            if carried is not None:
+                return carried
             return self._boots(judge, commit, role, min_boots, cap, error)
-        except BuildFailed as exc:
-            return Decided(commit, role, Verdict.SKIP, f"build failed: {exc}"[:2000], 1.0, 0, Basis.BUILD_FAILED)
-        except BootFailed as exc:
-            verdict = Verdict.BAD if self.c.skip_policy.boot_failure == "bad" else Verdict.SKIP
-            return Decided(commit, role, verdict, f"boot failed: {exc}"[:2000], 1.0, 0, Basis.BOOT_FAILED)
-        except WorkloadFailed as exc:
-            return Decided(commit, role, Verdict.SKIP, f"workload failed: {exc}"[:2000], 1.0, 0, Basis.WORKLOAD_FAILED)
+        except (BuildFailed, BootFailed, WorkloadFailed) as exc:
+            basis = fault_basis(exc)
+            as_bad = basis is Basis.BOOT_FAILED and self.c.skip_policy.boot_failure == "bad"
+            return Decided(commit, role, Verdict.BAD if as_bad else Verdict.SKIP,
+                           f"{FAILED.get(basis, 'workload failed')}: {exc}"[:2000], 1.0, 0, basis)
 
     def _boots(self, judge: Judge, commit: str, role: Role, min_boots: int, cap: int, error: float) -> Decided:
+        """`rounds.visit` on `commit`'s boots so far, and the boot it asks for (measure/shell.py
+        boot_until), until it ends the visit; a boot of the commit beyond `min_boots` is told as
+        the decision so far."""
         good, bad = self.good, self.bad
         ref_cap = REFERENCE_BOOTS * self.c.max_boots_per_commit
-        while True:
+        ended: list[Decided] = []
+        chosen: list[Any] = [None, 0]  # the odds and boots of the commit the last boot was chosen on
+
+        def next_boot() -> str | None:
             boots = judge.evidence()
             have = len(boots.get(commit, []))
             odds = judge.odds(good, bad, commit) if have else None
             v = visit(odds, have, min_boots, cap, error, self.threshold)
             if v is not Visit.MORE:
-                return self._ended(commit, role, v, odds, have, min_boots, error, judge.runs(commit))
-            target = Target.STEP if have < min_boots else next_boot(boots.get(good, []), boots.get(bad, []),
-                                                                    boots.get(commit, []))
+                ended.append(self._ended(commit, role, v, odds, have, min_boots, error, judge.runs(commit)))
+                return None
+            target = Target.STEP if have < min_boots else next_boot_of(boots.get(good, []), boots.get(bad, []),
+                                                                       boots.get(commit, []))
             key = {Target.STEP: commit, Target.GOOD: good, Target.BAD: bad}[target]
-            if key != commit and len(boots.get(key, [])) >= ref_cap:
-                key = commit
-            judge.refresh(good, bad)
-            judge.boot_once(key)
+            chosen[:] = [odds, have]
+            return commit if key != commit and len(boots.get(key, [])) >= ref_cap else key
+
+        def booted(key: str) -> None:
+            odds, have = chosen
             if odds is not None and key == commit and have >= min_boots:
                 d = decide(odds, have, min_boots, cap, error, self.threshold)
                 self.emit("decide", commit, judge.runs(commit), f"{d.verdict.value}: {d.reason}")
+
+        boot_until(judge, good, bad, next_boot, booted)
+        return ended[0]
 
     def _ended(self, commit: str, role: Role, v: Visit, odds: Any, have: int, min_boots: int, error: float,
                runs: int) -> Decided:

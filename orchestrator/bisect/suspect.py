@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING, Sequence
 from orchestrator.decisions import PairVerdict
 from orchestrator.direction import Direction
 from orchestrator.measure.endpoints import level
+from orchestrator.measure.lab import Judges
 from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
 from orchestrator.results import PairResult, VerifyResult, text_of
+from orchestrator.states import end
 from orchestrator.stats import Boot, compare_boots, relative_change
 
 if TYPE_CHECKING:
-    from orchestrator.bisect.engine import Vcs
+    from orchestrator.bisect.search import Vcs
     from orchestrator.campaign.file import Campaign
     from orchestrator.measure.judge import Judge
 
@@ -73,7 +75,7 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
                 measure_pair(judge_, a, b, 0, Fixed(boots))
             return judge_.evidence()
 
-        return judge_.moving(on_this_host)
+        return Judges.of(judge_).moving(on_this_host)
 
     measured = measured_pairs((parent, commit))
     revert_pair: PairResult | None = None
@@ -92,7 +94,7 @@ def verify_commit(judge_: Judge, vcs: Vcs, c: Campaign, direction: str, rev: str
         level(measured[parent]), c.metric.threshold.value)
     answer = answer_pair(measured[parent], measured[commit], direction, threshold, c.alpha, c.max_boots_per_commit)
     means = {k: [statistics.fmean(b.runs) for b in v] for k, v in measured.items()}
-    judge_.store.set_state(judge_.campaign_id, "done", VerifyResult(
+    end(judge_.store, judge_.campaign_id, VerifyResult(
         commit, parent, answer.verdict, tuple(x for x in (answer.line, text_of(revert_pair)) if x),
-        answer.boots_needed).to_dict())
+        answer.boots_needed))
     return Verification(commit, parent, answer, revert_pair, means)

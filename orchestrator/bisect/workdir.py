@@ -1,11 +1,14 @@
-"""Where a campaign keeps its files (the engine itself is wired with the real parts in
-orchestrator/wiring.py)."""
+"""Where a campaign keeps its files, and vmbisect's clone of its repository made in one place
+(`clone`; the engine itself is wired with the real parts in orchestrator/wiring.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from orchestrator import paths
+from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.errors import InfraError
 from orchestrator.store import Store
 
 
@@ -14,3 +17,19 @@ def campaign_workdir(store: Store, campaign_id: int) -> Path:
     (a hash of its URL) is part of the path: two stores' campaign 1 never share a clone."""
     return paths.data_dir() / "campaigns" / store.key / str(campaign_id)
 
+
+def clone(store: Store, campaign_id: int, repository: Path, note: Callable[[str], None] = lambda _m: None) -> GitBisect:
+    """The campaign's clone of `repository` (a bare copy in its working directory; `prepare`
+    makes or refreshes it; `note` hears when it is made again)."""
+    return GitBisect(repository, campaign_workdir(store, campaign_id), note)
+
+
+def commit_subject(store: Store, campaign_id: int, repository: Path, commit: str) -> str:
+    """`commit`'s subject line, read from the campaign's clone as it is (a commit's id names its
+    content: nothing to fetch); the clone is made again only when it cannot tell."""
+    gb = clone(store, campaign_id, repository)
+    try:
+        return gb.info(commit).subject
+    except InfraError:
+        gb.prepare()
+        return gb.info(commit).subject

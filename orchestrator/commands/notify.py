@@ -125,15 +125,13 @@ def ended_of(store: Store, row: CampaignRow) -> Ended:
 
 
 def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
-    """The commit's subject line, read from the campaign's clone ("" when git cannot say)."""
-    from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.workdir import campaign_workdir
+    """The commit's subject line, read from the campaign's clone as it is ("" when git cannot
+    say)."""
+    from orchestrator.bisect.workdir import commit_subject
     from orchestrator.kinds.table import stored
 
     try:
-        gb = GitBisect(stored(row).campaign.repository, campaign_workdir(store, row.id))
-        gb.prepare()
-        return gb.info(commit).subject
+        return commit_subject(store, row.id, stored(row).campaign.repository, commit)
     except Exception as exc:  # noqa: BLE001 - the subject then names the commit's hash instead
         print(f"vmbisect: campaign {row.id}: no subject line for {commit[:12]}: {exc}", file=sys.stderr)
         return ""

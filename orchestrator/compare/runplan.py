@@ -21,6 +21,7 @@ from orchestrator.compare.sysfs import GuestSettings
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import HostFailed
 from orchestrator.measure.judge import Judge
+from orchestrator.measure.lab import Judges
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store
@@ -49,7 +50,7 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
         on_event(Event("requeue", exc.host, message=f"{exc}; the comparison starts over on another host "
                        f"(the runs {exc.host} measured are kept, not compared)", elapsed_s=time.monotonic() - started))
 
-    judge.moving(lambda: _run_schedule(plan, store, campaign_id, kernels, judge, on_event, started), moved)
+    Judges.of(judge, moved).moving(lambda: _run_schedule(plan, store, campaign_id, kernels, judge, on_event, started))
 
 
 def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelSource, judge: Judge,

@@ -71,7 +71,7 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
     """What `vmbisect bisect` prints at the end: the culprit with its confidence, confirmation
     and revert, its share and the regression's steps when it carries clearly less than all, or
     the candidates left; the notes; how to see the report."""
-    from orchestrator.bisect.engine import confidence_words
+    from orchestrator.bisect.confidence import confidence_words
     from orchestrator.bisect.pairs import TEXT_LEADS_WITH_VERDICT
 
     result = outcome.result
@@ -110,15 +110,14 @@ def metric(spec: Any) -> str | None:
 @contextmanager
 def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[OnEvent]:
     """JSON lines on stdout, or the live view sized by the range's commits."""
-    from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.bisect.workdir import clone
     from orchestrator.progress import LiveView, json_lines
 
     if as_json:
         yield json_lines()
         return
     c = spec.campaign
-    gb = GitBisect(c.repository, campaign_workdir(store, campaign_id))
+    gb = clone(store, campaign_id, c.repository)
     gb.prepare()
     with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent)) as view:
         yield view
@@ -134,15 +133,14 @@ def _run(r: Run) -> str:
 
 
 def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
-    from orchestrator.backends.git_bisect import GitBisect
-    from orchestrator.bisect.workdir import campaign_workdir
+    from orchestrator.bisect.workdir import clone
     from orchestrator.campaign.workload import choose_workload
     from orchestrator.report.bisection import collect, render_json, render_markdown
     from orchestrator.report.bisection_html import render_html
 
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     campaign = spec.campaign
-    gb = GitBisect(campaign.repository, campaign_workdir(store, campaign_id))
+    gb = clone(store, campaign_id, campaign.repository)
     gb.prepare()
     choice = choose_workload(campaign)
     return renderers[fmt](collect(store, campaign_id, campaign.metric.name, choice.direction, gb.info,

@@ -85,7 +85,9 @@ def execute(plan: ComparePlan, store: Store, campaign_id: int, pool: GuestPool,
     kernels, measurer = wiring.comparison(plan, pool, host)
     run_plan(plan, store, campaign_id, kernels, measurer, on_event=on_event)
     result = with_commands(comparison(plan, stored_runs(store, campaign_id)), plan, campaign_id)
-    store.set_state(campaign_id, "done", CompareResult(tuple(result.verdict)).to_dict())
+    from orchestrator.states import end
+
+    end(store, campaign_id, CompareResult(tuple(result.verdict)))
     return result
 
 

@@ -39,16 +39,17 @@ def _progress(store: Store, campaign_id: int, spec: ConfigSpec, as_json: bool) -
 
 def _run(r: Run) -> str:
     from orchestrator.setbisect.runner import SetRefused
+    from orchestrator.states import stop
     from orchestrator.wiring import config_bisection
 
     try:
         bisection, sides = config_bisection(r.spec, r.store, r.campaign_id, r.pool, r.on_event)
     except SetRefused as exc:
         message = f"config bisection refused: {exc}"
-        r.store.set_state(r.campaign_id, "refused", Stopped(StopKind.REFUSED, message).to_dict())
+        stop(r.store, r.campaign_id, Stopped(StopKind.REFUSED, message))
         raise SetRefused(message) from None
     except KernelFault as exc:  # a side's recipe does not configure at the commit (ConfigNotApplied)
-        r.store.set_state(r.campaign_id, "failed", Stopped(StopKind.FAILED, f"config bisection failed: {exc}").to_dict())
+        stop(r.store, r.campaign_id, Stopped(StopKind.FAILED, f"config bisection failed: {exc}"))
         raise
     return settings_kind.summary(bisection.run(r.campaign_id), r.campaign_id)
 

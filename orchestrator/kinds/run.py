@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from orchestrator.kinds.kind import OnEvent, Run
 from orchestrator.kinds.table import kind_of, report, stored
 from orchestrator.results import STOPS, StopKind, Stopped
+from orchestrator.states import running, stop
 
 if TYPE_CHECKING:
     from orchestrator.hosts.labfile import Lab
@@ -61,7 +62,7 @@ def _sigterm_interrupts() -> Iterator[None]:
 
 def _pause(store: Store, campaign_id: int, reason: str) -> None:
     try:
-        store.set_state(campaign_id, "paused", Stopped(StopKind.PAUSED, reason).to_dict())
+        stop(store, campaign_id, Stopped(StopKind.PAUSED, reason))
     except Exception:  # noqa: BLE001 - the store itself may be what failed; the campaign stays running
         pass
 
@@ -75,7 +76,7 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
     from orchestrator.errors import InfraError, host_fault
 
     if store.campaign(campaign_id).state == "paused":
-        store.set_state(campaign_id, "running", {})  # the pause's reason is no longer why
+        running(store, campaign_id)  # the pause's reason is no longer why
     try:
         try:
             with _sigterm_interrupts():
@@ -87,8 +88,8 @@ def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
             raise fault from exc
     except InfraError as exc:
         _pause(store, campaign_id, str(exc))
-        raise InfraError(f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") \
-            from exc
+        raise InfraError(
+            f"{exc}; campaign {campaign_id} paused, continue with: vmbisect resume {campaign_id}") from exc
     except KeyboardInterrupt as exc:
         how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
         _pause(store, campaign_id, f"its controller was stopped by {how}; continue with: vmbisect resume {campaign_id}")

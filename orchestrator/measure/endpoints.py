@@ -103,16 +103,8 @@ def level(boots: Sequence[Boot]) -> float:
     return math.exp(statistics.fmean(b.value for b in boots))
 
 
-def check_endpoints(
-    good: Sequence[Boot],
-    bad: Sequence[Boot],
-    direction: str,
-    threshold: Threshold,
-    runs_per_boot: int,
-    max_boots: int,
-    alpha: float,
-    error: float,
-) -> EndpointCheck:
+def check_endpoints(good: Sequence[Boot], bad: Sequence[Boot], direction: str, threshold: Threshold,
+                    runs_per_boot: int, max_boots: int, alpha: float, error: float) -> EndpointCheck:
     g, b = level(good), level(bad)
     change = relative_change(g, b)
     worse = Direction(direction).worse_than(b, g)
@@ -150,19 +142,7 @@ def check_endpoints(
             return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, p={test.p:.3g}",
                                  boots, change, Refusal.NOT_SIGNIFICANT, noise, threshold)
     if not crossed:
-        problem = Refusal.SHORT_OF_THRESHOLD if worse else Refusal.BAD_NOT_BAD
-        if threshold.scale == "relative" and test is not None and not sure:
-            return EndpointCheck(False, f"bad is short of the threshold so far: {measured}, p={test.p:.3g}; the "
-                                 f"campaign asks for {need}, which the interval still reaches", boots, change,
-                                 problem, noise, threshold)
-        suggested = threshold_for(test, direction) if test is not None and regressed(test, direction) else None
-        short = "; the whole interval falls short of it" if sure else ""
-        if suggested is not None:
-            short += (f": a threshold of {suggested:+.1%} would bisect the regression that is there ({THRESHOLD_RULE}); "
-                      f"to use it, set `threshold: {suggested * 100:+.1f}%` (or `threshold: measured`) in the "
-                      f"campaign's metric")
-        return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}{short}", boots, change,
-                             problem, noise, threshold, sure, suggested)
+        return _short(measured, need, boots, change, worse, sure, test, noise, threshold, direction)
     if not significant:
         p = f"p={test.p:.3g}" if test else "too few boots for a test"
         return EndpointCheck(False, f"good and bad do not differ significantly: {measured}, {p}", boots, change,
@@ -177,6 +157,26 @@ def check_endpoints(
     past = threshold.scale == "relative" and abs(near_bound(test, direction)) >= abs(threshold.value)
     return EndpointCheck(True, f"{measured}, p={test.p:.3g}; a step needs about {boots} boots", boots, change,
                          None, noise, threshold, beyond=past)
+
+
+def _short(measured: str, need: str, boots: int, change: float, worse: bool, sure: bool, test: TwoSample | None,
+           noise: Components, threshold: Threshold, direction: str) -> EndpointCheck:
+    """Bad short of the threshold (or not worse than good at all), refused: for now while the
+    interval still reaches it (`sure` false), else with the threshold that would bisect the
+    regression that is there."""
+    problem = Refusal.SHORT_OF_THRESHOLD if worse else Refusal.BAD_NOT_BAD
+    if threshold.scale == "relative" and test is not None and not sure:
+        return EndpointCheck(False, f"bad is short of the threshold so far: {measured}, p={test.p:.3g}; the "
+                             f"campaign asks for {need}, which the interval still reaches", boots, change,
+                             problem, noise, threshold)
+    suggested = threshold_for(test, direction) if test is not None and regressed(test, direction) else None
+    short = "; the whole interval falls short of it" if sure else ""
+    if suggested is not None:
+        short += (f": a threshold of {suggested:+.1%} would bisect the regression that is there ({THRESHOLD_RULE}); "
+                  f"to use it, set `threshold: {suggested * 100:+.1f}%` (or `threshold: measured`) in the "
+                  f"campaign's metric")
+    return EndpointCheck(False, f"bad is not bad: {measured}; the campaign asks for {need}{short}", boots, change,
+                         problem, noise, threshold, sure, suggested)
 
 
 # The noise estimate is usable for the steps from this many degrees of freedom of the pooled
@@ -226,8 +226,8 @@ def endpoints_next(check: EndpointCheck, boots_each: int, cap: int, early: bool 
         return Next.REFUSE if boots_each >= min(cap, MIN_REFUSAL_BOOTS) else Next.MORE
     if check.ok and (usable or (early and check.beyond)):
         return Next.START  # apart; or surely past the threshold, whatever the noise's estimate
-    if boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable \
-            and 0 < check.boots_needed <= cap:
+    if (boots_each >= cap and (check.problem is Refusal.TOO_NOISY or check.reachable) and usable
+            and 0 < check.boots_needed <= cap):
         return Next.START  # apart, and a step's visit and a revisit together can reach it
     return Next.REFUSE if boots_each >= cap else Next.MORE
 
@@ -246,8 +246,8 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
     threshold's size, that is the reason given (the boots needed), not the chance p-value."""
     check = dataclasses.replace(check, ok=False)
     noise = check.noise
-    if check.problem is not Refusal.NOT_SIGNIFICANT or noise is None or threshold.scale != "relative" \
-            or not threshold.value:
+    if (check.problem is not Refusal.NOT_SIGNIFICANT or noise is None or threshold.scale != "relative"
+            or not threshold.value):
         return check
     need = boots_needed(noise.between_cov, noise.within_cov, runs_per_boot, threshold.value, error)
     if need <= max_boots:

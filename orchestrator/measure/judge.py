@@ -15,11 +15,12 @@ through `session`). What it owns:
   (`boots`), without the boots the stray rule leaves out (`evidence`, docs/campaign.md "Quiet
   host"); odds of a candidate against two references (`odds`);
 - interleaving (A B B A, `interleave`) and the references' refresh (`refresh`);
-- inheritance: a candidate whose kernel image equals one already judged carries that verdict
-  (`inherited`), so it is never booted;
+- kernel images (`images`): a candidate whose image equals one already judged carries that
+  verdict without a boot (measure/shell.py `inherited`);
 - the host: when the measurer's host fails (HostFailed) and the campaign may move, the boot in
-  flight is stored as lost, the move stored as a decision of role `host`, and the work started
-  again on another host (`moving`); the evidence then holds only boots of the new host.
+  flight is stored as lost and the move stored as a decision of role `host` (`move`; the work
+  is started again on the new host by measure/lab.py `Judges.moving`); the evidence then holds
+  only boots of the new host.
 
 A candidate is named by its key: the string the store keeps in its `commit` column (a commit
 id for a bisection; a variant label for a comparison). Several judgements may be in flight at
@@ -34,14 +35,12 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any, Callable, Protocol
 
-from orchestrator.decisions import JUDGED, Basis, Decided, Role, moved
+from orchestrator.decisions import Decided, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilds, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
-
-T = TypeVar("T")
 
 # The references are booted again once this many boots of other candidates passed since their last.
 REFRESH_AFTER = 6
@@ -109,19 +108,17 @@ class Judge:
 
     # ---- the host ----------------------------------------------------------------------------
 
-    def moving(self, work: Callable[[], T], on_move: Callable[[HostFailed], None] | None = None) -> T:
-        """`work`, started again on another host whenever its host fails and the measurer may
-        move on; resumable work picks up what is stored. `on_move` replaces the default record
-        of the move (a decision of role `host`, as a bisection and a verification keep it)."""
-        while True:
-            try:
-                return work()
-            except HostFailed as exc:
-                if not self.measurer.move_on():
-                    raise
-                (on_move or self._moved)(exc)
-                with self._lock:
-                    self.on, self._unplaced, self._cache, self._seq_of = None, True, None, {}
+    def move(self, exc: HostFailed, on_move: Callable[[HostFailed], None] | None = None) -> bool:
+        """The measurer's host failed under `exc`: False when the measurer may not move on;
+        else the move recorded (`on_move`, default: a decision of role `host`, as a bisection
+        and a verification keep it) and no boot counts until the next guest is up on the new
+        host (measure/lab.py `Judges.moving` starts the work again)."""
+        if not self.measurer.move_on():
+            return False
+        (on_move or self._moved)(exc)
+        with self._lock:
+            self.on, self._unplaced, self._cache, self._seq_of = None, True, None, {}
+        return True
 
     def _moved(self, exc: HostFailed) -> None:
         self.store.add_decision(self.campaign_id, moved(
@@ -217,19 +214,6 @@ class Judge:
 
     def images(self) -> dict[str, str]:
         return {b.commit: b.sha256 for b in self.store.builds(self.campaign_id) if b.status == "ok" and b.sha256}
-
-    def inherited(self, key: str, role: Role, known: list[Decided]) -> Decided | None:
-        """The verdict of an identical kernel image among `known` decisions (the latest last),
-        carried by `key` without a boot; None when no measured verdict has its image."""
-        images = self.images()
-        sha = images.get(key)
-        if not sha:
-            return None
-        for d in reversed(known):
-            if d.commit != key and images.get(d.commit) == sha and d.verdict in JUDGED and not d.inherited:
-                return Decided(key, role, d.verdict, f"same image as {d.commit[:12]} ({d.verdict}); not booted",
-                               d.confidence, 0, Basis.INHERITED, d.commit)
-        return None
 
     # ---- boots -------------------------------------------------------------------------------
 

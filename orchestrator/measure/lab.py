@@ -2,7 +2,7 @@
 and the slot loop that keeps every slot measuring; both searches (commit bisection's rounds,
 orchestrator/bisect/search.py, and a set bisection's candidates, orchestrator/setbisect/runner.py)
 call it with what to measure next and read the verdicts back from the store; neither owns a
-thread.
+thread. The campaign shell (orchestrator/measure/campaign.py) builds it, for any slot count.
 
 - Hosts: `JudgeHost`, one per distinct host of the campaign's slots (wiring.lab_slots), its
   judge, how many slots it gives and the lock under which its references are booted; the first
@@ -13,13 +13,17 @@ thread.
 - A host failing (HostFailed): its boot in flight is stored as lost (the judge does), its slots
   leave the campaign and the move is stored (`lost`, one decision of role `host`:
   decisions.moved), and what it measured goes to another slot when still wanted. Home failing
-  outside the loop (`moving`) makes the next live host home. Any other failure stops the other
-  slots at their next boot (`halt`), with their boots stored and no verdict, and is raised once
-  they stopped: a resumed campaign goes on from the store.
+  outside the loop (`moving`, the one move of every campaign) makes the next live host home; a
+  campaign of one slot goes on on the host its measurer moves on to (measure/judge.py `move`).
+  Any other failure stops the other slots at their next boot (`halt`), with their boots stored
+  and no verdict, and is raised once they stopped: a resumed campaign goes on from the store.
+- Build-ahead (`build_ahead`): the kernels a search may ask next, built by a thread of the lab
+  on the build CPUs while a round measures.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
 from orchestrator.decisions import moved
-from orchestrator.errors import HostFailed, InfraError
+from orchestrator.errors import BuildFailed, HostFailed, InfraError
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.ports import Measurer
 
@@ -65,15 +69,25 @@ def hosts_of(slots: Sequence[Measurer], judge_of: Callable[[Measurer], Judge]) -
 
 class Judges:
     """The campaign's live hosts, in order (the first is home), and their slots' loop. `emit(phase,
-    key, message=...)` reports progress; `label(key)` names a key in the moves stored."""
+    key, message=...)` reports progress; `label(key)` names a key in the moves stored. `one`: the
+    campaign has one slot, whose measurer may go on on another host of the pool when its host
+    fails (`on_move`: how that move is recorded, default the judge's decision of role `host`)."""
 
     def __init__(self, hosts: list[JudgeHost], store: CampaignStore, campaign_id: int,
-                 emit: Callable[..., None] = lambda *a, **k: None, label: Callable[[str], str] = lambda k: k) -> None:
+                 emit: Callable[..., None] = lambda *a, **k: None, label: Callable[[str], str] = lambda k: k,
+                 one: bool = False, on_move: Callable[[HostFailed], None] | None = None) -> None:
         self.hosts, self.store, self.campaign_id, self.emit, self.label = hosts, store, campaign_id, emit, label
+        self.one, self.on_move = one, on_move
         self.halt = threading.Event()
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._running: dict[Future[None], tuple[JudgeHost, str]] = {}
+
+    @classmethod
+    def of(cls, judge: Judge, on_move: Callable[[HostFailed], None] | None = None) -> Judges:
+        """The lab of one slot: `judge`'s measurer, which may move to another host."""
+        return cls([JudgeHost(judge.measurer.host or "", judge)], judge.store, judge.campaign_id, one=True,
+                   on_move=on_move)
 
     @property
     def slots(self) -> int:
@@ -101,19 +115,41 @@ class Judges:
             self.store.add_decision(self.campaign_id, moved(exc.host, exc.reason, key, what))
         self.emit("requeue", key, message=f"{exc}; {what}")
 
-    def moving(self, work: Callable[[], T], on_move: Callable[[], None] = lambda: None) -> T:
-        """`work` (the campaign), started again whenever home fails outside the slot loop (the
-        endpoints, the confirmation) while another host is left: that one is home from then on
-        (`on_move` is told)."""
+    def moving(self, work: Callable[[], T]) -> T:
+        """`work` (the campaign), started again whenever its host fails outside the slot loop
+        (the endpoints, the confirmation): with one slot, on the host its measurer moves on to;
+        with several, while another host is left, that one is home from then on."""
         while True:
             try:
                 return work()
             except HostFailed as exc:
-                host = next((h for h in self.hosts if h.name == exc.host), None)
-                if host is None or len(self.hosts) <= 1:
+                if not self._moved(exc):
                     raise
-                self.lost(host, exc)
-                on_move()
+
+    def _moved(self, exc: HostFailed) -> bool:
+        if self.one:
+            return self.home.judge.move(exc, self.on_move)
+        host = next((h for h in self.hosts if h.name == exc.host), None)
+        if host is None or len(self.hosts) <= 1:
+            return False
+        self.lost(host, exc)
+        return True
+
+    def build_ahead(self, keys: list[str], cpus: Sequence[int]) -> None:
+        """`keys`' kernels built in the background by home's judge on the build CPUs `cpus` while
+        a round measures (processes inherit the thread's CPUs; the builder is serialised per
+        repository; a build-ahead's fault is found again when the key is measured)."""
+        judge = self.home.judge
+
+        def build() -> None:
+            os.sched_setaffinity(0, cpus)  # this thread only: the guests' cores stay theirs
+            for key in keys:
+                try:
+                    judge.kernel(key)
+                except (BuildFailed, InfraError):
+                    continue
+
+        threading.Thread(target=build, name="build-ahead", daemon=True).start()
 
     # ---- the slot loop -----------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from orchestrator.queue import leases, takeovers
 from orchestrator.queue.jobs import Jobs, Ticket, jobs_for, shared
 from orchestrator.queue.rows import QUEUED, RUNNING, beat_alive, now
 from orchestrator.results import StopKind, Stopped
+from orchestrator.states import stop
 from orchestrator.store import CampaignRow, QueueRow, WorkerRow, process_start
 
 if TYPE_CHECKING:
@@ -222,8 +223,8 @@ class Runner:
             return
         if state == RUNNING and mine and code != 0:
             # it ended without a state of its own (a check refused it, its repository went away)
-            self.store.set_state(cid, "failed", Stopped(StopKind.FAILED, f"the worker's run ended with exit {code}; "
-                                                        "its one-line reason is in the worker's log").to_dict())
+            stop(self.store, cid, Stopped(StopKind.FAILED, f"the worker's run ended with exit {code}; "
+                                          "its one-line reason is in the worker's log"))
             state = "failed"
         if mine:
             self.jobs.finish(ticket)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Mapping, Sequence
 
 from orchestrator.backends.git_bisect import CommitInfo
-from orchestrator.bisect.engine import HIGH_CONFIDENCE
+from orchestrator.bisect.confidence import HIGH_CONFIDENCE
 from orchestrator.decisions import Basis, Decided, Role
 from orchestrator.direction import Direction
 from orchestrator.explain import gather as explain

@@ -18,6 +18,7 @@ from typing import Any
 
 from orchestrator.compare.sysfs import GuestSettings
 from orchestrator.compare.variant import Variant
+from orchestrator.decisions import Basis
 from orchestrator.errors import UserError, WorkloadFailed
 from orchestrator.ports import Build, GuestSession, KernelArtifact, Measurer, RunResult
 from orchestrator.setbisect.model import CandidateMaker, Made, key_of
@@ -25,7 +26,10 @@ from orchestrator.setbisect.model import CandidateMaker, Made, key_of
 
 class Unsettable(WorkloadFailed):
     """A candidate's guest setting does not take in its guest (a scheduler's tunable without that
-    scheduler, a value the kernel refuses): the candidate's fault, judged as a skip."""
+    scheduler, a value the kernel refuses): the candidate's fault, judged as a skip of its own kind
+    (measure/shell.py fault_basis)."""
+
+    basis = Basis.UNSETTABLE
 
 
 class Candidates:

@@ -1,6 +1,8 @@
-"""A set bisection's campaign over the one judge: the two sides checked as commit bisection
-checks its endpoints, the search (search.py) asking the judge about candidates, the named set
-confirmed on fresh boots, the result stored.
+"""A set bisection's campaign, on the campaign shell commit bisection stands on too
+(orchestrator/measure/shell.py: the lab of judges for any slot count, the moves to another
+host, the endpoint check with its stored refusal, the boots until a candidate is decided, fault
+to skip, the identical-kernel rule, the end state): the search (search.py) asking the judge
+about candidates, the named set confirmed on fresh boots, the result stored.
 
 - Endpoints: good and bad booted interleaved until `check_endpoints` is clear (the sequential
   rule of orchestrator/measure/endpoints.py); refused when they do not differ, do not differ by
@@ -32,23 +34,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from orchestrator.decisions import JUDGED, Basis, Decided, Found, PairVerdict, Role, Verdict
+from orchestrator.decisions import Basis, Decided, Found, PairVerdict, Role, Verdict
 from orchestrator.direction import Direction
-from orchestrator.errors import BootFailed, BuildFailed, InfraError, KernelFault, UserError
+from orchestrator.errors import InfraError, KernelFault
 from orchestrator.measure.decide import ERROR, Decision, decide
-from orchestrator.measure.endpoints import (
-    EndpointCheck,
-    Threshold,
-    endpoint_decisions,
-    level,
-    measure_endpoints,
-)
+from orchestrator.measure.endpoints import EndpointCheck, Threshold, level
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.lab import Halted, JudgeHost, Judges, hosts_of
+from orchestrator.measure.lab import Halted, JudgeHost
 from orchestrator.measure.pairs import (
     PAIR_MIN_BOOTS,
     Sequential,
@@ -59,9 +54,18 @@ from orchestrator.measure.pairs import (
     pair_state,
     settled,
 )
+from orchestrator.measure.shell import (
+    CampaignShell,
+    EndpointRules,
+    Refused,
+    SideFailed,
+    boot_until,
+    fault_basis,
+    inherited,
+)
 from orchestrator.ports import Event, Measurer
-from orchestrator.results import PairResult, SetBisectResult, StopKind, Stopped
-from orchestrator.setbisect.judged import CandidateMeasurer, Candidates, Unsettable
+from orchestrator.results import PairResult, SetBisectResult
+from orchestrator.setbisect.judged import CandidateMeasurer, Candidates
 from orchestrator.setbisect.model import CandidateMaker, Made, Unit, label, ordered
 from orchestrator.setbisect.search import Answer, SearchResult, ahead, minimize
 from orchestrator.stats import relative_change
@@ -71,8 +75,15 @@ from orchestrator.stats import relative_change
 SET_REVERT = {PairVerdict.CONFIRMED: PairVerdict.SET_RESTORES, PairVerdict.NOT_SEEN: PairVerdict.SET_NOT_RESTORED}
 
 
-class SetRefused(UserError):
+class SetRefused(Refused):
     """The two sides do not allow a set bisection (or one of them does not boot); the message says why."""
+
+
+class SideDoesNotRun(SetRefused, SideFailed):
+    """A side does not build, boot or take its settings: stored as failed."""
+
+    def __init__(self, side: str, key: str, fault: KernelFault) -> None:
+        super().__init__(f"set bisection refused: the {side} side does not boot or run the workload: {fault}")
 
 
 @dataclass(frozen=True)
@@ -150,64 +161,54 @@ class SetBisection:
         self.rules, self.store, self.on_event = rules, store, on_event
         self.candidates = Candidates(maker, self.names)
         self.measurer = CandidateMeasurer(measurer, self.candidates)
-        self._start = time.monotonic()
-        self._step = 0
-        self._judge: Judge | None = None
         self.slots = list(slots)
-        self._lab: Judges | None = None
-        self._judges: list[Judge] = []  # every host's, the dropped ones too
-        self._warmed = False
+
+    def run(self, campaign_id: int) -> SetBisectResult:
+        """Start (or resume) the set bisection stored under `campaign_id`."""
+        return _Run(self, campaign_id).run()
+
+
+class _Run:
+    """One run of `bisection` on the campaign stored under `campaign_id`, on the campaign shell
+    (orchestrator/measure/shell.py: the lab, the moves, the endpoints, the end state)."""
+
+    def __init__(self, bisection: SetBisection, campaign_id: int) -> None:
+        b = bisection
+        self.units, self.names, self.rules, self.store = b.units, b.names, b.rules, b.store
+        self.candidates, self.campaign_id = b.candidates, campaign_id
+        self._step = 0
         self._lock = threading.Lock()
+        self.shell = CampaignShell(b.store, campaign_id, b.candidates, b.rules.metric, b.rules.runs_per_boot,
+                                   b.measurer, [CandidateMeasurer(m, b.candidates) for m in b.slots], b.on_event,
+                                   lambda: self._step,
+                                   lambda key: label(self.candidates.applied.get(key, frozenset()), self.names) or key)
+        self._lab = self.shell.lab if self.shell.several else None
+        self._warmed = False
 
     @property
     def judge(self) -> Judge:
         """The home host's judge: endpoints and confirmation are measured there."""
-        if self._lab is not None and self._lab.hosts:
-            return self._lab.hosts[0].judge
-        assert self._judge is not None, "the judge exists once the campaign runs"
-        return self._judge
+        return self.shell.judge
 
-    def _new_judge(self, campaign_id: int, measurer: Measurer) -> Judge:
-        judge = Judge(campaign_id, self.store, self.candidates, measurer, self.rules.metric, self.rules.runs_per_boot,
-                      lambda phase, key, samples, message: self._emit(phase, key, samples, message))
-        self._judges.append(judge)
-        return judge
-
-    def run(self, campaign_id: int) -> SetBisectResult:
-        """Start (or resume) the set bisection stored under `campaign_id`."""
-        if len(self.slots) <= 1:
-            self._judge = self._new_judge(campaign_id, self.measurer)
-            return self.judge.moving(lambda: self._run(campaign_id))
-        hosts = hosts_of(self.slots, lambda m: self._new_judge(campaign_id, CandidateMeasurer(m, self.candidates)))
-        self._lab = lab = Judges(hosts, self.store, campaign_id, self._emit)
-        try:
-            return lab.moving(lambda: self._run(campaign_id))
-        finally:
-            lab.close()
-
-    def _emit(self, phase: str, key: str = "", samples: int = 0, message: str = "") -> None:
-        what = label(self.candidates.applied.get(key, frozenset()), self.names) if key else ""
-        self.on_event(Event(phase, what or key, self._step, 0, samples, message, time.monotonic() - self._start))
+    def run(self) -> SetBisectResult:
+        return self.shell.moving(self._run)
 
     # ---- the campaign ------------------------------------------------------------------------
 
-    def _run(self, campaign_id: int) -> SetBisectResult:
+    def _run(self) -> SetBisectResult:
         good = self.candidates.key(frozenset())
         bad = self.candidates.key(frozenset(self.names))
         if self._lab is None:
-            check = self._endpoints(campaign_id, good, bad)
+            self._endpoints(good, bad)
         else:  # the other hosts boot their references meanwhile; home's own wait for its endpoints
             home = self._lab.hosts[0]
             if not self._warmed:
                 self._warmed = True
                 self._lab.warm(lambda host: self._references(host, good, bad))
             with home.references:
-                check = self._endpoints(campaign_id, good, bad)
-        if not any(d.role is Role.GOOD for d in self.store.decisions(campaign_id)):
-            for d in endpoint_decisions(check, good, bad, self.judge.runs):
-                self.store.add_decision(campaign_id, d)
-        self._step = sum(1 for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE)
-        found = minimize(self.names, lambda applied: self._ask(campaign_id, applied, good, bad))
+                self._endpoints(good, bad)
+        self._step = sum(1 for d in self.store.decisions(self.campaign_id) if d.role is Role.CANDIDATE)
+        found = minimize(self.names, lambda applied: self._ask(applied, good, bad))
         if self._lab is not None:
             self._lab.drain()
             if not self._lab.hosts:
@@ -217,16 +218,16 @@ class SetBisection:
         with_set = self.candidates.key(named)
         taken_out = self._taken_out(named)
         without = self.candidates.key(frozenset(self.names) - taken_out)
-        confirmation = self._pair(campaign_id, Role.CONFIRM, good, with_set, good, bad)
-        revert = self._pair(campaign_id, Role.REVERT, without, bad, good, bad)
+        confirmation = self._pair(Role.CONFIRM, good, with_set, good, bad)
+        revert = self._pair(Role.REVERT, without, bad, good, bad)
         if taken_out != named:
             revert = dataclasses.replace(revert, units=tuple(sorted(taken_out)))
-        result = self._result(campaign_id, found, confirmation, revert)
+        result = self._result(found, confirmation, revert)
         rest = self._rest(without, good, bad) if revert.verdict is PairVerdict.SET_RESTORES else ""
         if rest:
             result = dataclasses.replace(result, notes=(*result.notes, rest))
-        self.store.set_state(campaign_id, "done", result.to_dict())
-        self._emit("done", with_set, message=result.line())
+        self.shell.end(result)
+        self.shell.emit("done", with_set, message=result.line())
         return result
 
     def _rest(self, without: str, good: str, bad: str) -> str:
@@ -256,53 +257,43 @@ class SetBisection:
         more = getattr(self.candidates.maker, "taken_out", None)
         return named | (frozenset(more(named)) if more is not None else frozenset())
 
-    def _endpoints(self, campaign_id: int, good: str, bad: str) -> EndpointCheck:
+    def _endpoints(self, good: str, bad: str) -> EndpointCheck:
         """Both sides on the home host, checked sequentially as commit bisection checks its
-        endpoints (measure/endpoints.py); failed or refused, stored so."""
+        endpoints (measure/endpoints.py); failed or refused, stored so (the campaign shell)."""
         r = self.rules
-        try:
-            check = measure_endpoints(self.judge, good, bad, r.direction, r.threshold, r.runs_per_boot, r.boots,
-                                      r.max_boots, r.alpha, r.error,
-                                      lambda c: self._emit("endpoints", message=c.message))
-        except KernelFault as exc:
-            side = "good" if self.judge.booting == good else "bad"
-            message = f"set bisection refused: the {side} side does not boot or run the workload: {exc}"
-            self.store.set_state(campaign_id, "failed", Stopped(StopKind.FAILED, message).to_dict())
-            raise SetRefused(message) from exc
-        if not check.ok:
-            self.store.set_state(campaign_id, "refused",
-                                 Stopped(StopKind.REFUSED, check.message, check.problem or "", check.suggested).to_dict())
-            raise SetRefused(f"set bisection refused: {check.message}")
+        rules = EndpointRules(r.direction, r.threshold, r.runs_per_boot, r.boots, r.max_boots, r.alpha, r.error)
+        check = self.shell.endpoints(lambda: self.shell.check_on(self.judge, good, bad, rules, SideDoesNotRun), good, bad,
+                                     lambda message: SetRefused(f"set bisection refused: {message}"))
         if check.threshold is not None:  # a measured one resolved
             self.rules = dataclasses.replace(r, threshold=check.threshold)
         return check
 
     # ---- candidates --------------------------------------------------------------------------
 
-    def _stored(self, campaign_id: int, key: str) -> Decided | None:
-        return next((d for d in reversed(self.store.decisions(campaign_id))
+    def _stored(self, key: str) -> Decided | None:
+        return next((d for d in reversed(self.store.decisions(self.campaign_id))
                      if d.role is Role.CANDIDATE and d.commit == key), None)
 
-    def _ask(self, campaign_id: int, applied: frozenset[str], good: str, bad: str) -> Answer:
+    def _ask(self, applied: frozenset[str], good: str, bad: str) -> Answer:
         key = self.candidates.key(applied)
-        stored = self._stored(campaign_id, key)
+        stored = self._stored(key)
         if stored is None and self._lab is not None:  # several slots: measured with what may come next
-            self._lab.until(lambda: self._stored(campaign_id, key) is not None,
-                            lambda slots: [k for k in dict.fromkeys([key, *self._wanted(campaign_id, slots)])
-                                           if self._stored(campaign_id, k) is None],
-                            lambda host, k: self._measure(campaign_id, host, k, good, bad), ahead=True)
-            stored = self._stored(campaign_id, key)
+            self._lab.until(lambda: self._stored(key) is not None,
+                            lambda slots: [k for k in dict.fromkeys([key, *self._wanted(slots)])
+                                           if self._stored(k) is None],
+                            lambda host, k: self._measure(host, k, good, bad), ahead=True)
+            stored = self._stored(key)
             assert stored is not None
         elif stored is None:
             self._step += 1
-            stored = self._judge_candidate(campaign_id, key, good, bad)
-            self.store.add_decision(campaign_id, stored)
-            self._emit("decide", key, stored.samples, f"{stored.verdict}: {stored.reason}")
+            stored = self._judge_candidate(key, good, bad)
+            self.store.add_decision(self.campaign_id, stored)
+            self.shell.emit("decide", key, stored.samples, f"{stored.verdict}: {stored.reason}")
         return verdict_answer(stored.verdict)
 
-    def _wanted(self, campaign_id: int, slots: int) -> list[str]:
+    def _wanted(self, slots: int) -> list[str]:
         """The candidates the search may ask next (search.ahead over the verdicts stored), as keys."""
-        verdicts = {d.commit: verdict_answer(d.verdict) for d in self.store.decisions(campaign_id)
+        verdicts = {d.commit: verdict_answer(d.verdict) for d in self.store.decisions(self.campaign_id)
                     if d.role is Role.CANDIDATE}
         return [self.candidates.key(a) for a in ahead(self.names, lambda a: verdicts.get(self.candidates.key(a)),
                                                        slots)]
@@ -316,66 +307,67 @@ class SetBisection:
                     raise Halted(host.name)
                 host.judge.interleave([good, bad], need)
 
-    def _measure(self, campaign_id: int, host: JudgeHost, key: str, good: str, bad: str) -> None:
+    def _measure(self, host: JudgeHost, key: str, good: str, bad: str) -> None:
         """A slot's work: `key` judged on `host` against that host's references, its verdict stored."""
         self._references(host, good, bad)
-        d = self._judge_candidate(campaign_id, key, good, bad, host.judge)
+        d = self._judge_candidate(key, good, bad, host.judge)
         with self._lock:
-            if self._stored(campaign_id, key) is None:
+            if self._stored(key) is None:
                 self._step += 1
-                self.store.add_decision(campaign_id, d)
-        self._emit("decide", key, d.samples, f"{d.verdict}: {d.reason}")
+                self.store.add_decision(self.campaign_id, d)
+        self.shell.emit("decide", key, d.samples, f"{d.verdict}: {d.reason}")
 
-    def _judge_candidate(self, campaign_id: int, key: str, good: str, bad: str, judge: Judge | None = None) -> Decided:
+    def _judge_candidate(self, key: str, good: str, bad: str, judge: Judge | None = None) -> Decided:
+        """`key` booted on `judge`'s host (default home) until the sequential test decides; the
+        verdict of a candidate that boots the same kernel and settings, without a boot; a
+        candidate that cannot be built, booted or set, a skip."""
         r = self.rules
         judge = judge or self.judge
         what = label(self.candidates.applied[key], self.names)
         try:
             judge.kernel(key)
-            same = self._same(campaign_id, key)
+            same = self._same(key)
             if same is not None:
-                return Decided(key, Role.CANDIDATE, same.verdict, f"{what}: boots the same kernel and settings as "
-                               f"{same.commit} ({same.verdict}); not booted", same.confidence, 0, Basis.INHERITED,
-                               same.commit)
-            while True:
+                return same
+            decided: list[Decision] = []
+
+            def next_boot() -> str | None:
                 have = len(judge.evidence().get(key, []))
-                d: Decision = decide(judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
+                d = decide(judge.odds(good, bad, key), have, r.boots, r.max_boots, r.error)
                 if d.verdict is not Verdict.MORE:
-                    return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence,
-                                   judge.runs(key), d.basis)
-                if self._lab is not None and self._lab.halt.is_set():
-                    raise Halted(key)
-                judge.refresh(good, bad)
-                judge.boot_once(key)
+                    decided.append(d)
+                    return None
+                return key
+
+            boot_until(judge, good, bad, next_boot, halt=self._lab.halt if self._lab is not None else None)
+            d = decided[0]
+            return Decided(key, Role.CANDIDATE, d.verdict, f"{what}: {d.reason}", d.confidence, judge.runs(key), d.basis)
         except KernelFault as exc:
             return Decided(key, Role.CANDIDATE, Verdict.SKIP, f"{what}: {exc}"[:2000], 0.0,
-                           judge.runs(key), _fault(exc))
+                           judge.runs(key), fault_basis(exc))
 
-    def _same(self, campaign_id: int, key: str) -> Decided | None:
+    def _same(self, key: str) -> Decided | None:
         """A side, or a candidate judged by this process, that boots what `key` boots (a config
-        the normalisation brought back to a side's, ktest's skip): its decision."""
-        identity = self.candidates.made(key).same_as()
-        for d in reversed(self.store.decisions(campaign_id)):
-            comparable = d.role in (Role.GOOD, Role.BAD) or (d.role is Role.CANDIDATE and self.candidates.made_here(
-                d.commit))
-            if (comparable and d.commit != key and not d.inherited and d.verdict in JUDGED
-                    and self.candidates.made(d.commit).same_as() == identity):
-                return d
-        return None
+        the normalisation brought back to a side's, ktest's skip): its verdict, carried."""
+        known = [d for d in self.store.decisions(self.campaign_id) if d.role in (Role.GOOD, Role.BAD) or (
+            d.role is Role.CANDIDATE and self.candidates.made_here(d.commit))]
+        what = label(self.candidates.applied[key], self.names)
+        return inherited(key, Role.CANDIDATE, known, lambda x: self.candidates.made(x).same_as(),
+                         lambda d: f"{what}: boots the same kernel and settings as {d.commit} ({d.verdict}); not booted")
 
     # ---- confirmation ------------------------------------------------------------------------
 
-    def _pair(self, campaign_id: int, role: Role, base: str, other: str, good: str, bad: str) -> PairResult:
+    def _pair(self, role: Role, base: str, other: str, good: str, bad: str) -> PairResult:
         """`other` against `base` on fresh boots: confirmed when `other` is worse (measure/pairs.py's
         test: significant, in the bad direction). CONFIRM: good + set against good; REVERT: bad
         against bad - set (the set taken out restores the metric)."""
         subject = other if role is Role.CONFIRM else base
-        done = next((d for d in self.store.decisions(campaign_id)
+        done = next((d for d in self.store.decisions(self.campaign_id)
                      if d.role is role and d.commit == subject and d.basis is not Basis.MEASURING), None)
         if done is not None:
             return PairResult(PairVerdict(done.verdict), done.reason)
-        since = pair_since(self.store, campaign_id, self.judge, role, subject)
-        self._emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
+        since = pair_since(self.store, self.campaign_id, self.judge, role, subject)
+        self.shell.emit("confirm", subject, message=f"{role.value}: measuring on fresh boots")
         r = self.rules
         threshold = r.relative(level(self.judge.evidence()[good]))
 
@@ -394,8 +386,8 @@ class SetBisection:
             boots = measure_pair(self.judge, base, other, since, Sequential(answered, PAIR_MIN_BOOTS))
         except KernelFault as exc:  # a candidate of the pair does not build, boot or take its settings
             text = f"cannot tell: {label(self.candidates.applied[self.judge.booting], self.names)}: {exc}"[:2000]
-            self.store.add_decision(campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
-                                                         _fault(exc)))
+            self.store.add_decision(self.campaign_id, Decided(subject, role, PairVerdict.CANNOT_TELL, text, 0.0, 0,
+                                                              fault_basis(exc)))
             return PairResult(PairVerdict.CANNOT_TELL, text)
         threshold = r.relative(level(self.judge.evidence()[good]))
         answer = answer_pair(boots[0], boots[1], r.direction, threshold, r.alpha, r.max_boots)
@@ -405,13 +397,12 @@ class SetBisection:
         text = (f"{verdict}: {names} against good {change}" if role is Role.CONFIRM else
                 f"{verdict}: {names} against bad {_flip(answer)}")
         p = answer.test.p if answer.test else 1.0
-        self.store.add_decision(campaign_id, Decided(subject, role, verdict, text,
+        self.store.add_decision(self.campaign_id, Decided(subject, role, verdict, text,
                                                      1 - p if answer.verdict is PairVerdict.CONFIRMED else p,
                                                      sum(len(b.runs) for bs in boots for b in bs)))
         return PairResult(verdict, text, boots=min(len(bs) for bs in boots))
 
-    def _result(self, campaign_id: int, found: SearchResult, confirmation: PairResult,
-                revert: PairResult) -> SetBisectResult:
+    def _result(self, found: SearchResult, confirmation: PairResult, revert: PairResult) -> SetBisectResult:
         by_name = {u.name: u for u in self.units}
         notes = [f"{by_name[u].name} goes as one unit: {by_name[u].why}" for u in found.units if by_name[u].why]
         if found.found is Found.TOGETHER:
@@ -426,12 +417,12 @@ class SetBisection:
                          "answer (a pair gets boots until its evidence answers, max_boots_per_commit a side at most: raise "
                          "max_boots_per_commit for more)")
         asked = {self.candidates.key(a.applied) for a in found.asked}
-        unasked = [d for d in self.store.decisions(campaign_id) if d.role is Role.CANDIDATE and d.commit not in asked]
+        unasked = [d for d in self.store.decisions(self.campaign_id) if d.role is Role.CANDIDATE and d.commit not in asked]
         if unasked:
             notes.append(f"{len(unasked)} candidate(s) measured ahead on another slot were not needed by the search; "
                          "their verdicts are kept as evidence: " + "; ".join(
                              f"{self._what(d.commit)} {d.verdict}" for d in unasked))
-        boots = sum(len(bs) for j in self._judges for bs in j.boots().values())
+        boots = sum(len(bs) for j in self.shell.judges for bs in j.boots().values())
         return SetBisectResult(found.found, found.units, tuple(by_name[u].describe() for u in found.units),
                                confirmation, revert, tuple(notes), boots, len(found.asked), self.judge.on,
                                len(unasked))
@@ -439,15 +430,6 @@ class SetBisection:
     def _what(self, key: str) -> str:
         applied = self.candidates.applied.get(key)
         return key if applied is None else label(applied, self.names)
-
-
-def _fault(exc: KernelFault) -> Basis:
-    """What kind of failure a candidate's is."""
-    if isinstance(exc, BuildFailed):
-        return Basis.BUILD_FAILED
-    if isinstance(exc, BootFailed):
-        return Basis.BOOT_FAILED
-    return Basis.UNSETTABLE if isinstance(exc, Unsettable) else Basis.WORKLOAD_FAILED
 
 
 def _flip(answer: object) -> str:

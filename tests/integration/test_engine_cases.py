@@ -20,7 +20,8 @@ from typing import Any, Callable
 import pytest
 
 from orchestrator.backends.git_bisect import GitBisect
-from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine
+from orchestrator.bisect.confidence import HIGH_CONFIDENCE
+from orchestrator.bisect.engine import CampaignRefused, Engine
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.ports import Event
