@@ -121,7 +121,8 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
     c = spec.campaign
     gb = GitBisect(c.repository, campaign_workdir(store, campaign_id))
     gb.prepare()
-    with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent)) as view:
+    with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent),
+                  boots=c.boots_per_commit) as view:
         yield view
 
 
