@@ -172,14 +172,48 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
 
 def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host_of: Mapping[str, str],
              subject: Callable[[str], str]) -> tuple[Step, ...]:
-    """The rows a campaign shows, in the report and on the dashboard alike: every decision but
-    the host's and those that only said a measurement began, each with its commit's boots
-    (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
-    (the commit's boots, if a confirmation took some later, are not what decided it)."""
-    shown = [d for d in decisions if d.role is not Role.HOST and d.kind is not Basis.MEASURING]
-    return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
+    """The rows a campaign shows, in the report, `status ID`, the dashboard and the mail alike:
+    every decision but the host's and those that only said a measurement began, each with the
+    boots that decided it (`row_boots`, over `boots_by_host`)."""
+    shown = [(i, d) for i, d in enumerate(decisions) if d.role is not Role.HOST and d.kind is not Basis.MEASURING]
+    return tuple(Step(n + 1, d.role, figures(d.commit, subject(d.commit), row_boots(decisions, i, boots)),
                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.kind.value)
-                 for i, d in enumerate(shown))
+                 for n, (i, d) in enumerate(shown))
+
+
+def row_boots(decisions: Sequence[Decided], at: int, boots: Mapping[str, list[Boot]]) -> list[Boot]:
+    """The boots behind decision `decisions[at]`: none for a verdict inherited by image (taken
+    without a boot); for the endpoints and a step, its commit's boots up to the runs it was
+    decided on (the endpoint check's 2+2 stay 2+2 when the references are booted again later:
+    those boots belong to the steps that asked for them); for the confirmation, the culprit's
+    boots of its pair (from its `measuring` decision on, as many as it counted); for the revert,
+    the reverted kernel's boots of its pair (the one kernel booted in it that no decision names);
+    otherwise every boot of its commit."""
+    d = decisions[at]
+    if d.inherited:
+        return []
+    mine = list(boots.get(d.commit, []))
+    if d.role in (Role.CONFIRM, Role.REVERT):
+        since = next((x.since for x in reversed(decisions[:at])
+                      if x.role is d.role and x.commit == d.commit and x.kind is Basis.MEASURING), None)
+        if since is None:
+            return mine if d.role is Role.CONFIRM else []
+        if d.role is Role.REVERT:
+            named = {x.commit for x in decisions}
+            first = min(((b.seq, c) for c, bs in boots.items() if c not in named for b in bs if b.seq >= since),
+                        default=(0, ""))
+            return [b for b in boots.get(first[1], []) if b.seq >= since]
+        pair = [b for b in mine if b.seq >= since]
+        return pair[:d.samples] if d.samples else pair
+    if d.role in (Role.GOOD, Role.BAD, Role.STEP) and d.samples:
+        out, runs = [], 0
+        for b in sorted(mine, key=lambda b: b.seq):
+            if runs >= d.samples:
+                break
+            out.append(b)
+            runs += len(b.runs)
+        return out
+    return mine
 
 
 def excluded(store: Store, campaign_id: int, metric: str) -> Excluded:
