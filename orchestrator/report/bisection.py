@@ -36,7 +36,15 @@ from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign
 from orchestrator.report.reproduce import lines as reproduce_lines
-from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped
+from orchestrator.results import (
+    DEFAULT_MIN_SHARE,
+    BisectOutcome,
+    BisectResult,
+    RegressionStep,
+    StepsEnd,
+    answer_as,
+    stopped,
+)
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import BootRow, Store
 from orchestrator.workloads.definition import MetricDef
@@ -126,7 +134,8 @@ def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
 
 
 def collect(store: Store, campaign_id: int, metric: str, direction: str, info: Callable[[str], CommitInfo],
-            bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = ()) -> BisectReport:
+            bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = (),
+            min_share: float = DEFAULT_MIN_SHARE) -> BisectReport:
     row = store.campaign(campaign_id)
     boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
     samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
@@ -160,7 +169,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
         profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None,
-        partial=done.partial, parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
+        partial=done.partial or done.unsettled_share(min_share), parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
         steps_end=done.steps_end.value if done.steps_end else "", reverted=(done.reverted or {}).get("text", ""))
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
