@@ -179,6 +179,24 @@ def test_on_the_real_capture_bfq_functions_are_sampled_with_bfq_only_and_direct_
     assert "blk_mq_try_issue_directly" + KERNEL in {r.symbol for r in only_on(d, "parent")}
 
 
+def test_the_markdown_section_keeps_every_row_whole_with_long_keys_in_a_key_below_golden():
+    lines = profile_render.markdown(Profiled(real_diff()))
+    block = lines[lines.index("```") + 1:lines.index("```", lines.index("```") + 1)]
+    rows = [line for line in block[3:] if line.strip() and not line.startswith("[")]
+    assert all(re.match(r"^ *[\d.]+ +[+-][\d.]+ +[\d.]+ [! ] perf-profile\.", line) for line in rows), "no row wrapped"
+    assert "\n".join(lines) + "\n" == (Path(__file__).parent.parent / "data" / "render" /
+                                        "profile-sched-none-bfq.md").read_text()
+
+
+def test_a_clocksource_read_taking_a_tenth_of_the_samples_gets_a_note_saying_what_it_means():
+    notes = profile_render.emulated_notes(real_diff())
+    assert len(notes) == 1 and notes[0].startswith("read_hpet (reading the clocksource) takes 17.1% of the parent's")
+    assert "emulated device" in notes[0] and "clocksource=tsc tsc=reliable" in notes[0]
+    quiet = diff(Profile("a", "cpu-clock", (stacks("x;do_idle_[k];read_hpet_[k] 1\nx;do_idle_[k] 99\n"),)),
+                 Profile("b", "cpu-clock", (stacks("x;do_idle_[k] 100\n"),)))
+    assert profile_render.emulated_notes(quiet) == []
+
+
 def test_the_markdown_section_keeps_within_78_columns_and_lists_both_kinds():
     lines = profile_render.markdown(Profiled(real_diff()))
     assert max(len(line) for line in lines) <= 78
