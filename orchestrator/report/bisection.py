@@ -196,8 +196,9 @@ def row_boots(decisions: Sequence[Decided], at: int, boots: Mapping[str, list[Bo
     decided on (the endpoint check's 2+2 stay 2+2 when the references are booted again later:
     those boots belong to the steps that asked for them); for the confirmation, the culprit's
     boots of its pair (from its `measuring` decision on, as many as it counted); for the revert,
-    the reverted kernel's boots of its pair (the one kernel booted in it that no decision names);
-    otherwise every boot of its commit."""
+    the reverted kernel's boots of its pair (a commit bisection's revert decision names the
+    culprit: its kernel is the one booted in the pair that no decision names; a set bisection's
+    names the kernel itself); otherwise every boot of its commit."""
     d = decisions[at]
     if d.inherited:
         return []
@@ -207,6 +208,8 @@ def row_boots(decisions: Sequence[Decided], at: int, boots: Mapping[str, list[Bo
                       if x.role is d.role and x.commit == d.commit and x.kind is Basis.MEASURING), None)
         if since is None:
             return mine if d.role is Role.CONFIRM else []
+        if d.role is Role.REVERT and not any(x.role is Role.CONFIRM and x.commit == d.commit for x in decisions):
+            return [b for b in mine if b.seq >= since]  # a set bisection's revert: the decision names its kernel
         if d.role is Role.REVERT:
             named = {x.commit for x in decisions}
             first = min(((b.seq, c) for c, bs in boots.items() if c not in named for b in bs if b.seq >= since),
