@@ -114,22 +114,15 @@ class LiveView:
             return f"{e.phase}: {e.commit[:12] + ' ' if e.commit else ''}{e.message}"
         return None
 
-    def _where(self, e: Event) -> str:
-        """Where the campaign is, as the table's first column says it: `step 3 of ~5` (or the
-        endpoint check before the first step)."""
-        if e.step == 0:
-            return "endpoints"
-        return f"step {e.step} of ~{max(self.about, e.step + e.steps_left)}"
-
     def _line(self, e: Event) -> str | None:
         """A build's or a boot's line where the output is not a terminal."""
         if e.phase == "build":
-            return f"{self._where(e)}: {e.commit[:12]} building ({_minutes(e.elapsed_s)} in)"
+            return f"build {e.commit[:12]}: started ({_minutes(e.elapsed_s)} in)"
         if e.phase == "built":
-            return f"{self._where(e)}: {e.commit[:12]} {e.message}"
+            return f"build {e.commit[:12]}: {e.message}"
         if e.phase == "booted":
             n = self.booted[e.commit]
-            return f"{self._where(e)}: {e.commit[:12]} boot {n} of ~{max(n, self.boots_about)}: {e.message}"
+            return f"boot {e.commit[:12]}: {n} of ~{max(n, self.boots_about)}, {e.message}"
         return None
 
     def _heartbeat(self) -> None:
@@ -139,10 +132,10 @@ class LiveView:
                 e, (at, elapsed) = self.last, self._since
             if e is None or e.phase not in ("build", "boot", "measure") or time.monotonic() - self._said < self.heartbeat_s:
                 continue
-            what = "building" if e.phase == "build" else "booted, measuring" if e.phase == "measure" else "booting"
+            what = "building" if e.phase == "build" else "measuring" if e.phase == "measure" else "booting"
             now = elapsed + time.monotonic() - at
-            self._say(f"{self._where(e)}: {e.commit[:12]} {what} ({_minutes(now - e.elapsed_s)} so far, "
-                      f"{_minutes(now)} in)")
+            self._say(f"{'build' if e.phase == 'build' else 'boot'} {e.commit[:12]}: {what} for "
+                      f"{_minutes(now - e.elapsed_s)} ({_minutes(now)} in)")
 
     def _table(self, e: Event | None) -> Table:
         t = Table(show_header=True, header_style="bold")

@@ -45,8 +45,8 @@ def test_a_log_gets_builds_boots_and_decisions_as_lines_and_no_table() -> None:
         view(Event("decide", "a" * 40, 1, 4, 3, "bad: 2 boots at 103% of the gap", 700.0))
     assert out.getvalue().splitlines() == [
         "endpoints: good 100, bad 90 (-10%)",
-        "step 1 of ~5: aaaaaaaaaaaa building (1.2 min in)",
-        "step 1 of ~5: aaaaaaaaaaaa built in 8.2 min (cold)",
-        "step 1 of ~5: aaaaaaaaaaaa boot 1 of ~2: read_iops 8250 (median of 3 runs)",
+        "build aaaaaaaaaaaa: started (1.2 min in)",
+        "build aaaaaaaaaaaa: built in 8.2 min (cold)",
+        "boot aaaaaaaaaaaa: 1 of ~2, read_iops 8250 (median of 3 runs)",
         "step 1: aaaaaaaaaaaa bad: 2 boots at 103% of the gap",
     ]
