@@ -39,19 +39,29 @@ class KernelArtifact:
 
 @dataclass(frozen=True)
 class Build:
-    """A kernel the builder made or found in its cache, and how long that took."""
+    """A kernel the builder made or found in its cache, how long that took and how it was
+    obtained (`how`: cached, incremental, ccache, cold; "" unknown)."""
 
     kernel: KernelArtifact
     cache_hit: bool = False
     duration_s: float = 0.0
+    how: str = ""
+
+    def words(self) -> str:
+        """The build for people: `built in 8.2 min (cold)`, `from the build cache`."""
+        if self.cache_hit:
+            return "from the build cache"
+        took = f"{self.duration_s:.0f} s" if self.duration_s < 120 else f"{self.duration_s / 60:.1f} min"
+        return f"built in {took}" + (f" ({self.how})" if self.how else "")
 
 
 @dataclass(frozen=True)
 class Event:
-    """Progress of any scheduler. `phase`: build, boot, measure, decide, endpoints, recheck,
-    confirm or done; `commit` what is measured (a commit, or a comparison's variants); `step`
-    and `steps_left` the scheduler's own count (bisection steps, a comparison's boots);
-    `samples` runs so far; `message` one line for people."""
+    """Progress of any scheduler. `phase`: build, built (the message says how), boot, measure,
+    booted (the message gives the boot's median), decide, endpoints, recheck, confirm or done;
+    `commit` what is measured (a commit, or a comparison's variants); `step` and `steps_left`
+    the scheduler's own count (bisection steps, a comparison's boots); `samples` runs so far;
+    `message` one line for people."""
 
     phase: str
     commit: str = ""

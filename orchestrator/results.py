@@ -132,6 +132,10 @@ class RegressionStep:
         return what + ("" if self.alone else "; below the threshold alone")
 
 
+# the campaign file's default steps.min_share (campaign/file.py Steps), for a result read alone
+DEFAULT_MIN_SHARE = 0.2
+
+
 @dataclass(frozen=True)
 class BisectResult:
     outcome: BisectOutcome
@@ -207,12 +211,28 @@ class BisectResult:
     def why(self) -> str:
         return ""
 
-    def regression_steps(self) -> tuple[str, ...]:
+    def unsettled_share(self, min_share: float = DEFAULT_MIN_SHARE) -> str:
+        """The answer's line when the culprit's share of the regression was left unsettled: its
+        95% interval reaches all of the gap (so no other step was searched) and also lies below
+        1 - `min_share` (the campaign's steps.min_share: another commit may carry a part worth a
+        search); "" when settled, partial (`partial` says it) or not measured."""
+        mine = next((x for x in self.steps if x.commit == self.culprit), None)
+        if self.outcome is not BisectOutcome.FOUND or self.partial or len(self.steps) != 1 or mine is None:
+            return ""
+        if mine.high < 1.0 or mine.low >= 1.0 - min_share:
+            return ""
+        return (f"{self.culprit[:12]} carries about {mine.share:.0%} of the regression (95% CI {mine.low:.0%}.."
+                f"{mine.high:.0%}), not settled: another commit may carry the rest; `steps: all` with a larger "
+                "max_boots_per_commit would tell")
+
+    def regression_steps(self, min_share: float = DEFAULT_MIN_SHARE) -> tuple[str, ...]:
         """The answer's lines on the regression's steps, for the mail's head: the culprit's
-        share when it carries clearly less than all, then every step named, oldest first."""
+        share when it carries clearly less than all or could not be settled, then every step
+        named, oldest first."""
         if self.outcome is not BisectOutcome.FOUND:
             return ()
-        lines: tuple[str, ...] = (self.partial,) if self.partial else ()
+        share = self.partial or self.unsettled_share(min_share)
+        lines: tuple[str, ...] = (share,) if share else ()
         if len(self.steps) > 1:
             lines += tuple(f"Step {i}: {x.describe()}" for i, x in enumerate(self.steps, 1))
         return lines

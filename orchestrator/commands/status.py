@@ -14,6 +14,7 @@ from orchestrator.commands.argtypes import campaign_id
 from orchestrator.commands.listing import add_format_option, cell, plain, to_json, write_table
 from orchestrator.commands.storeopts import add_store_option
 from orchestrator.errors import UserError
+from orchestrator.results import DEFAULT_MIN_SHARE, BisectResult
 
 if TYPE_CHECKING:
     from orchestrator.store import Store
@@ -144,11 +145,27 @@ def one(store: Store, campaign: int) -> dict[str, Any]:
     took = takeovers.of(store, campaign)
     left = excluded(store, campaign, metric) if metric else Excluded()
     return {"id": row.id, "name": row.name, "kind": row.kind, "state": row.state, "metric": metric,
-            "boots": total_boots, "runs": total_runs, "result": status_line(row), "updated": when(row.updated),
+            "boots": total_boots, "runs": total_runs, "result": status_line(row), "share": share_line(row),
+            "updated": when(row.updated),
             "decisions": decisions,
             "boots_by_host": [{"host": h, "status": st, "boots": n} for (h, st), n in sorted(by.items())],
             "takeovers": [t.to_dict() for t in took], "taken_over": takeovers.summary(took),
             "excluded": left.to_dict(), "evidence": sentence(left)}
+
+
+def share_line(row: Any) -> str:
+    """A bisection's culprit's share of the regression when it carries clearly less than all
+    or could not be settled, as the report's head says it ("" otherwise)."""
+    from orchestrator.kinds.table import result_of, stored
+
+    result = result_of(row)
+    if not isinstance(result, BisectResult):
+        return ""
+    try:
+        min_share = stored(row).campaign.steps.min_share
+    except (UserError, AttributeError):
+        min_share = DEFAULT_MIN_SHARE
+    return result.partial or result.unsettled_share(min_share)
 
 
 def one_text(c: dict[str, Any]) -> list[str]:
@@ -157,7 +174,7 @@ def one_text(c: dict[str, Any]) -> list[str]:
     from orchestrator.queue import takeovers
 
     out = [f"campaign {c['id']}: {c['name']} ({c['kind']})"]
-    for key in ("state", "metric", "boots", "runs", "evidence", "result", "updated", "taken_over"):
+    for key in ("state", "metric", "boots", "runs", "evidence", "result", "share", "updated", "taken_over"):
         if c[key] not in (None, ""):
             out.append(f"{key.replace('_', ' ')}: {c[key]}")
     out += ["", "decisions"]

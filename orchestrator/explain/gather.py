@@ -4,7 +4,7 @@ table of everything that changed between them (orchestrator/explain/changed.py).
 The confirmation boots both sides afresh, interleaved, from the boot stored with its
 `measuring` decision (role confirm, `since`: orchestrator/bisect/pairs.py), and the revert's
 own `measuring` decision, when there is one, marks where its boots begin. `since` counts boots
-as the judge numbered them: every boot of the campaign with a run of the bisected metric, on the
+as the judge numbered them: every whole boot of the campaign with runs of the bisected metric, on the
 host that measured the culprit (and, unless the campaign ever moved, boots stored without a
 host), in the order they started, stray ones included (Store.boot_samples). The stray boots
 the judge leaves out of every decision (stats.stray_boots) are left out here too."""
@@ -25,6 +25,8 @@ class Stored(Protocol):
     def decisions(self, campaign_id: int) -> list[Decided]: ...
     def boots(self, campaign_id: int) -> Sequence[Any]: ...  # rows with id, commit, status, host, facts
     def runs(self, campaign_id: int) -> Iterable[Any]: ...  # rows with boot_id, commit, raw
+    def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
+                     legacy: bool = True) -> dict[str, list[Boot]]: ...
 
 
 def confirmation_window(decisions: Sequence[Decided], culprit: str) -> tuple[int, int] | None:
@@ -51,7 +53,9 @@ def records(raw_runs: Iterable[Any]) -> list[RunRecord]:
 
 
 def confirmation_runs(store: Stored, campaign_id: int, metric: str, culprit: str, parent: str) -> list[RunRecord]:
-    """The runs of the confirmation's boots of `culprit` and `parent` ([] without one)."""
+    """The runs of the confirmation's boots of `culprit` and `parent` ([] without one), the boots
+    numbered as the judge numbers them (Store.boot_samples: whole boots only, so a boot cut short
+    by a controller that stopped shifts nothing)."""
     decisions = store.decisions(campaign_id)
     window = confirmation_window(decisions, culprit)
     if window is None:
@@ -59,23 +63,12 @@ def confirmation_runs(store: Stored, campaign_id: int, metric: str, culprit: str
     rows = store.boots(campaign_id)
     host = next((b.host for b in reversed(rows) if b.commit == culprit and b.status == "ok"), "")
     moved = any(d.role is Role.HOST for d in decisions)
-    kept = [b for b in rows if b.status != "lost" and (not host or b.host == host or (not moved and b.host == ""))]
-    counted = {b.id: b.commit for b in kept}
-    busy = {b.id for b in kept if not ((b.facts or {}).get("host_state") or {}).get("quiet", True)}
-    runs = [r for r in records(store.runs(campaign_id)) if r.boot in counted]
-    headline: dict[int, list[float]] = {}
-    for r in runs:
-        if metric in r.metrics:
-            headline.setdefault(r.boot, []).append(r.metrics[metric][0])
-    seq = {boot: i for i, boot in enumerate(sorted(headline))}
-    by_commit: dict[str, list[Boot]] = {}
-    for boot, values in sorted(headline.items()):
-        by_commit.setdefault(counted[boot], []).append(Boot(seq[boot], tuple(values), boot in busy))
-    stray = stray_boots(by_commit)
+    boots = store.boot_samples(campaign_id, metric, host or None, legacy=not moved)
+    stray = stray_boots(boots)
     first, end = window
-    chosen = {boot for boot, i in seq.items() if first <= i < end and i not in stray
-              and counted[boot] in (culprit, parent)}
-    return [r for r in runs if r.boot in chosen]
+    chosen = {b.id for commit in (culprit, parent) for b in boots.get(commit, [])
+              if first <= b.seq < end and b.seq not in stray}
+    return [r for r in records(store.runs(campaign_id)) if r.boot in chosen]
 
 
 def collect(store: Stored, campaign_id: int, metric: str, culprit: str, parent: str,

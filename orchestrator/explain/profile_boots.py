@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.errors import VmbisectError
+from orchestrator.explain.kallsyms import SymbolMap
 from orchestrator.explain.perfscript import SCRIPT_FIELDS, fold_script, folded_text
 from orchestrator.workloads import runner
 
@@ -140,8 +141,9 @@ def profile_session(session: Any) -> tuple[Counter[tuple[str, ...]], str]:
     traced = PerfGuest(guest, event, sample_hz(int(guest.hello.get("cpus_online") or 1), seconds))
     runner.run(traced, session.workload, session.params, guest.accel, session.run_s)
     stacks: Counter[tuple[str, ...]] = Counter()
+    kernel = SymbolMap.parse(_out(guest, ["cat", "/proc/kallsyms"]))  # perf names markers; this does not
     for path in traced.files:
-        folded, _events = fold_script(_out(guest, script_argv(path), SCRIPT_TIMEOUT_S))
+        folded, _events = fold_script(_out(guest, script_argv(path), SCRIPT_TIMEOUT_S), kernel)
         stacks.update(folded)
         guest.exec(["rm", "-f", path], timeout_s=30)
     return stacks, event

@@ -13,6 +13,7 @@ from typing import Any
 from orchestrator.explain.profile import CHILDREN, SELF, ProfileDiff, SymbolMove, display, key, only_on, top
 from orchestrator.explain.profile_stored import Profiled
 from orchestrator.render.flame import flame_svg
+from orchestrator.render.keyed import keyed_rows
 from orchestrator.render.page import table
 
 WIDTH = 78
@@ -36,21 +37,17 @@ def _what(d: ProfileDiff) -> str:
             "the samples in the function itself; children, those with it anywhere on the call chain.")
 
 
-def lkp_lines(d: ProfileDiff, rows: tuple[SymbolMove, ...], width: int = WIDTH) -> list[str]:
-    """`rows` in the robot's layout: parent %, change in points, culprit %, the key; a key that
-    does not fit after its figures goes on a line of its own below them. `!` marks a row whose
-    boots lie apart (every boot of one side beyond every boot of the other)."""
+def lkp_lines(d: ProfileDiff, rows: tuple[SymbolMove, ...], width: int = WIDTH) -> tuple[list[str], list[str]]:
+    """`rows` in the robot's layout: parent %, change in points, culprit %, the key, no row
+    wrapped: a key that does not fit after its figures is shortened there and given whole in the
+    key lines returned second (render/keyed.py). `!` marks a row whose boots lie apart (every
+    boot of one side beyond every boot of the other)."""
     out = [f"{'parent':>8} {'':>8} {'culprit':>8}",
            f"{'-' * 8} {'-' * 8} {'-' * 8}",
            f"{'%':>8} {'points':>8} {'%':>8}"]
-    for r in rows:
-        figures = f"{r.parent_pct:8.2f} {r.change:+8.2f} {r.culprit_pct:8.2f} {'!' if r.apart else ' '} "
-        name = key(d, r)
-        if len(figures) + len(name) <= width:
-            out.append(figures + name)
-        else:
-            out += [figures.rstrip(), f"{'':4}{name}"[:width]]
-    return out
+    lines, legend = keyed_rows([(f"{r.parent_pct:8.2f} {r.change:+8.2f} {r.culprit_pct:8.2f} {'!' if r.apart else ' '} ",
+                                 key(d, r)) for r in rows], width, head=0.3)  # the symbol is at the end
+    return out + lines, legend
 
 
 def markdown(p: Profiled | None, n: int = TOP) -> list[str]:
@@ -66,8 +63,55 @@ def markdown(p: Profiled | None, n: int = TOP) -> list[str]:
             *textwrap.wrap(f"The self shares and the call-chain (children) shares that moved most, {n} each, in "
                            "points (! the profile boots of the two sides lie apart; the HTML report draws the "
                            "differential flame graphs):", WIDTH),
-            "", "```", *lkp_lines(d, top(d, n, SELF)), "", *lkp_lines(d, top(d, n, CHILDREN))[3:], "```", "",
-            *_only(d, "culprit", "Sampled with the culprit only", n), *_only(d, "parent", "Sampled with the parent only", n)]
+            "", "```", *_tables(d, n), "```", "",
+            *_only(d, "culprit", "Sampled with the culprit only", n), *_only(d, "parent", "Sampled with the parent only", n),
+            *[line for note in emulated_notes(d) for line in (*textwrap.wrap(f"Note: {note}", WIDTH), "")]]
+
+
+def _tables(d: ProfileDiff, n: int) -> list[str]:
+    """The self rows, then the children rows under the same head, then one key below both of
+    the names shortened in either."""
+    own, chain = top(d, n, SELF), top(d, n, CHILDREN)
+    lines, legend = lkp_lines(d, own + chain)
+    rows = lines[3:]
+    return [*lines[:3], *rows[:len(own)], "", *rows[len(own):], *([""] + legend if legend else [])]
+
+
+# Functions whose time is the emulator's, not the kernel's: reading an emulated clocksource (the
+# HPET, the ACPI PM timer) and touching an emulated device's registers are exits to QEMU, slow
+# under emulation and cheap on hardware (docs/explain.md, "What a profile under TCG can and
+# cannot show").
+CLOCK_READS = ("read_hpet", "acpi_pm_read", "acpi_pm_read_verified", "acpi_pm_read_slow")
+DEVICE_ACCESS = ("vp_notify", "ioread8", "ioread16", "ioread32", "iowrite8", "iowrite16", "iowrite32",
+                 "native_io_delay")
+EMULATED_NOTE = 10.0  # percent of a side's self samples from which the note is given
+
+
+def _self_share(d: ProfileDiff, names: tuple[str, ...]) -> tuple[float, float, list[str]]:
+    """The parent's and the culprit's self share of `names` together, and those sampled."""
+    rows = [r for r in d.rows if r.kind == SELF and display(r.symbol) in names]
+    return (sum(r.parent_pct for r in rows), sum(r.culprit_pct for r in rows),
+            sorted({display(r.symbol) for r in rows if max(r.parent_pct, r.culprit_pct) > 0}))
+
+
+def emulated_notes(d: ProfileDiff) -> list[str]:
+    """What it means when the guest's clocksource reads or its device accesses take
+    EMULATED_NOTE% of a side's samples or more: time the emulator takes, not the kernel."""
+    out = []
+    p, c, names = _self_share(d, CLOCK_READS)
+    if max(p, c) >= EMULATED_NOTE:
+        out.append(f"{', '.join(names)} (reading the clocksource) takes {p:.1f}% of the parent's samples and {c:.1f}% "
+                   "of the culprit's: the guest keeps time with an emulated device (the HPET or the ACPI PM timer, "
+                   "chosen when the guest finds its TSC unreliable, as under TCG, which has no invariant TSC), and "
+                   "every read of it is an exit to the emulator, slow there and cheap on real hardware. The share "
+                   "says the clock is slow to read in this guest, not that the kernel reads it more often; a guest "
+                   "booted with `clocksource=tsc tsc=reliable` keeps time without it.")
+    p, c, names = _self_share(d, DEVICE_ACCESS)
+    if max(p, c) >= EMULATED_NOTE:
+        out.append(f"{', '.join(names)} (an emulated device's registers) takes {p:.1f}% of the parent's samples and "
+                   f"{c:.1f}% of the culprit's: each access is an exit to the emulator, slow there and cheap on real "
+                   "hardware; the share measures the emulation as much as the kernel.")
+    return out
 
 
 def _only(d: ProfileDiff, side: str, label: str, n: int) -> list[str]:
@@ -97,6 +141,7 @@ def html(p: Profiled | None) -> str:
     return ("<h2>Where the time went: the kernel profile, parent against culprit</h2>"
             f"<p>{e(_what(d).replace('`', ''))}</p>"
             + table(["share", "symbol", "parent %", "change (points)", "culprit %", "boots apart"], rows, classes)
+            + "".join(f"<p>Note: {e(note.replace('`', ''))}</p>" for note in emulated_notes(d))
             + "<p>The culprit's profile: a frame's width is its share of the culprit's samples, red where that "
               "share grew against the parent, blue where it shrank (hover a frame for both shares).</p>"
             + f'<div class="flame">{grew}</div>'

@@ -9,6 +9,7 @@ import html as _html
 import textwrap
 
 from orchestrator.explain.changed import Changed, ChangedRow, SideStats
+from orchestrator.render.keyed import keyed_rows
 from orchestrator.render.page import table
 from orchestrator.render.scale import whole_or_4g as num
 
@@ -32,18 +33,14 @@ def _name(r: ChangedRow) -> str:
 
 
 def lkp_lines(c: Changed, rows: tuple[ChangedRow, ...], width: int = WIDTH) -> list[str]:
-    """The rows in the robot's layout, no line over `width` columns: a metric name that does
-    not fit after its figures goes on a line of its own below them."""
+    """The rows in the robot's layout, no line over `width` columns and no row wrapped: a metric
+    name that does not fit after its figures is shortened there and given whole in a key below
+    the table (render/keyed.py)."""
     out = [f"{c.parent[:12]:>{SIDE}}{'':{CHANGE}}{c.culprit[:12]:>{SIDE}}",
            f"{'-' * SIDE} {'-' * (CHANGE - 2)} {'-' * SIDE}",
            f"{'mean':>10} {'±CoV':>5}{'%change':>10}  {'mean':>10} {'±CoV':>5}"]
-    for r in rows:
-        figures = f"{_side(r.parent)}{_change(r)}{_side(r.culprit)}  "
-        if len(figures) + len(_name(r)) <= width:
-            out.append(figures + _name(r))
-        else:
-            out += [figures.rstrip(), f"{'':4}{_name(r)}"[:width]]
-    return out
+    lines, key = keyed_rows([(f"{_side(r.parent)}{_change(r)}{_side(r.culprit)}  ", _name(r)) for r in rows], width)
+    return out + lines + ([""] + key if key else [])
 
 
 def _boots(c: Changed) -> str:

@@ -44,6 +44,9 @@ from orchestrator.kbuild.classify import INFRA, classify
 from orchestrator.kbuild.kconfig import has_modules, parse_config, unmet
 from orchestrator.kbuild.recipe import BASES, DEFAULT_CC, Recipe
 from orchestrator.kbuild.store import (
+    CCACHE,
+    COLD,
+    INCREMENTAL,
     KernelImage,
     KernelStore,
     alias_key,
@@ -221,6 +224,7 @@ class KernelBuilder:
             if hit is not None:
                 return hit
             modules = has_modules(parse_config(config_text))
+            how = self._how(build_dir)
             self.progress(f"building {' '.join(makecmd.build_targets(modules))} in {build_dir}")
             self._make(src, build_dir, makecmd.build_targets(modules), recipe, env, log, log_path, revision)
             with self.store.staging() as stage:
@@ -245,9 +249,17 @@ class KernelBuilder:
                     "outputs": {"bzimage_sha256": digest, "bzimage_size": (stage / "bzImage").stat().st_size,
                                 "release": release, "modules_dir": modules_rel},
                     "duration_s": round(time.monotonic() - started, 3),
+                    "how": how,
                     "build_log": str(log_path),
                     "created": time.time(),
                 })
+
+    def _how(self, build_dir: Path) -> str:
+        """How the build about to run starts: `incremental` (its build directory holds a
+        previous build's objects), `ccache` (a fresh directory, the compiler cache on) or `cold`."""
+        if (build_dir / "vmlinux").exists():
+            return INCREMENTAL
+        return CCACHE if self.ccache_dir is not None else COLD
 
     def _run(self, argv: list[str], cwd: Path, env: dict[str, str], log: IO[str], log_path: Path,
              revision: gitrepo.Revision) -> None:

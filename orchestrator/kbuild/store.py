@@ -32,6 +32,8 @@ DEFAULT_MAX_BYTES = 20 * 1024**3
 MANIFEST_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
+# how a kernel image was obtained (KernelImage.how)
+CACHED, INCREMENTAL, CCACHE, COLD = "cached", "incremental", "ccache", "cold"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,12 @@ class KernelImage:
     @property
     def manifest_path(self) -> Path:
         return self.path.parent / "manifest.json"
+
+    @property
+    def how(self) -> str:
+        """How this image was obtained: CACHED, or how its build started (INCREMENTAL, CCACHE,
+        COLD; "" for an entry published before the builder recorded it)."""
+        return CACHED if self.from_cache else str(self.manifest.get("how", ""))
 
 
 def cache_key(tree_id: str, config_sha256: str, compiler: str) -> str:

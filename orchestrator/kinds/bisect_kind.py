@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.errors import UserError
 from orchestrator.kinds.kind import Kind, OnEvent, Run
 from orchestrator.kinds.specs import BisectSpec
-from orchestrator.results import BisectOutcome, BisectResult
+from orchestrator.results import DEFAULT_MIN_SHARE, BisectOutcome, BisectResult
 
 if TYPE_CHECKING:
     from orchestrator.bisect.engine import Outcome
@@ -67,7 +67,7 @@ def is_dir(path: Path) -> bool:
         return False
 
 
-def summary(outcome: Outcome, campaign_id: int) -> str:
+def summary(outcome: Outcome, campaign_id: int, min_share: float = DEFAULT_MIN_SHARE) -> str:
     """What `vmbisect bisect` prints at the end: the culprit with its confidence, confirmation
     and revert, its share and the regression's steps when it carries clearly less than all, or
     the candidates left; the notes; how to see the report."""
@@ -81,7 +81,7 @@ def summary(outcome: Outcome, campaign_id: int) -> str:
                           ("revert", result.revert if result else None)):
             if part is not None:
                 head += f"\n{key}: {part.verdict}" + ("" if part.verdict in TEXT_LEADS_WITH_VERDICT else f": {part.text}")
-        head += "".join(f"\n{line}" for line in (result.regression_steps() if result else ()))
+        head += "".join(f"\n{line}" for line in (result.regression_steps(min_share) if result else ()))
     elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
         head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
     else:
@@ -119,7 +119,8 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
     c = spec.campaign
     gb = clone(store, campaign_id, c.repository)
     gb.prepare()
-    with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent)) as view:
+    with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent),
+                  boots=c.boots_per_commit) as view:
         yield view
 
 
@@ -129,7 +130,7 @@ def _run(r: Run) -> str:
 
     outcome = wiring.run_campaign(r.spec.campaign, r.store, r.campaign_id, r.pool, r.on_event)
     profile_boots.profile_culprit(r.spec.campaign, r.store, r.campaign_id, r.pool, outcome.result, wiring.say, wiring)
-    return summary(outcome, r.campaign_id)
+    return summary(outcome, r.campaign_id, r.spec.campaign.steps.min_share)
 
 
 def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
@@ -144,7 +145,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     gb.prepare()
     choice = choose_workload(campaign)
     return renderers[fmt](collect(store, campaign_id, campaign.metric.name, choice.direction, gb.info,
-                                  choice.metric, choice.watched))
+                                  choice.metric, choice.watched, campaign.steps.min_share))
 
 
 def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:

@@ -257,6 +257,12 @@ def too_noisy(check: EndpointCheck, threshold: Threshold, runs_per_boot: int, ma
         f"max_boots_per_commit is {max_boots}"))
 
 
+def interim(check: EndpointCheck, good_boots: int, bad_boots: int) -> EndpointCheck:
+    """A check the stop rule boots on after: its line says so, not a refusal nor a start."""
+    return dataclasses.replace(check, message=f"after {good_boots}+{bad_boots} boots: not yet decided, both booted "
+                                              f"again (so far: {check.message})")
+
+
 # The endpoint check boots each side up to this many times max_boots_per_commit.
 REFERENCE_BOOTS = 2
 
@@ -285,8 +291,8 @@ def measure_endpoints(judge: EndpointJudge, good: str, bad: str, direction: str,
         sides = judge.evidence()
         check = check_endpoints(sides[good], sides[bad], direction, threshold, runs_per_boot, max_boots, alpha,
                                 error)
-        emit(check)
         step = endpoints_next(check, min(len(sides[good]), len(sides[bad])), cap, early)
+        emit(check if step is not Next.MORE else interim(check, len(sides[good]), len(sides[bad])))
         if step is Next.START:
             return check if check.ok else dataclasses.replace(check, ok=True, problem=None, message=(
                 f"{check.message}; started at the cap of {cap} boots a side: a step's visit and its revisit can "

@@ -31,6 +31,7 @@ candidates on two slots each store their own boots, every boot once.
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -81,12 +82,17 @@ def boot_facts(session: Any, whole: bool = False) -> dict[str, Any]:
     return facts
 
 
+def booted_words(metric: str, values: list[float]) -> str:
+    """A boot's runs for people: `read_iops 8250 (median of 3 runs)`."""
+    return f"{metric} {statistics.median(values):.4g}" + (f" (median of {len(values)} runs)" if len(values) > 1 else "")
+
+
 class Judge:
     """One campaign's measurements: `metric` measured `runs_per_boot` times per guest by
     `measurer`, kernels from `builder` (None for a comparison, which resolves its variants'
     kernels itself and boots them through `session`), everything stored in `store` under
     `campaign_id`.
-    `emit(phase, key, samples)` reports progress (build, boot, measure, requeue)."""
+    `emit(phase, key, samples, message)` reports progress (build, built, boot, measure, booted, requeue)."""
 
     def __init__(self, campaign_id: int, store: CampaignStore, builder: KernelBuilds | None, measurer: Measurer,
                  metric: str = "", runs_per_boot: int = 0,
@@ -210,6 +216,7 @@ class Judge:
                                      sha256=built.kernel.sha256, cache_hit=built.cache_hit,
                                      duration_s=built.duration_s)
                 self._kernels[key] = built.kernel
+                self.emit("built", key, 0, built.words())
             return self._kernels[key]
 
     def images(self) -> dict[str, str]:
@@ -256,6 +263,7 @@ class Judge:
         kernel = self.kernel(key)
         have = self.runs(key)
         self.emit("boot", key, have, "")
+        got: list[float] = []
         with self.session(key, kernel) as (boot_id, session):
             busy = not ((boot_facts(session)["host_state"] or {}).get("quiet", True))
             with self._lock:
@@ -270,6 +278,8 @@ class Judge:
                 with self._lock:
                     self.store.add_run(self.campaign_id, boot_id, key, values, result.to_json())
                     self._add(key, boot_id, i == 0, float(values[self.metric]), busy)
+                got.append(float(values[self.metric]))
+        self.emit("booted", key, have + len(got), booted_words(self.metric, got))
         with self._lock:  # the boot's whole load is stored now: its boots read again with it
             self._cache, self._seq_of = None, {}
             self.boots()

@@ -51,7 +51,7 @@ class Kernels:
         objects = None if theirs or self.clone is None else self.clone
         image = self.builder.build(self.repo, commit, self.recipe, self.timeout_s, objects)
         described = f"commit {commit}, bzImage {image.sha256[:12]}"
-        return Build(artifact(image, described, commit, modules), image.from_cache, image.duration_s)
+        return Build(artifact(image, described, commit, modules), image.from_cache, image.duration_s, image.how)
 
     def _repository_present(self) -> None:
         assert self.repo is not None
@@ -95,7 +95,7 @@ class Kernels:
         recipe = Recipe(base="file", base_text=config_text, cc=self.cc)
         image = self.builder.build(self.repo, commit, recipe, self.timeout_s, slot=slot)
         described = f"commit {commit}, config {config_sha(config_text)[:12]}, bzImage {image.sha256[:12]}"
-        return Build(artifact(image, described, commit, modules), image.from_cache, image.duration_s)
+        return Build(artifact(image, described, commit, modules), image.from_cache, image.duration_s, image.how)
 
     def file(self, path: Path, modules: str | None = None) -> KernelArtifact:
         if not path.is_file():

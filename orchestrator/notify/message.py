@@ -106,7 +106,7 @@ def body(e: Ended) -> str:
         head += [*steps, ""] if steps else []
     elif why:
         head += [why, ""]
-    if e.taken_over:
+    if e.taken_over and f"Workers: {e.taken_over}" not in e.report:  # said once: a bisection's report has it
         head += [f"Workers: {e.taken_over} (`vmbisect status {e.campaign_id}` says from which, when, why).", ""]
     attached = [name for name, _ in attachments(e)]
     if attached:

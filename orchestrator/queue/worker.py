@@ -201,7 +201,7 @@ class Runner:
     def _event(self, cid: int) -> Callable[[Event], None]:
         def show(e: Event) -> None:
             if e.message:
-                say(f"{self.name}: campaign {cid}: {e.message}")
+                say(f"{self.name}: campaign {cid}: {e.commit[:12] + ' ' if e.commit else ''}{e.message}")
         return show
 
     def _ended(self, ticket: Ticket, code: int, previous: str) -> None:

@@ -37,7 +37,16 @@ from orchestrator.queue import takeovers
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.report.reproduce import Reproduce, of_campaign
 from orchestrator.report.reproduce import lines as reproduce_lines
-from orchestrator.results import BisectOutcome, BisectResult, RegressionStep, StepsEnd, answer_as, stopped, text_of
+from orchestrator.results import (
+    DEFAULT_MIN_SHARE,
+    BisectOutcome,
+    BisectResult,
+    RegressionStep,
+    StepsEnd,
+    answer_as,
+    stopped,
+    text_of,
+)
 from orchestrator.stats import Boot, median_ci
 from orchestrator.store import BootRow, Store
 from orchestrator.workloads.definition import MetricDef
@@ -127,7 +136,8 @@ def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
 
 
 def collect(store: Store, campaign_id: int, metric: str, direction: str, info: Callable[[str], CommitInfo],
-            bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = ()) -> BisectReport:
+            bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = (),
+            min_share: float = DEFAULT_MIN_SHARE) -> BisectReport:
     row = store.campaign(campaign_id)
     boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
     samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
@@ -161,7 +171,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         taken_over=takeovers.summary(takeovers.of(store, campaign_id)), excluded=excluded(store, campaign_id, metric),
         changed=explain.collect(store, campaign_id, metric, culprit.sha, parent) if culprit and parent else None,
         profile=profile_stored.collect(store, campaign_id, parent, culprit.sha) if culprit and parent else None,
-        partial=done.partial, parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
+        partial=done.partial or done.unsettled_share(min_share), parts=tuple(Part(x, subject(x.commit)) for x in done.steps),
         steps_end=done.steps_end.value if done.steps_end else "", reverted=text_of(done.reverted))
     watched = watched_section(store, campaign_id, parent or "", culprit.sha if culprit else "",
                               host_of.get(culprit.sha) if culprit else None, bisected, watch)
@@ -173,14 +183,51 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
 
 def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host_of: Mapping[str, str],
              subject: Callable[[str], str]) -> tuple[Step, ...]:
-    """The rows a campaign shows, in the report and on the dashboard alike: every decision but
-    the host's and those that only said a measurement began, each with its commit's boots
-    (`boots_by_host`): none for a verdict inherited by image, which was taken without a boot
-    (the commit's boots, if a confirmation took some later, are not what decided it)."""
-    shown = [d for d in decisions if d.role is not Role.HOST and d.basis is not Basis.MEASURING]
-    return tuple(Step(i + 1, d.role, figures(d.commit, subject(d.commit), [] if d.inherited else list(boots.get(d.commit, []))),
+    """The rows a campaign shows, in the report, `status ID`, the dashboard and the mail alike:
+    every decision but the host's and those that only said a measurement began, each with the
+    boots that decided it (`row_boots`, over `boots_by_host`)."""
+    shown = [(i, d) for i, d in enumerate(decisions) if d.role is not Role.HOST and d.basis is not Basis.MEASURING]
+    return tuple(Step(n + 1, d.role, figures(d.commit, subject(d.commit), row_boots(decisions, i, boots)),
                       d.verdict, d.reason, d.confidence, "" if d.inherited else host_of.get(d.commit, ""), d.basis.value)
-                 for i, d in enumerate(shown))
+                 for n, (i, d) in enumerate(shown))
+
+
+def row_boots(decisions: Sequence[Decided], at: int, boots: Mapping[str, list[Boot]]) -> list[Boot]:
+    """The boots behind decision `decisions[at]`: none for a verdict inherited by image (taken
+    without a boot); for the endpoints and a step, its commit's boots up to the runs it was
+    decided on (the endpoint check's 2+2 stay 2+2 when the references are booted again later:
+    those boots belong to the steps that asked for them); for the confirmation, the culprit's
+    boots of its pair (from its `measuring` decision on, as many as it counted); for the revert,
+    the reverted kernel's boots of its pair (a commit bisection's revert decision names the
+    culprit: its kernel is the one booted in the pair that no decision names; a set bisection's
+    names the kernel itself); otherwise every boot of its commit."""
+    d = decisions[at]
+    if d.inherited:
+        return []
+    mine = list(boots.get(d.commit, []))
+    if d.role in (Role.CONFIRM, Role.REVERT):
+        since = next((x.since for x in reversed(decisions[:at])
+                      if x.role is d.role and x.commit == d.commit and x.basis is Basis.MEASURING), None)
+        if since is None:
+            return mine if d.role is Role.CONFIRM else []
+        if d.role is Role.REVERT and not any(x.role is Role.CONFIRM and x.commit == d.commit for x in decisions):
+            return [b for b in mine if b.seq >= since]  # a set bisection's revert: the decision names its kernel
+        if d.role is Role.REVERT:
+            named = {x.commit for x in decisions}
+            first = min(((b.seq, c) for c, bs in boots.items() if c not in named for b in bs if b.seq >= since),
+                        default=(0, ""))
+            return [b for b in boots.get(first[1], []) if b.seq >= since]
+        pair = [b for b in mine if b.seq >= since]
+        return pair[:d.samples] if d.samples else pair
+    if d.role in (Role.GOOD, Role.BAD, Role.STEP) and d.samples:
+        out, runs = [], 0
+        for b in sorted(mine, key=lambda b: b.seq):
+            if runs >= d.samples:
+                break
+            out.append(b)
+            runs += len(b.runs)
+        return out
+    return mine
 
 
 def excluded(store: Store, campaign_id: int, metric: str) -> Excluded:

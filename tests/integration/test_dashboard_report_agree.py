@@ -1,4 +1,4 @@
-"""The dashboard's campaign page, `vmbisect report ID` and `vmbisect status ID` say the same of a campaign: over a
+"""The dashboard's campaign page, `vmbisect report ID`, `vmbisect status ID` and the mail say the same of a campaign: over a
 store the real engine filled (real git and store, fake builds and guests; commits that share an
 image so that a verdict is inherited without a boot, a confirmation whose "measuring" rows come
 before its verdict), every row of the page's decisions has the report's boots, runs and median.
@@ -8,6 +8,7 @@ the time of its last boot, and the plot of the boots so far."""
 from __future__ import annotations
 
 import re
+import statistics
 from html import unescape
 from typing import Any
 
@@ -18,10 +19,13 @@ from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import Engine
 from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.cli import main
+from orchestrator.commands.notify import ended_of
 from orchestrator.commands.serve import catalogue
 from orchestrator.commands.status import one
-from orchestrator.decisions import Basis
+from orchestrator.decisions import Basis, Role
 from orchestrator.kinds.table import stored
+from orchestrator.notify.message import attachments, body
+from orchestrator.results import BisectResult
 from orchestrator.store import Store
 from orchestrator.web.app import create_app
 from tests.fakes import FakeBuilder, FakeMeasurer
@@ -96,6 +100,25 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     assert inherited and all(r[4:] == ("0", "0", "-") for r in inherited), "no boots for a verdict taken without one"
     assert "measuring" not in {r[3] for r in ours}, "a confirmation's measuring row goes once it is decided"
     assert '<section class="plot">' in html and "<svg" in html
+
+    # the mail carries the same rows (its text part, or the report.md it attaches when too wide)
+    mail = ended_of(store, store.campaign(cid))
+    whole = next((text for name, text in attachments(mail) if name == "report.md"), body(mail))
+    assert report_rows(whole) == theirs, "the mail lists the report's rows"
+
+    # each row shows the boots that decided it: the endpoints their check's, the revert the reverted kernel's
+    decisions = store.decisions(cid)
+    endpoint_runs = {d.role.value: d.samples for d in decisions if d.role in (Role.GOOD, Role.BAD)}
+    for r in theirs:
+        if r[1] in endpoint_runs:
+            assert int(r[5]) == endpoint_runs[r[1]], f"the {r[1]} row shows the endpoint check's runs"
+    revert = BisectResult.from_dict(store.campaign(cid).result).revert or {}
+    reverted = [b for b in store.boot_samples(cid, campaign.metric.name).get(revert.get("commit", ""), [])]
+    row = next(r for r in theirs if r[1] == "revert")
+    assert reverted and row[4] == str(len(reverted)), "the revert row counts the reverted kernel's boots"
+    means = sorted(sum(b.runs) / len(b.runs) for b in reverted)
+    assert float(row[6].replace(",", "")) == pytest.approx(statistics.median(means), rel=1e-3), \
+        "the revert row shows the reverted kernel's median, not the culprit's"
 
 
 def test_a_running_campaign_page_shows_the_build_under_way_its_last_boot_and_the_plot_so_far(lab):

@@ -1,10 +1,19 @@
 """The lines `vmbisect bisect` prints at the end of a found culprit: each pair's verdict, with its
-text unless the text leads with the verdict itself."""
+text unless the text leads with the verdict itself; a culprit's share of the regression that
+could not be settled, said with its interval there, in the report's head, `status ID` and the
+mail."""
 
+import dataclasses
+
+from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import Outcome
+from orchestrator.commands.status import one, one_text
 from orchestrator.decisions import PairVerdict
 from orchestrator.kinds.bisect_kind import summary
-from orchestrator.results import BisectOutcome, BisectResult, PairResult
+from orchestrator.notify.message import Ended, body
+from orchestrator.report.bisection import collect, render_markdown
+from orchestrator.results import BisectOutcome, BisectResult, PairResult, RegressionStep, StepsEnd
+from orchestrator.store import Store
 
 
 def _summary(confirmation: PairResult, revert: PairResult | None) -> list[str]:
@@ -28,3 +37,36 @@ def test_a_revert_that_does_not_apply_prints_its_verdict_alone_and_one_not_measu
                           PairResult(PairVerdict.CANNOT_TELL, "the revert r could not be measured: boot"))
     assert unmeasured[-3:-1] == ["confirmation: cannot tell: too few boots to compare",
                                  "revert: cannot tell: the revert r could not be measured: boot"]
+
+
+C, P = "c" * 40, "p" * 40
+# the issue's campaign: the culprit's confirmation -18.6% of a -25.7% gap, its share not settled
+UNSETTLED = BisectResult(BisectOutcome.FOUND, culprit=C, parent=P,
+                         steps=(RegressionStep(C, P, 0.72, 0.17, 1.19, -0.186, True, False),), steps_end=StepsEnd.ALL)
+LINE = ("cccccccccccc carries about 72% of the regression (95% CI 17%..119%), not settled: another commit may carry "
+        "the rest; `steps: all` with a larger max_boots_per_commit would tell")
+
+
+def test_an_unsettled_share_is_said_with_its_interval_in_the_summary_the_report_head_status_and_the_mail(tmp_path):
+    said = summary(Outcome(BisectOutcome.FOUND, culprit=C, confidence=0.97, result=UNSETTLED), 3).splitlines()
+    assert LINE in said
+
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    cid = store.new_campaign("unsettled", {})
+    store.set_state(cid, "done", UNSETTLED.to_dict())
+    assert one(store, cid)["share"] == LINE and f"share: {LINE}" in one_text(one(store, cid))
+
+    md = render_markdown(collect(store, cid, "read_iops", "higher", lambda sha: CommitInfo(sha, "A", "a@x", "d", "s")))
+    head = md.split("## ", 1)[0]
+    assert f"Share: {LINE}" in head
+
+    mail = body(Ended(cid, "unsettled", "bisect", "done", UNSETTLED, "s", md))
+    assert LINE in " ".join(mail.split("-" * 72, 1)[0].split()), "the mail's head says it before the report"
+
+
+def test_a_settled_share_says_nothing_more_and_a_partial_one_its_own_line():
+    whole = dataclasses.replace(UNSETTLED, steps=(RegressionStep(C, P, 0.97, 0.85, 1.09, -0.25, True, True),))
+    assert whole.unsettled_share() == "" and whole.regression_steps() == ()
+    part = dataclasses.replace(UNSETTLED, partial="cccccccccccc carries about 40% (95% CI 20%..60%) of the regression")
+    assert part.unsettled_share() == "" and part.regression_steps() == (part.partial,)
+    assert UNSETTLED.unsettled_share(min_share=0.9) == "", "settled against a campaign's own steps.min_share"

@@ -5,6 +5,7 @@ store (SQLite) the way the judge numbered them."""
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -99,13 +100,19 @@ def test_the_mail_block_lists_only_significant_rows_within_78_columns(table):
     assert all(len(line) <= 78 for line in lines)
 
 
-def test_a_long_metric_name_goes_below_its_figures_in_the_mail_block(table):
-    row = table.rows[0]
+GOLDEN = Path(__file__).parent.parent / "data" / "render"
+
+
+def test_long_metric_names_keep_every_row_whole_with_a_key_below_the_table_golden(table):
     import dataclasses
 
-    long = dataclasses.replace(row, metric="x" * 60)
-    lines = render.lkp_lines(table, (long,))
-    assert lines[-1].strip().startswith("x" * 60) and all(len(line) <= 78 for line in lines)
+    names = ["sched_run_delay_us_per_slice", "sched_cpu_run_delay_ms_per_s.1", "x" * 90]
+    rows = tuple(dataclasses.replace(r, metric=n) for r, n in zip(table.rows, names))
+    lines = render.lkp_lines(table, rows)
+    assert all(len(line) <= 78 for line in lines)
+    assert all("±" in line for line in lines[3:3 + len(rows)]) and lines[3 + len(rows)] == "", \
+        "one line a row, its figures in their columns, the key below"
+    assert "\n".join(lines) + "\n" == (GOLDEN / "changed-long-names.txt").read_text()
 
 
 def test_the_html_table_has_every_row_escaped_and_the_significant_ones_marked(table):
@@ -149,7 +156,7 @@ def test_no_confirmation_renders_nothing():
 # ---- the confirmation's boots in a real store ---------------------------------------------
 
 
-def store_with_confirmation(tmp_path, busy_stray: bool = False):
+def store_with_confirmation(tmp_path, busy_stray: bool = False, cut_short: bool = False):
     """Boots in time: good, bad (the endpoints), parent, culprit (a step), then the
     confirmation's parent, culprit, culprit, parent (its `measuring` decision says from boot 4),
     then the revert's bad, revert (from boot 8)."""
@@ -158,6 +165,9 @@ def store_with_confirmation(tmp_path, busy_stray: bool = False):
     plan = [("g", 1000), ("x", 800), (P, 1000), (C, 800), (P, 1000), (C, 800), (C, 805), (P, 1003),
             ("x", 800), ("r", 1000)]
     for i, (commit, iops) in enumerate(plan):
+        if i == 2 and cut_short:  # a boot whose controller stopped after one run: the judge never counted it
+            short = store.start_boot(cid, C)
+            store.add_run(cid, short, C, {"iops": 800.0}, {"metrics": {"iops": {"name": "iops", "value": 800.0}}})
         if i == 4:
             store.add_decision(cid, Decided(C, Role.CONFIRM, "measuring", "", 0.0, 0, Basis.MEASURING, since=4))
         if i == 8:
@@ -196,6 +206,12 @@ def test_the_confirmation_s_boots_are_found_in_the_store_and_no_other(tmp_path):
     assert table is not None and (table.parent_boots, table.culprit_boots) == (2, 2)
     iops = next(r for r in table.rows if r.metric == "iops")
     assert iops.change_pct == pytest.approx((802.5 - 1001.5) / 1001.5 * 100)
+
+
+def test_a_boot_cut_short_before_the_confirmation_shifts_none_of_its_boots(tmp_path):
+    store, cid = store_with_confirmation(tmp_path, cut_short=True)
+    table = gather.collect(store, cid, "iops", C, P)
+    assert table is not None and (table.parent_boots, table.culprit_boots, table.runs) == (2, 2, 8)
 
 
 def test_a_campaign_without_a_confirmation_has_no_table(tmp_path):

@@ -83,3 +83,34 @@ def test_kconfig_inputs_keep_kconfig_files_scripts_configs_and_the_top_makefile_
     assert [line.split("\t")[1] for line in kconfig_inputs(lines)] == [
         "Makefile", "init/Kconfig", "arch/x86/Kconfig.cpu", "scripts/kconfig/conf.c", "kernel/configs/tiny.config",
         "arch/x86/configs/x86_64_defconfig"]
+
+
+def test_an_image_says_how_it_was_obtained_and_a_build_says_it_for_people(tmp_path):
+    from pathlib import Path
+
+    from orchestrator.ports import Build, KernelArtifact
+
+    store = KernelStore(tmp_path)
+    with store.staging() as stage:
+        (stage / "bzImage").write_bytes(b"k")
+        built = store.publish("d" * 64, stage, {"kind": "built", "how": "incremental", "outputs": {
+            "bzimage_sha256": "d" * 64, "bzimage_size": 1, "release": "r", "modules_dir": None}})
+    assert built.how == "incremental" and store.get("d" * 64).how == "cached"
+    assert publish(store, "e" * 64, 1, time.time()).how == "", "an entry from before says nothing"
+    k = KernelArtifact(Path("/k"), "d" * 64)
+    assert Build(k, False, 492.0, "cold").words() == "built in 8.2 min (cold)"
+    assert Build(k, False, 12.4, "incremental").words() == "built in 12 s (incremental)"
+    assert Build(k, True, 0.1, "cached").words() == "from the build cache"
+
+
+def test_a_build_starts_incremental_in_a_directory_holding_a_kernel_else_cold_or_with_ccache(tmp_path, monkeypatch):
+    from orchestrator.kbuild import builder as kbuilder
+
+    b = kbuilder.KernelBuilder(KernelStore(tmp_path / "s"), tmp_path / "w", None)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert b._how(out) == "cold"
+    monkeypatch.setattr(kbuilder.shutil, "which", lambda _name: "/usr/bin/ccache")
+    assert kbuilder.KernelBuilder(KernelStore(tmp_path / "s"), tmp_path / "w", tmp_path / "cc")._how(out) == "ccache"
+    (out / "vmlinux").write_bytes(b"")
+    assert b._how(out) == "incremental"

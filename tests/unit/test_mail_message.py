@@ -152,3 +152,13 @@ def test_folding_cuts_at_character_boundaries_and_drops_control_characters():
     text = "é" * 600 + "\nshort\r\x07line"
     folded = fold_long_lines(text, 998).split("\n")
     assert [len(x.encode()) for x in folded] == [998, 202, 9] and folded[2] == "shortline"
+
+
+@pytest.mark.parametrize("report, times", [
+    ("# vmbisect campaign nightly: found\n\nWorkers: taken over once (`vmbisect status ID` says from which worker, "
+     "when and why)\n", 1),
+    ("# vmbisect comparison nightly\n", 1),
+])
+def test_a_takeover_is_said_once_in_the_mail_whether_or_not_the_report_says_it(report, times):
+    text = received(ended(FOUND, report=report, taken_over="taken over once")).get_body(("plain",)).get_content()
+    assert text.count("Workers: taken over once") == times

@@ -18,6 +18,7 @@ from orchestrator.bisect.engine import Outcome
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.explain import profile_boots, profile_render
+from orchestrator.explain.kallsyms import SymbolMap, is_marker
 from orchestrator.explain.perfscript import KERNEL, fold_script, folded_text, frame_name, parse_folded
 from orchestrator.explain.profile import SELF, Profile, diff, key, only_on, shares, top
 from orchestrator.explain.profile_stored import Profiled, collect
@@ -72,6 +73,62 @@ def test_a_command_name_with_spaces_and_a_repeated_user_frame_fold_to_one_frame_
     assert fold_script(text)[0] == Counter({("kworker/u4:1_hot", "start", "[unknown]", "do_idle_[k]"): 1})
 
 
+# -- kernel symbols: a section marker is never a function ----------------------------------------
+
+GUEST_MAP = DATA / "guest-base-6.1.System.map"  # a guest-base 6.1 kernel's System.map around its markers
+
+
+def test_a_guest_base_idle_sample_perf_named_after_a_marker_folds_to_the_idle_loop_golden():
+    folded, _ = fold_script((DATA / "guest-base-idle.perf-script").read_text(), SymbolMap.parse(GUEST_MAP.read_text()))
+    assert folded == parse_folded((DATA / "guest-base-idle.folded").read_text())
+    frames = {f for stack in folded for f in stack}
+    assert "native_safe_halt_[k]" in frames and not any(is_marker(f.removesuffix(KERNEL)) for f in frames)
+
+
+def test_without_a_symbol_map_a_marker_frame_is_named_after_its_section_never_as_a_function():
+    folded, _ = fold_script((DATA / "guest-base-idle.perf-script").read_text())
+    idle = [s[-1] for s in folded if s[0] == "swapper"]
+    assert idle == ["[after:.sched.text]_[k]"] * 2
+    assert frame_name("__cpuidle_text_start", "[kernel.kallsyms]") == "[idle:.cpuidle.text]_[k]"
+    # a profile folded and stored before: read back with the marker named the same way
+    assert parse_folded("swapper;do_idle_[k];__sched_text_end_[k] 3\n") == Counter(
+        {("swapper", "do_idle_[k]", "[after:.sched.text]_[k]"): 3})
+
+
+def test_the_resolver_takes_the_function_at_a_markers_address_and_names_a_section_without_one():
+    kernel = SymbolMap.parse(GUEST_MAP.read_text())
+    end = next(int(line.split()[0], 16) for line in GUEST_MAP.read_text().splitlines() if line.endswith(" __sched_text_end"))
+    assert kernel.name(end) == kernel.name(end + 5) == "native_safe_halt"
+    assert kernel.name(0xffffffff8102de5c) == "read_hpet"
+    assert kernel.name(0xffffffff81800113) == "[after:.static_call.text]"  # past _etext: no function there
+
+
+@pytest.mark.parametrize("name", ["__start_tty", "__stop_tx", "__blk_mq_end_request", "__folio_start_writeback",
+                                  "__block_write_begin", "_text_poke", "do_idle"])
+def test_functions_whose_names_look_like_markers_are_functions(name):
+    assert not is_marker(name)
+
+
+def real_maps() -> list[Path]:
+    """Real kernels' whole symbol maps on this machine: this kernel's kallsyms (when its addresses
+    show) and System.map files of kernels built here or installed with their symbols."""
+    found = [Path("/proc/kallsyms")] if Path("/proc/kallsyms").is_file() else []
+    found += sorted(Path("/boot").glob("System.map-*")) + sorted(Path.home().glob(".local/share/vmbisect/kbuild/*/build/*/System.map"))
+    return found
+
+
+@pytest.mark.parametrize("path", real_maps(), ids=str)
+def test_on_a_real_kernels_symbol_map_no_address_is_named_after_a_marker(path):
+    kernel = SymbolMap.parse(path.read_text(errors="replace"))
+    if not kernel:
+        pytest.skip(f"{path} holds no symbols (addresses hidden, or Debian's stub System.map)")
+    assert kernel.markers, "a kernel's map has section markers"
+    for at in kernel.markers:
+        for address in (at, at + 1, at + 0x40):
+            name = kernel.name(address)
+            assert name is None or not is_marker(name), f"{address:x} named {name}"
+
+
 @pytest.mark.parametrize("text", ["not a header\n", "fio 1/1 [000] 1.0: cpu-clock: \n\tgarbage\n"])
 def test_output_the_parser_does_not_know_is_an_infra_error_naming_the_line(text):
     with pytest.raises(InfraError, match="perf script line"):
@@ -119,6 +176,24 @@ def test_on_the_real_capture_bfq_functions_are_sampled_with_bfq_only_and_direct_
     assert any(r.symbol.startswith("bfq_") for r in only_on(d, "culprit"))
     assert not any(r.symbol.startswith("bfq_") for r in only_on(d, "parent"))
     assert "blk_mq_try_issue_directly" + KERNEL in {r.symbol for r in only_on(d, "parent")}
+
+
+def test_the_markdown_section_keeps_every_row_whole_with_long_keys_in_a_key_below_golden():
+    lines = profile_render.markdown(Profiled(real_diff()))
+    block = lines[lines.index("```") + 1:lines.index("```", lines.index("```") + 1)]
+    rows = [line for line in block[3:] if line.strip() and not line.startswith("[")]
+    assert all(re.match(r"^ *[\d.]+ +[+-][\d.]+ +[\d.]+ [! ] perf-profile\.", line) for line in rows), "no row wrapped"
+    assert "\n".join(lines) + "\n" == (Path(__file__).parent.parent / "data" / "render" /
+                                        "profile-sched-none-bfq.md").read_text()
+
+
+def test_a_clocksource_read_taking_a_tenth_of_the_samples_gets_a_note_saying_what_it_means():
+    notes = profile_render.emulated_notes(real_diff())
+    assert len(notes) == 1 and notes[0].startswith("read_hpet (reading the clocksource) takes 17.1% of the parent's")
+    assert "emulated device" in notes[0] and "clocksource=tsc tsc=reliable" in notes[0]
+    quiet = diff(Profile("a", "cpu-clock", (stacks("x;do_idle_[k];read_hpet_[k] 1\nx;do_idle_[k] 99\n"),)),
+                 Profile("b", "cpu-clock", (stacks("x;do_idle_[k] 100\n"),)))
+    assert profile_render.emulated_notes(quiet) == []
 
 
 def test_the_markdown_section_keeps_within_78_columns_and_lists_both_kinds():

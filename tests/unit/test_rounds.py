@@ -274,3 +274,30 @@ def test_the_endpoint_check_starts_at_the_cap_when_a_visit_and_a_revisit_reach_t
     assert endpoints_next(noisy, 8, 8) is Next.START  # 7 <= twice max_boots_per_commit
     far = check(good, bad, max_boots=2)
     assert endpoints_next(far, 8, 4) is Next.REFUSE  # 7 > twice max_boots_per_commit
+
+
+class PlannedJudge:
+    """The endpoints' boots, as many of each side's planned values as asked for."""
+
+    def __init__(self, good: list[Boot], bad: list[Boot]) -> None:
+        self.plan, self.have = {"g": good, "b": bad}, 0
+
+    def interleave(self, keys: list[str], need: int, since: int = 0) -> None:
+        self.have = max(self.have, need)
+
+    def evidence(self) -> dict[str, list[Boot]]:
+        return {k: v[:self.have] for k, v in self.plan.items()}
+
+
+def test_an_endpoint_line_before_the_check_decides_says_it_is_interim_and_the_last_says_what_was_decided() -> None:
+    from orchestrator.measure.endpoints import measure_endpoints
+
+    # bad looks not bad on 2+2 boots (+7.5%, but that is not refused before MIN_REFUSAL_BOOTS), then is
+    good = exact(100, [0.01, -0.01, 0.0, 0.01, -0.01, 0.0, 0.01, -0.01])
+    bad = exact(110, [0.01, -0.01]) + exact(60, [0.0, 0.01, -0.01, 0.0, 0.01, -0.01])
+    lines: list[str] = []
+    measure_endpoints(PlannedJudge(good, bad), "g", "b", "higher", Threshold("relative", -0.10), 1, 2, 8, 0.05,
+                      0.05, lambda c: lines.append(c.message), early=True)
+    assert len(lines) >= 2
+    assert lines[0].startswith("after 2+2 boots: not yet decided, both booted again (so far: bad is not bad")
+    assert not lines[-1].startswith("after ") and "not bad" not in lines[-1]
