@@ -164,7 +164,7 @@ def confidence_words(confidence: float, doubtful: list[str]) -> str:
 
 class Vcs(Protocol):
     """What the engine needs of the repository: orchestrator/backends/git_bisect.py's GitBisect
-    (tests/fakes.py FakeLinearVcs for the simulator)."""
+    (tests/fakes.py FakeVcs for the simulator)."""
 
     repo: Path
 

@@ -587,7 +587,7 @@ def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_
     (8% between boots, 2% within). Slow tier: about two minutes."""
     import random
 
-    from tests.fakes import FakeLinearVcs
+    from tests.fakes import FakeVcs
 
     shas = [f"{i:040x}" for i in range(200)]
     rng = random.Random(2026)
@@ -600,7 +600,7 @@ def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_
                             "workload": "fake", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
         store = Store("sqlite://")
         cid = store.new_campaign("t", {})
-        outcome = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(),  # type: ignore[arg-type]
+        outcome = Engine(c, "higher", FakeVcs(shas), FakeBuilder(),  # type: ignore[arg-type]
                          FakeMeasurer(value, 0.02, trial, between=0.08), store).run(cid)
         ok = outcome.outcome == "found" and outcome.culprit == shas[culprit]
         right += ok
