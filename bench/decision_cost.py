@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.history.shape import kernel_shape  # noqa: E402
+from bench.history.shape import MIN_COMMITS, kernel_shape  # noqa: E402
 from orchestrator.bisect.posterior import Dag, llr_of  # noqa: E402
 from orchestrator.bisect.rounds import next_move  # noqa: E402
 from orchestrator.measure.decide import ERROR  # noqa: E402
@@ -34,8 +34,8 @@ def main() -> int:
     p.add_argument("--skips", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args()
-    if a.candidates < 30:
-        p.error(f"--candidates: {a.candidates}: 30 at least")
+    if a.candidates < MIN_COMMITS:
+        p.error(f"--candidates: {a.candidates}: {MIN_COMMITS} at least")
     shape = kernel_shape(a.candidates, a.seed)
     names = [f"{i:040x}" for i in range(len(shape))]
     started = time.monotonic()

@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from bench.history.shape import kernel_shape  # noqa: E402
+from bench.history.shape import MIN_COMMITS, kernel_shape  # noqa: E402
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign.file import parse_campaign, parse_threshold  # noqa: E402
 from orchestrator.decisions import Refusal, Role  # noqa: E402
@@ -186,12 +186,12 @@ class Source:
 
 
 def source(text: str) -> Source:
-    """`linear` or `kernel:N` (N commits, 30 at least)."""
+    """`linear` or `kernel:N` (N commits, MIN_COMMITS at least)."""
     if text == "linear":
         return Source("linear")
     kind, _, size = text.partition(":")
-    if kind != "kernel" or not size.isdigit() or int(size) < 30:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected linear or kernel:N (N commits, 30 at least)")
+    if kind != "kernel" or not size.isdigit() or int(size) < MIN_COMMITS:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected linear or kernel:N (N commits, {MIN_COMMITS} at least)")
     return Source(text, kernel=int(size))
 
 

@@ -39,6 +39,7 @@ class Kind(str, Enum):
 
 
 NOOP = (Kind.COMMENT, Kind.DOC)
+MIN_COMMITS = 50  # room for the three topic branches the planted changes go in
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,9 @@ def change(rng: random.Random) -> Kind:
 
 
 def kernel_shape(commits: int, seed: int) -> Shape:
-    """A kernel-shaped history of about `commits` commits (exactly, when it is 30 or more)."""
-    if commits < 30:
-        raise ValueError(f"commits: {commits}: a kernel-shaped history needs 30 commits at least")
+    """A kernel-shaped history of `commits` commits (MIN_COMMITS at least)."""
+    if commits < MIN_COMMITS:
+        raise ValueError(f"commits: {commits}: a kernel-shaped history needs {MIN_COMMITS} commits at least")
     rng = random.Random(seed)
     nodes: list[Node] = []
     main: list[int] = []  # the main line's commits, oldest first
@@ -104,17 +105,19 @@ def kernel_shape(commits: int, seed: int) -> Shape:
     planned: list[int] = []
     while len(nodes) < commits - 1:
         left = commits - len(nodes)
-        if main and (rng.random() < 0.05 or left < 7):  # a fix directly on the main line
-            nodes.append(Node((main[-1],), change(rng)))
+        if not main or rng.random() < 0.05 or left < 7:  # a fix directly on the main line (it starts with one)
+            nodes.append(Node(tuple(main[-1:]), change(rng)))
             main.append(len(nodes) - 1)
             continue
-        length = min(topic_length(rng), left - 2)
+        length = min(topic_length(rng) if len(planned) >= 3 else max(8, min(topic_length(rng), commits // 5)),
+                     left - 2)
         r = rng.random()
         base = () if not main or r < 0.5 else (main[max(0, len(main) - 1 - rng.randrange(20))],) if r < 0.8 \
             else (main[rng.randrange(len(main))],)
         tip = base
-        sub = length >= 8 and rng.random() < 0.08  # a sub-branch merged into the topic halfway
-        back = not sub and length >= 8 and main and rng.random() < 0.03  # the main line merged into it
+        plain = len(planned) < 3  # the first three long ones are kept plain, to plant in
+        sub = not plain and 8 <= length <= left - 5 and rng.random() < 0.08  # a sub-branch merged into the topic halfway
+        back = not plain and not sub and length >= 8 and rng.random() < 0.03  # the main line merged into it
         for k in range(length):
             if k == length // 2 and sub:
                 side = tip
@@ -132,11 +135,11 @@ def kernel_shape(commits: int, seed: int) -> Shape:
             tip = (len(nodes) - 1,)
         if not sub and not back and length >= 8:
             planned.append(topics)
-        nodes.append(Node(((main[-1],) if main else ()) + tip, Kind.MERGE))
+        nodes.append(Node((main[-1],) + tip, Kind.MERGE))
         main.append(len(nodes) - 1)
         topics += 1
     while len(nodes) < commits:
-        nodes.append(Node(((main[-1],) if main else ()), change(rng)))
+        nodes.append(Node((main[-1],), change(rng)))
         main.append(len(nodes) - 1)
     return plant(nodes, planned, rng)
 
