@@ -2,11 +2,12 @@
 from (pure, over the release's tree listing and the contents of the files it touches).
 
 A file's content at a commit follows from the changes in the commit's history, applied oldest
-first (as a merge of changes that never overlap): compiled code is a line at the end of a .c
-file (`static const char vmbisect_gen_N[] __used = "N";`: a symbol kept in the image, no
-behaviour), a header change a macro before the header's last `#endif` (every file including
-it is compiled again, nothing changes in the image), a comment a comment line at the end of a
-.c file, a documentation change a line at the end of a .rst file. The build break is such a
+first (as a merge of changes that never overlap): compiled code is a line after the end of one
+of a .c file's functions, drawn at random (`static const char vmbisect_gen_N[] __used = "N";`:
+a symbol kept in the image, no behaviour; changes at different places revert cleanly, as most
+of a real history's do), a header change a macro before the header's last `#endif` (every file
+including it is compiled again, nothing changes in the image), a comment a comment line after a
+function, a documentation change a line at the end of a .rst file. The build break is such a
 line without its semicolon in kernel/fork.c (the fix adds it), the boot break a late
 initcall in init/main.c that panics (the fix removes it), a revert removes the lines of the
 commit it reverts, and the culprit is the mechanism's patch, from the example series that
@@ -67,11 +68,13 @@ def pools(listing: Iterable[tuple[str, int]], host_dirs: set[str], reserved: set
 @dataclass(frozen=True)
 class Op:
     """One change to one file: `text` added under `key` (a commit's index; the fix of a build
-    break sets its break's line again), or the key's line removed (`text` None)."""
+    break sets its break's line again), or the key's line removed (`text` None). `at`: where,
+    as a fraction of the file's function ends (1.0: the end of the file)."""
 
     commit: int
     key: int
     text: str | None
+    at: float = 1.0
 
 
 @dataclass
@@ -115,7 +118,7 @@ def changes(shape: Shape, pool: Pools, seed: int, culprit_files: tuple[str, ...]
             for f in files:
                 line = (f'static const char vmbisect_gen_{i}[] __used = "{i}";\n' if kind is Kind.CODE else
                         f"/* {i}: see the history's generated changes */\n")
-                out.add(f, Op(i, i, line))
+                out.add(f, Op(i, i, line, rng.random()))
             what = "keep symbol" if kind is Kind.CODE else "comment"
             out.subjects[i] = f"{area(files[0])}: {what} {i} in {posixpath.basename(files[0])}"
         elif kind is Kind.HEADER:
@@ -166,16 +169,32 @@ def merge_subject(shape: Shape, node: Node) -> str:
 
 def content(base: str, path: str, ops: list[Op], holds: Callable[[int], bool]) -> str:
     """`path`'s content at a commit: `base` with the ops of the commits its history `holds`,
-    oldest first; lines in key order (a header's before its last #endif)."""
-    present: dict[int, str] = {}
+    oldest first; each line after the function end its `at` names (a line that is "}"), or at
+    the end; a header's before its last #endif."""
+    present: dict[int, Op] = {}
     for op in ops:
         if holds(op.commit):
             if op.text is None:
                 present.pop(op.key, None)
             else:
-                present[op.key] = op.text
-    lines = "".join(present[k] for k in sorted(present))
+                present[op.key] = op
     if path.endswith(".h"):
+        lines = "".join(str(present[k].text) for k in sorted(present))
         at = base.rfind("#endif")
         return base[:at] + lines + base[at:] if at >= 0 else base + lines
-    return base + lines
+    rows = base.splitlines(keepends=True)
+    ends = [n for n, row in enumerate(rows) if row.rstrip("\n") == "}"]
+    after: dict[int, list[str]] = {}
+    for k in sorted(present):
+        op = present[k]
+        where = ends[min(len(ends) - 1, int(op.at * len(ends)))] if ends and op.at < 1.0 else len(rows) - 1
+        after.setdefault(where, []).append(str(op.text))
+    if not after:
+        return base
+    out = []
+    for n, row in enumerate(rows):
+        out.append(row)
+        out.extend(after.get(n, ()))
+    if not rows:
+        out.extend(after.get(-1, ()))
+    return "".join(out)

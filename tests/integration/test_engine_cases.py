@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
+from bench.history.shape import Kind, kernel_shape
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.engine import HIGH_CONFIDENCE, CampaignRefused, Engine
 from orchestrator.campaign.file import parse_campaign
@@ -26,7 +27,7 @@ from orchestrator.errors import InfraError
 from orchestrator.ports import Event
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
-from tests.integration.gitrepo import Repo, linear, merge_heavy
+from tests.integration.gitrepo import Repo, kernel_shaped, linear, merge_heavy
 
 FIO_ERROR = "fio exited with status 1: fio: pid=412, err=5/file:io_u.c:1889, func=io_u error"
 RESTORES, NOT_RESTORED, NO_APPLY = ("revert restores the metric", "revert does not restore the metric",
@@ -60,8 +61,16 @@ def noop_side_branch(path: Path) -> Repo:
     return repo
 
 
+# bench.history's kernel-shaped history of 300 commits (seed 11): topic branches merged into the
+# main line, a build-broken range and a boot-broken pair each inside a topic branch. The metric
+# drops at the commit after the build-broken range's fix, in the same branch, so that the search
+# meets the range (the maker's own culprit, elsewhere, is one more commit to the fake guests).
+KERNEL = kernel_shape(300, 11)
+AFTER_FIX = next(i for i, n in enumerate(KERNEL.nodes) if n.parents == (KERNEL.build_broken[-1] + 1,))
+
 HISTORIES: dict[str, Callable[[Path], Repo]] = {
-    "linear": lambda p: linear(p, 24), "merges": merge_heavy, "conflict": conflicting, "noop-branch": noop_side_branch}
+    "linear": lambda p: linear(p, 24), "merges": merge_heavy, "conflict": conflicting, "noop-branch": noop_side_branch,
+    "kernel-shaped": lambda p: kernel_shaped(p, len(KERNEL), 11)}
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,13 @@ CASES = [
     Case("culprit on a merged topic branch", Expect("found", "t1-1", confirmation="confirmed", revert=RESTORES,
                                                     high_confidence=True),
          history="merges", good="m0", bad="m5", culprit="t1-1"),
+    Case(f"a generated kernel-shaped history ({len(KERNEL)} commits, {sum(n.kind is Kind.MERGE for n in KERNEL.nodes)} "
+         "merges): the culprit inside a merged topic branch just after a build-broken range, which is skipped",
+         Expect("found", f"n{AFTER_FIX}", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("build failed: drivers/scsi/sd.c:12:3: error",)),
+         history="kernel-shaped", good="release", bad=f"n{len(KERNEL) - 1}", culprit=f"n{AFTER_FIX}",
+         broken=tuple(f"n{i}" for i in KERNEL.build_broken), panics=tuple(f"n{i}" for i in KERNEL.boot_broken),
+         same_image=tuple(tuple(f"n{i}" for i in g) for g in KERNEL.same_image())),
     Case("culprit on main between merges", Expect("found", "m4", confirmation="confirmed", revert=RESTORES,
                                                   high_confidence=True),
          history="merges", good="m0", bad="m5", culprit="m4"),
