@@ -30,7 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from bench.history.files import BOOT_FILE, BUILD_FILE, Changes, changes, content, pools  # noqa: E402
+from bench.history.files import BOOT_FILE, BUILD_FILE, Changes, changes, content, function_ends, pools  # noqa: E402
 from bench.history.shape import MIN_COMMITS, Kind, Shape, kernel_shape  # noqa: E402
 from orchestrator.bisect.posterior import Dag  # noqa: E402
 from orchestrator.demo import MULTIPAGE_RING, NETPERF, SCSI_MQ, Series, mailinfo, release_clone  # noqa: E402
@@ -122,6 +122,7 @@ def write(repo: Path, release: str, shape: Shape, seed: int, series: Series) -> 
     pool = pools(listing, host_dirs(repo, release, listing), set(culprit.files) | {BUILD_FILE, BOOT_FILE})
     ch = changes(shape, pool, seed, culprit.files, culprit.subject)
     base = {p: data.decode("utf-8", errors="surrogateescape") for p, data in blobs(repo, release, sorted(ch.ops)).items()}
+    ends = {path: function_ends(text) for path, text in base.items()}
     names = [str(i) for i in range(len(shape))]
     dag = Dag(names, {names[i]: [names[p] for p in n.parents] for i, n in enumerate(shape.nodes)})
     stream = bytearray()
@@ -134,7 +135,7 @@ def write(repo: Path, release: str, shape: Shape, seed: int, series: Series) -> 
             if path in culprit.patched:
                 data = culprit.patched[path] if dag.is_ancestor(names[shape.culprit], names[i]) else blobs_of(base, path)
             else:
-                data = content(base[path], path, ch.ops[path], partial(holds, dag, names, i)).encode(
+                data = content(base[path], path, ch.ops[path], partial(holds, dag, names, i), ends[path]).encode(
                     "utf-8", "surrogateescape")
             key = hashlib.sha1(path.encode() + b"\0" + data).digest()
             if key not in marks:

@@ -167,10 +167,21 @@ def merge_subject(shape: Shape, node: Node) -> str:
     return f"Merge branch 'topic-{node.topic}-sub' into topic-{node.topic}"
 
 
-def content(base: str, path: str, ops: list[Op], holds: Callable[[int], bool]) -> str:
+def function_ends(base: str) -> list[int]:
+    """The offsets just past each line of `base` that is "}" (a function's end), then the end."""
+    ends, at = [], base.find("\n}\n")
+    while at >= 0:
+        ends.append(at + 3)
+        at = base.find("\n}\n", at + 2)
+    if base.startswith("}\n"):
+        ends.insert(0, 2)
+    return ends
+
+
+def content(base: str, path: str, ops: list[Op], holds: Callable[[int], bool], ends: list[int]) -> str:
     """`path`'s content at a commit: `base` with the ops of the commits its history `holds`,
-    oldest first; each line after the function end its `at` names (a line that is "}"), or at
-    the end; a header's before its last #endif."""
+    oldest first; each line after the function end its `at` names (`ends`, function_ends), or
+    at the end; a header's before its last #endif."""
     present: dict[int, Op] = {}
     for op in ops:
         if holds(op.commit):
@@ -182,19 +193,13 @@ def content(base: str, path: str, ops: list[Op], holds: Callable[[int], bool]) -
         lines = "".join(str(present[k].text) for k in sorted(present))
         at = base.rfind("#endif")
         return base[:at] + lines + base[at:] if at >= 0 else base + lines
-    rows = base.splitlines(keepends=True)
-    ends = [n for n, row in enumerate(rows) if row.rstrip("\n") == "}"]
-    after: dict[int, list[str]] = {}
-    for k in sorted(present):
-        op = present[k]
-        where = ends[min(len(ends) - 1, int(op.at * len(ends)))] if ends and op.at < 1.0 else len(rows) - 1
-        after.setdefault(where, []).append(str(op.text))
-    if not after:
+    if not present:
         return base
-    out = []
-    for n, row in enumerate(rows):
-        out.append(row)
-        out.extend(after.get(n, ()))
-    if not rows:
-        out.extend(after.get(-1, ()))
+    places = sorted((ends[min(len(ends) - 1, int(op.at * len(ends)))] if ends and op.at < 1.0 else len(base), k)
+                    for k, op in present.items())
+    out, last = [], 0
+    for where, k in places:
+        out += [base[last:where], str(present[k].text)]
+        last = where
+    out.append(base[last:])
     return "".join(out)
