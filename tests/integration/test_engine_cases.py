@@ -771,13 +771,15 @@ def test_build_ahead_builds_the_next_picks_on_the_build_cpus_only(tmp_path):
     assert all(cpus == frozenset(os.sched_getaffinity(0)) for _c, cpus, thread in seen if thread != "build-ahead")
 
 
-def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path):
+@pytest.mark.parametrize("name", ["culprit on a merged topic branch", "a generated kernel-shaped history"])
+def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path, name):
     """The posterior search keeps its history as `git bisect log` text (each decided commit's
     latest mark): `git bisect replay` of it in a clone of the user's repository names the same
-    first bad commit, on a history with merges."""
+    first bad commit, on a history with merges, and on a generated kernel-shaped one with
+    skipped commits."""
     import subprocess
 
-    case = next(c for c in CASES if c.name == "culprit on a merged topic branch")
+    case = next(c for c in CASES if c.name.startswith(name))
     ran = run_case(tmp_path, case)
     log = ran.store.campaign(ran.cid).bisect_log
     assert f"# first bad commit: [{ran.outcome.culprit}]" in log
