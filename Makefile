@@ -80,8 +80,8 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps bench-noise
-bench: bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps bench-noise
+.PHONY: bench bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise
+bench: bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise
 
 # Noise source by source (docs/measurements/noise.md): the demo's good kernel (built here, cached),
 # its guest and workload booted 6 times per variant, interleaved: the guest's clock before and after
@@ -107,6 +107,14 @@ bench-build: setup
 bench-bisect: setup
 	$(PY) -m bench.bisect_rounds --trials 1000
 	$(PY) -m bench.bisect_accuracy --trials 100
+
+# Ranges of a kernel release's size (docs/measurements/real-size.md): one decision at 100,000
+# candidates with 50 skipped (seconds), then the real engine with fake hosts on kernel-shaped
+# histories with merges, case 1 at S = 1 and 4 (1,000 and 10,000 commits, 100 campaigns a row,
+# a few minutes in 2 processes).
+bench-size: setup
+	$(PY) -m bench.decision_cost --candidates 100000 --skips 50
+	$(PY) -m bench.bisect_accuracy --trials 100 --cases 1 --slots 1 4 --history kernel:1000 kernel:10000
 
 # Regressions in several steps (docs/how-bisection-works.md): the real engine with fake hosts over
 # histories of one, two and three steps, 50 campaigns a case, the 50/50 case 10 (about 3 min).

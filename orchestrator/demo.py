@@ -42,7 +42,7 @@ import yaml
 from orchestrator import paths
 from orchestrator.errors import InfraError, UserError
 from orchestrator.kbuild import gitrepo
-from orchestrator.kbuild.source import ensure_linux_source_repo
+from orchestrator.kbuild.source import SourceRepo, ensure_linux_source_repo
 
 EXAMPLES = paths.REPO_ROOT / "examples"
 
@@ -153,15 +153,22 @@ def ensure_demo_repo() -> DemoRepo:
 
 def ensure_series_repo(series: Series, dest: Path | None = None) -> DemoRepo:
     """The series' repository: branch master is the release, branch <series.name> the series on top."""
-    source = ensure_linux_source_repo()
     dest = dest or series.repo
+    source = release_clone(dest)
+    head = apply_series(dest, source.commit, series.dir, series.name)
+    culprit = next(sha for sha, subject in _log(dest, series.name) if subject == series.culprit_subject)
+    return DemoRepo(dest, source.commit, head, culprit)
+
+
+def release_clone(dest: Path) -> SourceRepo:
+    """A bare repository at `dest` whose branch master is linux-source-6.1's release commit,
+    borrowing the linux-source repository's objects (made unless it exists); the release."""
+    source = ensure_linux_source_repo()
     if not dest.exists():
         subprocess.run(["git", "clone", "--quiet", "--bare", "--shared", *gitrepo.clone_options(), str(source.path),
                         str(dest)], check=True, capture_output=True)
     gitrepo.no_background(dest)
-    head = apply_series(dest, source.commit, series.dir, series.name)
-    culprit = next(sha for sha, subject in _log(dest, series.name) if subject == series.culprit_subject)
-    return DemoRepo(dest, source.commit, head, culprit)
+    return source
 
 
 def apply_series(repo: Path, base: str, series_dir: Path, branch: str) -> str:

@@ -239,15 +239,24 @@ class FakeMeasurer:
         yield FakeSession(self, guest, value, self.workload_fails.get(commit, ""), commit in self.metric_missing, also)
 
 
-class FakeLinearVcs:
-    """`git bisect` over a linear history of commit names, in memory: the bisection simulator's
-    stand-in for GitBisect (thousands of campaigns a minute). Same choices as git's for a line:
-    the middle of the remaining range; `log` lists the marks so `replay` can restore them.
-    The engine cases use real git; this only makes `make bench-bisect` fast."""
+class FakeVcs:
+    """`git bisect` over a history of commit names, in memory: the bisection simulator's stand-in
+    for GitBisect (thousands of campaigns a minute). `parents[c]`: c's parents, the first parent
+    first (without it, a line: each commit's parent is the one before); commits oldest first.
+    Ancestry is the posterior's Dag over the whole history. Same choices as git's: of the
+    remaining commits (bad's ancestry without the goods'), the one whose count of remaining
+    ancestors is nearest half of them (the middle of the range on a line; ties to the older);
+    `log` lists the marks so `replay` can restore them. The engine cases use real git; this only
+    makes the simulations fast."""
 
-    def __init__(self, commits: list[str]) -> None:
+    def __init__(self, commits: list[str], parents: Mapping[str, Sequence[str]] | None = None) -> None:
+        from orchestrator.bisect.posterior import Dag
+
         self.commits = commits
         self.index = {c: i for i, c in enumerate(commits)}
+        self.parents = {c: tuple(parents[c]) if parents is not None else ((commits[i - 1],) if i else ())
+                        for i, c in enumerate(commits)}
+        self.dag = Dag(commits, self.parents)
         self.repo = Path("/nonexistent/fake.git")
         self.marks: list[tuple[str, str]] = []
         self.reverts: dict[str, str] = {}
@@ -272,27 +281,26 @@ class FakeLinearVcs:
         return self._state()
 
     def _state(self):
+        import numpy as np
+
         from orchestrator.backends.gitlog import BisectState
 
-        lo, hi = self.index[self.good], self.index[self.bad]
-        skipped = set()
-        for commit, verdict in self.marks:
-            i = self.index[commit]
-            if verdict == "good":
-                lo = max(lo, i)
-            elif verdict == "bad":
-                hi = min(hi, i)
-            else:
-                skipped.add(i)
-        if hi <= lo:
-            return BisectState("found", culprit=self.commits[hi])
-        left = [i for i in range(lo + 1, hi) if i not in skipped]
+        bad = ([c for c, v in self.marks if v == "bad"] or [self.bad])[-1]
+        goods = [self.good] + [c for c, v in self.marks if v == "good"]
+        skipped = {self.index[c] for c, v in self.marks if v not in ("good", "bad")}
+        alive = self.dag.ancestry(self.index[bad])
+        for good in goods:
+            alive &= ~self.dag.ancestry(self.index[good])
+        hi = self.index[bad]
+        rest = [i for i in np.flatnonzero(alive).tolist() if i != hi]
+        left = [i for i in rest if i not in skipped]
         if not left:
-            if all(i in skipped for i in range(lo + 1, hi)) and hi - lo > 1:
-                return BisectState("only_skipped", candidates=tuple(self.commits[i] for i in range(lo + 1, hi + 1)))
-            return BisectState("found", culprit=self.commits[hi])
-        mid = (lo + hi) // 2
-        self._current = self.commits[min(left, key=lambda i: abs(i - mid))]
+            if rest:
+                return BisectState("only_skipped", candidates=tuple(self.commits[i] for i in rest + [hi]))
+            return BisectState("found", culprit=bad)
+        below = self.dag.bad_mass(alive.astype(float))
+        half = int(alive.sum()) // 2
+        self._current = self.commits[min(left, key=lambda i: (abs(below[i] - half), i))]
         return BisectState("testing", len(left), max(1, len(left).bit_length() - 1))
 
     def current(self) -> str:
@@ -308,14 +316,25 @@ class FakeLinearVcs:
         return self._state()
 
     def parent(self, commit: str) -> str:
-        return self.commits[self.index[commit] - 1]
+        return self.parents[commit][0]
 
     def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        if ancestor in self.index and commit in self.index:
+            return self.dag.is_ancestor(ancestor, commit)
         return self.index.get(ancestor, -1) <= self.index.get(commit, -1)
 
     def rev_list(self, good: str, bad: str, first_parent: bool = False) -> str:
-        lo, hi = self.index[good], self.index[bad]
-        return "".join(f"{self.commits[i]} {self.commits[i - 1]}\n" for i in range(hi, lo, -1))
+        import numpy as np
+
+        inside = self.dag.ancestry(self.index[bad]) & ~self.dag.ancestry(self.index[good])
+        listed = np.flatnonzero(inside)[::-1].tolist()
+        if first_parent:  # the first-parent chain from bad down to good's ancestry
+            listed, at = [], self.index[bad]
+            while inside[at]:
+                listed.append(at)
+                at = self.index[self.parents[self.commits[at]][0]]
+        return "".join(f"{self.commits[i]} {' '.join(self.parents[self.commits[i]][:1 if first_parent else None])}\n"
+                       for i in listed)
 
     def revert(self, commit: str, onto: str):
         from orchestrator.backends.git_bisect import Revert

@@ -41,6 +41,7 @@ import math
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -51,15 +52,16 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
+from bench.history.shape import MIN_COMMITS, kernel_shape  # noqa: E402
 from orchestrator.bisect.confidence import HIGH_CONFIDENCE  # noqa: E402
 from orchestrator.bisect.engine import CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign.file import parse_campaign, parse_threshold  # noqa: E402
-from orchestrator.decisions import Refusal  # noqa: E402
+from orchestrator.decisions import Refusal, Role  # noqa: E402
 from orchestrator.measure.decide import ERROR  # noqa: E402
 from orchestrator.measure.endpoints import measure_endpoints  # noqa: E402
 from orchestrator.measure.judge import Judge  # noqa: E402
 from orchestrator.stats import p_less  # noqa: E402
-from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore  # noqa: E402
+from tests.fakes import FakeBuilder, FakeMeasurer, FakeVcs, MemoryStore  # noqa: E402
 
 COMMITS = 1000
 
@@ -115,6 +117,8 @@ class Trial:
     inherited: int
     seed: int = 0
     answer: str = ""  # what the campaign answered, for the list of misses
+    steps: int = 0  # the search's steps (revisits included)
+    rounds: int = 0  # the search's rounds (a round measures up to S commits at once)
 
 
 def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]], list[int]]:
@@ -134,47 +138,132 @@ def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]]
     return shas, groups, real
 
 
-def values(shas: list[str], culprit: int, drop: float, direction: str = "higher"):
-    index = {s: i for i, s in enumerate(shas)}
+@dataclass(frozen=True)
+class History:
+    """What a simulated campaign bisects: the commits oldest first (the first is good, the last
+    bad) with their parents (None: a line), the groups of commits with one kernel image, the
+    commits that do not build and those whose kernel panics at boot, and the culprit."""
+
+    shas: list[str]
+    parents: dict[str, list[str]] | None
+    groups: list[set[str]]
+    culprit: int
+    broken: frozenset[str] = frozenset()
+    boot_broken: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a trial's history comes from: `linear` (COMMITS commits, the culprit at a random real
+    change), `kernel:N` (bench/history/shape.py with the trial's seed: its culprit, its build-broken
+    range and boot-broken pair, its comment-only commits as images equal to their parents'), or a
+    repository's range (`topology`: `git rev-list --parents` oldest first, good first; the culprit
+    at a random commit that is not a merge)."""
+
+    name: str
+    kernel: int = 0
+    topology: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def history(self, rng: random.Random, seed: int, noops: float) -> History:
+        if self.kernel:
+            shape = kernel_shape(self.kernel, seed)
+            shas = [hashlib.sha1(f"release {self.kernel} {seed}".encode()).hexdigest()] + [
+                hashlib.sha1(f"kernel {self.kernel} {seed} {i}".encode()).hexdigest() for i in range(len(shape))]
+            parents: dict[str, list[str]] = {shas[0]: []}
+            for i, n in enumerate(shape.nodes):
+                parents[shas[i + 1]] = [shas[j + 1] for j in n.parents] or [shas[0]]
+            return History(shas, parents, [{shas[i + 1] for i in g} for g in shape.same_image()], shape.culprit + 1,
+                           frozenset(shas[i + 1] for i in shape.build_broken),
+                           frozenset(shas[i + 1] for i in shape.boot_broken))
+        if self.topology:
+            shas = [c for c, _ in self.topology]
+            parents = {c: list(ps) for c, ps in self.topology}
+            return History(shas, parents, [], rng.choice([i for i, (_, ps) in enumerate(self.topology) if len(ps) == 1]))
+        shas, groups, real = history(rng, noops)
+        return History(shas, None, groups, rng.choice(real[1:]))
+
+    def candidates(self) -> int:
+        return self.kernel or (len(self.topology) - 1 if self.topology else COMMITS - 1)
+
+
+def source(text: str) -> Source:
+    """`linear` or `kernel:N` (N commits, MIN_COMMITS at least)."""
+    if text == "linear":
+        return Source("linear")
+    kind, _, size = text.partition(":")
+    if kind != "kernel" or not size.isdigit() or int(size) < MIN_COMMITS:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected linear or kernel:N (N commits, {MIN_COMMITS} at least)")
+    return Source(text, kernel=int(size))
+
+
+def repo_source(path: str, span: str) -> Source:
+    """The topology of `git rev-list --parents A..B` in the repository at `path`: good (A) first,
+    then the range oldest first; parents outside the range are good's ancestors."""
+    good, _, bad = span.partition("..")
+    if not good or not bad:
+        raise SystemExit(f"--range: {span!r}: expected A..B")
+    done = subprocess.run(["git", "-C", path, "rev-parse", "--verify", f"{good}^{{commit}}"], capture_output=True,
+                          text=True)
+    listed = subprocess.run(["git", "-C", path, "rev-list", "--topo-order", "--reverse", "--parents", span],
+                            capture_output=True, text=True)
+    if done.returncode or listed.returncode:
+        raise SystemExit(f"--repo/--range: git cannot list {span} in {path}: "
+                         f"{(done.stderr or listed.stderr).strip()[:200]}")
+    root = done.stdout.strip()
+    rows = [line.split() for line in listed.stdout.splitlines() if line.strip()]
+    inside = {r[0] for r in rows}
+    topology = ((root, ()),) + tuple((r[0], tuple(p for p in r[1:] if p in inside) or (root,)) for r in rows)
+    return Source(f"{path} {span}", topology=topology)
+
+
+def values(culprit: str, bad: set[str], drop: float, direction: str = "higher"):
+    """The metric of each commit: 100 on the good side, `drop` worse where the culprit is in
+    the commit's history (`bad`), and 100 again for bad with the culprit reverted."""
     worse = 100.0 * (1 - drop) if direction == "higher" else 100.0 / (1 - drop)
 
     def value(commit: str) -> float:
         if commit.startswith("revert-"):  # bad with that commit reverted
-            return 100.0 if index[commit.removeprefix("revert-")] == culprit else worse
-        return worse if index[commit] >= culprit else 100.0
+            return 100.0 if commit.removeprefix("revert-") == culprit else worse
+        return worse if commit in bad else 100.0
 
     return value
 
 
-def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1) -> Trial:
+def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, where: Source = Source("linear")) -> Trial:
     rng = random.Random(seed)
-    shas, groups, real = history(rng, case.noops)
-    culprit = rng.choice(real[1:])
+    h = where.history(rng, seed, case.noops)
+    shas = h.shas
     c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
                         "workload": "sim",
                         "metric": {"name": "iops", "direction": case.direction, "threshold": case.threshold},
                         "runs_per_boot": 3})
     store = MemoryStore()
     cid = store.new_campaign("sim", {})
-    builder = FakeBuilder(same_image=groups)
-    hosts = [FakeMeasurer(values(shas, culprit, case.drop, case.direction), case.within, seed + 100_000 * k,
-                          between=case.between, drift=-drift_per_boot, host=f"h{k}") for k in range(slots)]
-    engine = Engine(c, case.direction, FakeLinearVcs(shas), builder, hosts[0], store,
+    vcs = FakeVcs(shas, h.parents)
+    bad = {shas[i] for i in vcs.dag.descent(h.culprit).nonzero()[0].tolist()}
+    builder = FakeBuilder(broken=h.broken, same_image=h.groups)
+    hosts = [FakeMeasurer(values(shas[h.culprit], bad, case.drop, case.direction), case.within, seed + 100_000 * k,
+                          between=case.between, drift=-drift_per_boot, host=f"h{k}", boot_broken=h.boot_broken)
+             for k in range(slots)]
+    events: list[Any] = []
+    engine = Engine(c, case.direction, vcs, builder, hosts[0], store, on_event=events.append,
                     slots=hosts if slots > 1 else ())
     try:
         out = engine.run(cid)
     except CampaignRefused as exc:
         return Trial(False, False, True, len(set(builder.built)), sum(h.boots for h in hosts), 0, seed,
                      f"refused: {exc}"[:200])
-    right = out.outcome == "found" and out.culprit == shas[culprit]
+    right = out.outcome == "found" and out.culprit == shas[h.culprit]
     confident = out.outcome == "found" and out.confidence >= HIGH_CONFIDENCE
     inherited = (store.campaign(cid).result or {}).get("inherited", 0)
     index = {s: i for i, s in enumerate(shas)}
-    named = f"commit {index[out.culprit]}" if out.outcome == "found" else \
-        f"{out.outcome} {', '.join(str(index.get(x, x)) for x in out.candidates)}"
-    answer = f"culprit {culprit}, answered {named} with confidence {out.confidence:.3f}"
+    named = (f"commit {index[out.culprit]}" if out.outcome == "found" else
+             f"{out.outcome} {', '.join(str(index.get(x, x)) for x in out.candidates)}")
+    answer = f"culprit {h.culprit}, answered {named} with confidence {out.confidence:.3f}"
+    steps = sum(1 for d in store.decisions(cid) if d.role is Role.STEP)
+    rounds = sum(1 for e in events if e.phase == "round")
     return Trial(right, confident and not right, not confident, len(set(builder.built)), sum(h.boots for h in hosts),
-                 inherited, seed, answer)
+                 inherited, seed, answer, steps, rounds)
 
 
 @dataclass(frozen=True)
@@ -236,7 +325,7 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
     rng = random.Random(seed)
     shas, groups, real = history(rng, case.noops)
     culprit = rng.choice(real[1:])
-    value = values(shas, culprit, case.drop)
+    value = values(shas[culprit], set(shas[culprit:]), case.drop)
     measurer = FakeMeasurer(value, case.within, seed, between=case.between, drift=-drift_per_boot)
     builder = FakeBuilder(same_image=groups)
     runs: dict[str, list[float]] = {}
@@ -249,7 +338,7 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
                     have.append(session.run().values()["iops"])
         return have
 
-    vcs = FakeLinearVcs(shas)
+    vcs = FakeVcs(shas)
     good, bad = shas[0], shas[-1]
     state = vcs.start(good, bad)
     while state.kind == "testing":
@@ -305,7 +394,12 @@ def row(name: str, results: list[Trial]) -> str:
     return (f"{name:<10} {right:>5}/{n:<5} {right / n:>6.1%} [{lo:.1%}, {hi:.1%}] "
             f"{sum(r.wrong_confident for r in results):>6} {sum(r.doubtful for r in results):>6} "
             f"{statistics.fmean(r.builds for r in results):>7.1f} {statistics.fmean(boots):>7.1f} "
-            f"{statistics.median(boots):>6.0f} {p95(boots):>5} {statistics.fmean(r.inherited for r in results):>6.1f}")
+            f"{statistics.median(boots):>6.0f} {p95(boots):>5} {statistics.fmean(r.inherited for r in results):>6.1f} "
+            f"{statistics.fmean(r.steps for r in results):>6.1f} {statistics.fmean(r.rounds for r in results):>6.1f}")
+
+
+HEADER = (f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
+          f"{'builds':>7} {'boots':>7} {'median':>6} {'p95':>5} {'inher.':>6} {'steps':>6} {'rounds':>6}")
 
 
 def main() -> int:
@@ -313,47 +407,29 @@ def main() -> int:
     p.add_argument("--trials", type=int, default=1000)
     p.add_argument("--cases", type=int, nargs="+", help="case numbers (1-based) to run; default all")
     p.add_argument("--slots", type=int, nargs="+", default=[1, 2, 4, 8], help="lab slots, one host each")
-    p.add_argument("--baseline", action="store_true", help="also the old rule (one slot)")
+    p.add_argument("--history", type=source, nargs="+", default=[Source("linear")],
+                   help="linear (the default) or kernel:N, a kernel-shaped history of N commits (bench/history)")
+    p.add_argument("--repo", help="a repository whose range (--range A..B) is bisected instead")
+    p.add_argument("--range", dest="span", help="the range of --repo, A..B")
+    p.add_argument("--baseline", action="store_true", help="also the old rule (one slot, linear history)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     p.add_argument("--misses", action="store_true", help="list the engine's trials that missed")
     a = p.parse_args()
+    if bool(a.repo) != bool(a.span):
+        p.error("--repo and --range go together")
+    sources = [repo_source(a.repo, a.span)] if a.repo else a.history
     started = time.monotonic()
-    print(f"{COMMITS} commits, culprit at a random real change, {a.trials} seeded trials per row, {a.jobs} "
-          f"process(es); wrong!: wrong culprit with confidence >= {HIGH_CONFIDENCE:.0%}; low: low confidence or no "
-          f"single answer; S slots on S fake hosts, each with its own references")
-    boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
-    for number, case in enumerate(CASES, 1):
-        if a.cases and number not in a.cases:
-            continue
-        print(f"\n{number}. {case.name}")
-        print(f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
-              f"{'builds':>7} {'boots':>7} {'median':>6} {'p95':>5} {'inher.':>6}")
-        per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
-        for slots in a.slots:
-            case_started = time.monotonic()
-            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots)
-            if not case.drift and not boots_per_campaign["engine"]:
-                boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
-            print(f"{row(f'S={slots}', results)} ({time.monotonic() - case_started:.0f} s)", flush=True)
-            if a.misses:
-                for r in results:
-                    if not r.right:
-                        print(f"{'':<10} miss: seed {r.seed}: {r.answer}")
-            if case.noops and slots == 1:
-                judged = [r for r in results if r.boots]
-                per_step = statistics.fmean(r.boots for r in judged) / max(1.0, statistics.fmean(
-                    r.builds for r in judged))
-                print(f"{'':<10} no-op inheritance: {statistics.fmean(r.inherited for r in results):.1f} verdicts "
-                      f"per campaign without booting, about "
-                      f"{statistics.fmean(r.inherited for r in results) * per_step:.0f} boots saved")
-        if case.drift:
-            print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
-                  f"{per_boot['engine']:.3%} per boot of a host)")
-        if a.baseline:
-            old = trials(old_trial, case, a.trials, per_boot["old"], a.jobs)
-            if not case.drift and not boots_per_campaign["old"]:
-                boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
-            print(row("old rule", old), flush=True)
+    print(f"{a.trials} seeded trials per row, {a.jobs} process(es); wrong!: wrong culprit with confidence >= "
+          f"{HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer; S slots on S fake hosts, each with its "
+          f"own references; steps: the search's steps (revisits included), rounds: its rounds (S steps at most each), "
+          f"means")
+    for where in sources:
+        n = where.candidates()
+        print(f"\n== {where.name}: {n} candidates, ceil(log2 N) = {math.ceil(math.log2(n))}; " + (
+            "culprit at a random real change" if where.name == "linear" else
+            "the maker's culprit, build-broken range and boot-broken pair; comment-only commits share their parent's "
+            "image" if where.kernel else "culprit at a random commit that is not a merge"))
+        run_cases(a, where)
     for number, ecase in enumerate(ENDPOINT_CASES, len(CASES) + 1):
         if a.cases and number not in a.cases:
             continue
@@ -363,6 +439,42 @@ def main() -> int:
         print(f"{endpoint_row(ended)} ({time.monotonic() - case_started:.0f} s)", flush=True)
     print(f"\ntotal {(time.monotonic() - started) / 60:.1f} min")
     return 0
+
+
+def run_cases(a: argparse.Namespace, where: Source) -> None:
+    """The campaign cases on one source of histories."""
+    boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
+    for number, case in enumerate(CASES, 1):
+        if a.cases and number not in a.cases:
+            continue
+        print(f"\n{number}. {case.name}")
+        print(HEADER)
+        per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
+        for slots in a.slots:
+            case_started = time.monotonic()
+            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots, where=where)
+            if not case.drift and not boots_per_campaign["engine"]:
+                boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
+            print(f"{row(f'S={slots}', results)} ({time.monotonic() - case_started:.0f} s)", flush=True)
+            if a.misses:
+                for r in results:
+                    if not r.right:
+                        print(f"{'':<10} miss: seed {r.seed}: {r.answer}")
+            if case.noops and slots == 1 and where.name == "linear":
+                judged = [r for r in results if r.boots]
+                per_step = statistics.fmean(r.boots for r in judged) / max(1.0, statistics.fmean(
+                    r.builds for r in judged))
+                print(f"{'':<10} no-op inheritance: {statistics.fmean(r.inherited for r in results):.1f} verdicts "
+                      f"per campaign without booting, about "
+                      f"{statistics.fmean(r.inherited for r in results) * per_step:.0f} boots saved")
+        if case.drift:
+            print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
+                  f"{per_boot['engine']:.3%} per boot of a host)")
+        if a.baseline and where.name == "linear":
+            old = trials(old_trial, case, a.trials, per_boot["old"], a.jobs)
+            if not case.drift and not boots_per_campaign["old"]:
+                boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
+            print(row("old rule", old), flush=True)
 
 
 if __name__ == "__main__":

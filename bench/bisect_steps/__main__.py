@@ -41,7 +41,7 @@ from orchestrator.bisect.engine import CampaignRefused, Engine  # noqa: E402
 from orchestrator.campaign.file import parse_campaign  # noqa: E402
 from orchestrator.decisions import Basis, Decided, PairVerdict, Role  # noqa: E402
 from orchestrator.results import BisectResult  # noqa: E402
-from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore  # noqa: E402
+from tests.fakes import FakeBuilder, FakeMeasurer, FakeVcs, MemoryStore  # noqa: E402
 
 COMMITS = 300
 BETWEEN, WITHIN = 0.03, 0.02  # boot noise: between boots, within a boot (CoVs)
@@ -125,7 +125,7 @@ def campaign(case: Case, seed: int, steps: str | dict[str, float] = "") -> tuple
 
     store.add_decision = added  # type: ignore[method-assign]
     try:
-        out = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(), host, store).run(cid)
+        out = Engine(c, "higher", FakeVcs(shas), FakeBuilder(), host, store).run(cid)
     except CampaignRefused:
         return None, host.boots, shas, at, 0
     return out.result, host.boots, shas, at, host.boots - (judged or [host.boots])[0]

@@ -38,14 +38,19 @@ TIE = 1e-9
 # A commit whose kernel is already built is picked instead of the best split when its bad-side
 # mass is this close to the best one's (posterior.pick).
 READY_SLACK = 0.05
-_ROWS = 512  # rows of the ancestry matrix unpacked at a time
 
 
 class Dag:
     """The candidates, oldest first (parents before children), with their ancestry among
-    themselves: row i of the packed matrix has bit j set when candidate j is an ancestor of
-    candidate i or i itself. A line (every commit's only candidate parent is the one before)
-    needs no matrix."""
+    themselves, in memory and time about linear in the candidates for a kernel's history.
+
+    The candidates fall into segments: runs along which every commit is the only child of the
+    one before and has no other candidate parent. A segment enters another commit's ancestry
+    whole (only its last commit has children elsewhere), so a commit's ancestors are the commits
+    before it in its own segment and whole segments; each segment keeps the set of segments
+    before it (a bitset). On a kernel's history, a first-parent chain of merges of topic
+    branches, there are about two segments a merge: one decision is a few passes over the
+    candidates, never a candidates-by-candidates table."""
 
     def __init__(self, commits: Sequence[str], parents: Mapping[str, Sequence[str]]) -> None:
         self.commits = tuple(commits)
@@ -54,19 +59,56 @@ class Dag:
         if len(self.index) != n:
             raise ValueError("a candidate is listed twice")
         self.parents = {c: tuple(p for p in parents.get(c, ()) if p in self.index) for c in self.commits}
-        for c, ps in self.parents.items():
-            if any(self.index[p] >= self.index[c] for p in ps):
-                raise ValueError(f"{c[:12]} is listed before its parent: candidates go oldest first")
-        self.line = all(ps == ((self.commits[i - 1],) if i else ()) for i, (c, ps) in
-                        enumerate((c, self.parents[c]) for c in self.commits))
-        self._anc: np.ndarray | None = None
-        if not self.line:
-            rows = np.zeros((n, (n + 7) // 8), dtype=np.uint8)
-            for i, c in enumerate(self.commits):
-                for p in self.parents[c]:
-                    rows[i] |= rows[self.index[p]]
-                rows[i, i // 8] |= np.uint8(0x80 >> (i % 8))
-            self._anc = rows
+        up = [[self.index[p] for p in self.parents[c]] for c in self.commits]
+        if any(p >= i for i, ps in enumerate(up) for p in ps):
+            c = next(self.commits[i] for i, ps in enumerate(up) if any(p >= i for p in ps))
+            raise ValueError(f"{c[:12]} is listed before its parent: candidates go oldest first")
+        self.line = all(ps == ([i - 1] if i else []) for i, ps in enumerate(up))
+        children = [0] * n
+        for ps in up:
+            for p in ps:
+                children[p] += 1
+        seg, pos, heads = [0] * n, [0] * n, list[int]()
+        for i, ps in enumerate(up):
+            if len(ps) == 1 and children[ps[0]] == 1:
+                seg[i], pos[i] = seg[ps[0]], pos[ps[0]] + 1
+            else:
+                seg[i] = len(heads)
+                heads.append(i)
+        self.seg = np.array(seg, dtype=np.int64)  # each candidate's segment, numbered oldest head first
+        self.pos = np.array(pos, dtype=np.int64)  # its place in it
+        self.order = np.argsort(self.seg, kind="stable")  # the candidates segment by segment
+        sizes = np.bincount(self.seg, minlength=len(heads))
+        self.starts = (np.cumsum(sizes) - sizes).astype(np.int64)
+        # each segment's ancestor segments (strict) and descendant segments, as bitsets
+        above: list[int] = []
+        for h in heads:
+            bits = 0
+            for p in up[h]:
+                bits |= above[seg[p]] | (1 << seg[p])
+            above.append(bits)
+        below = [0] * len(heads)
+        for s in range(len(heads) - 1, -1, -1):
+            for p in up[heads[s]]:
+                below[seg[p]] |= below[s] | (1 << s)
+        self._above, self._below = above, below
+        # the sums of ancestor segments, as a tree: a segment's ancestors are its first
+        # parent's segment and that one's ancestors, plus the segments its head's other parents
+        # bring in (`_new`, usually one topic branch's)
+        first = np.full(len(heads), -1, dtype=np.int64)
+        owner: list[int] = []
+        brought: list[int] = []
+        for s, h in enumerate(heads):
+            if up[h]:
+                f = seg[up[h][0]]
+                first[s] = f
+                extra = above[s] & ~(above[f] | (1 << f))
+                for t in _bits(extra, len(heads)):
+                    owner.append(s)
+                    brought.append(t)
+        self._first = first
+        self._owner = np.array(owner, dtype=np.int64)
+        self._brought = np.array(brought, dtype=np.int64)
 
     @classmethod
     def from_rev_list(cls, text: str, first_parent: bool = False) -> Dag:
@@ -84,27 +126,89 @@ class Dag:
     def __len__(self) -> int:
         return len(self.commits)
 
+    @property
+    def segments(self) -> int:
+        return len(self._above)
+
+    def _mask(self, bits: int) -> np.ndarray:
+        """A bitset of segments as booleans over the segments."""
+        if not bits:
+            return np.zeros(self.segments, dtype=bool)
+        raw = np.frombuffer(bits.to_bytes((self.segments + 7) // 8, "little"), dtype=np.uint8)
+        return np.unpackbits(raw, count=self.segments, bitorder="little").astype(bool)
+
     def ancestry(self, i: int) -> np.ndarray:
-        """Row i as booleans: the candidates that are ancestors of candidate i or i itself."""
-        if self._anc is None:
-            row = np.zeros(len(self), dtype=bool)
-            row[: i + 1] = True
-            return row
-        return np.unpackbits(self._anc[i], count=len(self)).astype(bool)
+        """The candidates that are ancestors of candidate i or i itself, as booleans."""
+        s = int(self.seg[i])
+        row = self._mask(self._above[s])[self.seg]
+        row |= (self.seg == s) & (self.pos <= self.pos[i])
+        return row
+
+    def descent(self, i: int) -> np.ndarray:
+        """The candidates that candidate i is an ancestor of, or i itself, as booleans."""
+        s = int(self.seg[i])
+        row = self._mask(self._below[s])[self.seg]
+        row |= (self.seg == s) & (self.pos >= self.pos[i])
+        return row
+
+    def evidence_sum(self, llr: Mapping[int, float]) -> np.ndarray:
+        """For every candidate c, the sum of llr[x] over the candidates x that c is an ancestor
+        of or is (the culprits that make x bad)."""
+        per_seg = np.zeros(self.segments)
+        steps = np.zeros(len(self) + 1)  # along the candidates segment by segment
+        for i, value in llr.items():
+            s = int(self.seg[i])
+            per_seg += value * self._mask(self._above[s])
+            start = int(self.starts[s])
+            steps[start] += value
+            steps[start + int(self.pos[i]) + 1] -= value
+        out = per_seg[self.seg]
+        out[self.order] += np.cumsum(steps[:-1])
+        return out
 
     def bad_mass(self, weights: np.ndarray) -> np.ndarray:
         """For every candidate x, the weight of the culprits that make x bad (its ancestry)."""
-        if self._anc is None:
+        if self.line:
             return np.cumsum(weights)
+        per_seg = np.bincount(self.seg, weights=weights, minlength=self.segments)
+        # the weight of each segment's ancestor segments: along the tree of first segments
+        # (the first parent's), each adding its first segment's weight and the segments its
+        # other parents brought; summed by pointer jumping (each round doubles the reach)
+        step = np.bincount(self._owner, weights=per_seg[self._brought], minlength=self.segments).astype(float)
+        has = self._first >= 0
+        step[has] += per_seg[self._first[has]]
+        ptr = self._first.copy()
+        live = ptr >= 0
+        while live.any():
+            step[live] = step[live] + step[ptr[live]]
+            ptr[live] = ptr[ptr[live]]
+            live = ptr >= 0
+        within = np.cumsum(weights[self.order])
+        before = np.concatenate(([0.0], within))[self.starts]
         out = np.empty(len(self))
-        for r0 in range(0, len(self), _ROWS):
-            block = np.unpackbits(self._anc[r0:r0 + _ROWS], axis=1, count=len(self))
-            out[r0:r0 + _ROWS] = block @ weights
+        out[self.order] = within - before[self.seg[self.order]] + step[self.seg[self.order]]
         return out
 
     def is_ancestor(self, a: str, b: str) -> bool:
         """`a` is an ancestor of `b` or `b` itself (both candidates)."""
-        return bool(self.ancestry(self.index[b])[self.index[a]])
+        i, j = self.index[a], self.index[b]
+        si, sj = int(self.seg[i]), int(self.seg[j])
+        if si == sj:
+            return bool(self.pos[i] <= self.pos[j])
+        return bool(self._above[sj] >> si & 1)
+
+
+def _bits(bits: int, width: int) -> list[int]:
+    """The positions of a bitset's set bits, lowest first."""
+    if bits.bit_count() < 64:
+        out = []
+        while bits:
+            low = bits & -bits
+            out.append(low.bit_length() - 1)
+            bits ^= low
+        return out
+    raw = np.frombuffer(bits.to_bytes((width + 7) // 8, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(raw, count=width, bitorder="little")).tolist()
 
 
 def llr_of(p_bad: float) -> float:
@@ -140,11 +244,8 @@ def posterior(dag: Dag, evidence: Mapping[str, float], point: Mapping[str, float
       against its parent and the revert measure that, not a side);
     - `impossible`: commits that cannot be the culprit (a kernel image equal to its parent's).
     Commits outside the candidates are ignored."""
-    log = np.zeros(len(dag))
-    for commit, llr in evidence.items():
-        i = dag.index.get(commit)
-        if i is not None and llr:
-            log += llr * dag.ancestry(i)  # culprits that make it bad: ancestors-or-self
+    # culprits that make a commit bad: its ancestors and itself
+    log = dag.evidence_sum({dag.index[c]: llr for c, llr in evidence.items() if c in dag.index and llr})
     for commit, bf in (point or {}).items():
         if commit in dag.index:
             log[dag.index[commit]] += bf
@@ -221,32 +322,47 @@ class PosteriorAnswer:
     mass: float = 0.0
 
 
-def classes(dag: Dag, untestable: Iterable[str]) -> list[list[int]]:
-    """Culprits no testable commit tells apart, grouped (each group oldest first): two culprits
-    are apart when some testable commit is bad under one and good under the other. Without
-    skips every culprit is its own class (itself tells it from its ancestors, and an ancestor
-    from it)."""
-    off = {dag.index[c] for c in untestable if c in dag.index} | {len(dag) - 1}
-    testable = [i for i in range(len(dag)) if i not in off]
-    if len(testable) == len(dag) - 1:
-        return [[i] for i in range(len(dag))]
-    table = np.array([dag.ancestry(i) for i in testable], dtype=bool).reshape(len(testable), len(dag))
-    groups: dict[bytes, list[int]] = {}
-    for j in range(len(dag)):
-        groups.setdefault(np.packbits(table[:, j]).tobytes(), []).append(j)
-    return list(groups.values())
+def classes(dag: Dag, untestable: Iterable[str]) -> np.ndarray:
+    """Culprits no testable commit tells apart, as each candidate's class: the oldest
+    candidate of its class. Two culprits are apart when some testable commit is bad under one
+    and good under the other, so a culprit's class is fixed by the testable commits it makes
+    bad (its testable descendants). A class holds one testable commit at most (a testable
+    commit tells itself from any other), and an untestable commit u shares the class of a
+    testable one only with the oldest of u's testable descendants, when that one's testable
+    descendants are u's: only the untestable commits are looked at."""
+    off = sorted({dag.index[c] for c in untestable if c in dag.index} | {len(dag) - 1})
+    label = np.arange(len(dag))
+    testable = np.ones(len(dag), dtype=bool)
+    testable[off] = False
+    groups: dict[object, list[int]] = {}
+    for u in off:
+        seen = dag.descent(u) & testable
+        count = int(seen.sum())
+        if not count:
+            key: object = ()
+        else:
+            first = int(np.argmax(seen))
+            same = int((dag.descent(first) & testable).sum()) == count
+            key = first if same else np.packbits(seen).tobytes()
+        groups.setdefault(key, []).append(u)
+    for key, members in groups.items():
+        everyone = members + ([key] if isinstance(key, int) else [])
+        label[everyone] = min(everyone)
+    return label
 
 
 def answer(post: Posterior, error: float, untestable: Iterable[str] = ()) -> PosteriorAnswer:
     """The stop rule: a culprit (or a class of untestable ones) with mass >= 1 - error."""
     dag = post.dag
     skipped = any(c in dag.index and c != dag.commits[-1] for c in untestable)
-    groups = classes(dag, untestable) if skipped else []
-    if not skipped or len(groups) == len(dag):  # every culprit its own class
+    if not skipped:
         top = int(np.argmax(post.weights))
         best, mass = [top], float(post.weights[top])
     else:
-        best, mass = max(((g, float(post.weights[g].sum())) for g in groups), key=lambda x: x[1])
+        label = classes(dag, untestable)
+        masses = np.bincount(label, weights=post.weights, minlength=len(dag))
+        top = int(np.argmax(masses))  # ties: the class whose oldest commit is oldest
+        best, mass = np.flatnonzero(label == top).tolist(), float(masses[top])
     if mass < 1 - error:
         return PosteriorAnswer(Standing.SEARCHING, mass=mass)
     commits = tuple(dag.commits[i] for i in best)

@@ -83,7 +83,7 @@ class History(Protocol):
 
 class Vcs(History, Protocol):
     """What a bisection needs of the repository: orchestrator/backends/git_bisect.py's GitBisect
-    (tests/fakes.py FakeLinearVcs for the simulator)."""
+    (tests/fakes.py FakeVcs for the simulator)."""
 
     repo: Path
 
@@ -180,7 +180,8 @@ class Search:
     def unfinished(self) -> list[str]:
         """History booted but never decided: a visit under way when the controller stopped."""
         decided = latest(self.store.decisions(self.campaign_id))
-        return [c for c in self.dag.commits if c != self.bad and c not in decided and self.boots(c)]
+        booted = {c for h in self.lab.hosts for c, boots in h.judge.evidence().items() if boots}
+        return [c for c in self.dag.commits if c != self.bad and c not in decided and c in booted]
 
     def move(self, nominate: float = 0.0) -> Move:
         """The posterior's next move (rounds.next_move with nothing confirmed yet): a culprit

@@ -74,3 +74,49 @@ def merge_heavy(path: Path) -> Repo:
     repo.merge("t2", "merge-t2")
     repo.commit("m5")
     return repo
+
+
+def kernel_shaped(path: Path, commits: int, seed: int, mechanism: str = "queue-depth") -> Repo:
+    """bench.history's kernel-shaped history of `commits` commits on a small stand-in for the
+    release (a few .c files over the tree, a header, a document, the files the planted build and
+    boot breaks go in, and the mechanism's files as its patch's hunks need them): "release" and
+    n0, n1, ... for the history's commits, the mechanism's patch as the culprit."""
+    from bench.history.__main__ import MECHANISMS, write
+    from bench.history.files import BOOT_FILE, BUILD_FILE
+    from bench.history.shape import kernel_shape
+    from orchestrator.demo import mailinfo
+
+    repo = Repo(path)
+    series = MECHANISMS[mechanism]
+    patch = next(p for p in sorted(series.dir.glob("*.patch")) if mailinfo(p)[0]["Subject"] == series.culprit_subject)
+    files = {f"{d}/part{k}.c": f"/* {d} part {k} */\n" + "".join(f"int {d.replace('/', '_')}_{k}_{f}(void)\n{{\n"
+                                                                 f"\treturn {f};\n}}\n\n" for f in range(8))
+             for d in ("kernel", "mm", "fs/ext4", "drivers/scsi", "net/core", "block") for k in range(10)}
+    files |= {BUILD_FILE: "/* fork */\n", BOOT_FILE: "/* main */\n", "Documentation/index.rst": "Index\n=====\n",
+              "include/linux/kernel.h": "#ifndef _LINUX_KERNEL_H\n#define _LINUX_KERNEL_H\n#endif\n"}
+    files |= preimages(patch.read_text())
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "release")
+    repo.names["release"] = repo.git("rev-parse", "HEAD")
+    made = write(path / ".git", repo.names["release"], kernel_shape(commits, seed), seed, series)
+    repo.names |= {f"n{i}": sha for i, sha in enumerate(made.ids)}
+    repo.git("reset", "-q", "--hard", made.ids[-1])
+    return repo
+
+
+def preimages(patch: str) -> dict[str, str]:
+    """For each file a patch changes, the lines its hunks expect there (context and removed
+    lines), hunk after hunk: a file the patch applies to."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            current = out.setdefault(line.split(" b/", 1)[1], [])
+        elif current is not None and line[:1] in (" ", "-") and not line.startswith("--- "):
+            current.append(line[1:])
+        elif current is not None and line == "":
+            current.append("")
+    return {name: "\n".join(lines) + "\n" for name, lines in out.items()}

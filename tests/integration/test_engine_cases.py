@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
+from bench.history.shape import Kind, kernel_shape
 from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.bisect.confidence import HIGH_CONFIDENCE
 from orchestrator.bisect.engine import CampaignRefused, Engine
@@ -27,7 +28,7 @@ from orchestrator.errors import InfraError
 from orchestrator.ports import Event
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
-from tests.integration.gitrepo import Repo, linear, merge_heavy
+from tests.integration.gitrepo import Repo, kernel_shaped, linear, merge_heavy
 
 FIO_ERROR = "fio exited with status 1: fio: pid=412, err=5/file:io_u.c:1889, func=io_u error"
 RESTORES, NOT_RESTORED, NO_APPLY = ("revert restores the metric", "revert does not restore the metric",
@@ -61,8 +62,16 @@ def noop_side_branch(path: Path) -> Repo:
     return repo
 
 
+# bench.history's kernel-shaped history of 300 commits (seed 11): topic branches merged into the
+# main line, a build-broken range and a boot-broken pair each inside a topic branch. The metric
+# drops at the commit after the build-broken range's fix, in the same branch, so that the search
+# meets the range (the maker's own culprit, elsewhere, is one more commit to the fake guests).
+KERNEL = kernel_shape(300, 11)
+AFTER_FIX = next(i for i, n in enumerate(KERNEL.nodes) if n.parents == (KERNEL.build_broken[-1] + 1,))
+
 HISTORIES: dict[str, Callable[[Path], Repo]] = {
-    "linear": lambda p: linear(p, 24), "merges": merge_heavy, "conflict": conflicting, "noop-branch": noop_side_branch}
+    "linear": lambda p: linear(p, 24), "merges": merge_heavy, "conflict": conflicting, "noop-branch": noop_side_branch,
+    "kernel-shaped": lambda p: kernel_shaped(p, len(KERNEL), 11)}
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,13 @@ CASES = [
     Case("culprit on a merged topic branch", Expect("found", "t1-1", confirmation="confirmed", revert=RESTORES,
                                                     high_confidence=True),
          history="merges", good="m0", bad="m5", culprit="t1-1"),
+    Case(f"a generated kernel-shaped history ({len(KERNEL)} commits, {sum(n.kind is Kind.MERGE for n in KERNEL.nodes)} "
+         "merges): the culprit inside a merged topic branch just after a build-broken range, which is skipped",
+         Expect("found", f"n{AFTER_FIX}", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("build failed: drivers/scsi/sd.c:12:3: error",)),
+         history="kernel-shaped", good="release", bad=f"n{len(KERNEL) - 1}", culprit=f"n{AFTER_FIX}",
+         broken=tuple(f"n{i}" for i in KERNEL.build_broken), panics=tuple(f"n{i}" for i in KERNEL.boot_broken),
+         same_image=tuple(tuple(f"n{i}" for i in g) for g in KERNEL.same_image())),
     Case("culprit on main between merges", Expect("found", "m4", confirmation="confirmed", revert=RESTORES,
                                                   high_confidence=True),
          history="merges", good="m0", bad="m5", culprit="m4"),
@@ -589,7 +605,7 @@ def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_
     (8% between boots, 2% within). Slow tier: about two minutes."""
     import random
 
-    from tests.fakes import FakeLinearVcs
+    from tests.fakes import FakeVcs
 
     shas = [f"{i:040x}" for i in range(200)]
     rng = random.Random(2026)
@@ -602,7 +618,7 @@ def test_at_8_percent_between_boot_noise_a_15_percent_regression_is_named_in_98_
                             "workload": "fake", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
         store = Store("sqlite://")
         cid = store.new_campaign("t", {})
-        outcome = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(),  # type: ignore[arg-type]
+        outcome = Engine(c, "higher", FakeVcs(shas), FakeBuilder(),  # type: ignore[arg-type]
                          FakeMeasurer(value, 0.02, trial, between=0.08), store).run(cid)
         ok = outcome.outcome == "found" and outcome.culprit == shas[culprit]
         right += ok
@@ -757,13 +773,15 @@ def test_build_ahead_builds_the_next_picks_on_the_build_cpus_only(tmp_path):
     assert all(cpus == frozenset(os.sched_getaffinity(0)) for _c, cpus, thread in seen if thread != "build-ahead")
 
 
-def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path):
+@pytest.mark.parametrize("name", ["culprit on a merged topic branch", "a generated kernel-shaped history"])
+def test_the_stored_history_is_a_git_bisect_log_that_git_replays_to_the_same_culprit(tmp_path, name):
     """The posterior search keeps its history as `git bisect log` text (each decided commit's
     latest mark): `git bisect replay` of it in a clone of the user's repository names the same
-    first bad commit, on a history with merges."""
+    first bad commit, on a history with merges, and on a generated kernel-shaped one with
+    skipped commits."""
     import subprocess
 
-    case = next(c for c in CASES if c.name == "culprit on a merged topic branch")
+    case = next(c for c in CASES if c.name.startswith(name))
     ran = run_case(tmp_path, case)
     log = ran.store.campaign(ran.cid).bisect_log
     assert f"# first bad commit: [{ran.outcome.culprit}]" in log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -167,18 +168,45 @@ def test_the_builder_checkout_fetches_a_revert_from_vmbisects_clone(tmp_path):
 
 @pytest.mark.parametrize("culprit", [1, 17, 39])
 def test_the_benchs_in_memory_bisection_finds_what_git_finds_on_a_line(tmp_path, culprit):
-    from tests.fakes import FakeLinearVcs
+    from tests.fakes import FakeVcs
 
     repo = linear(tmp_path / "u", 40)
     verdict = lambda name: "bad" if int(name[1:]) >= culprit else "good"  # noqa: E731
     state, tested, _ = run(repo, tmp_path / "work", "c0", "c39", verdict)
-    fake = FakeLinearVcs([repo.names[f"c{i}"] for i in range(40)])
+    fake = FakeVcs([repo.names[f"c{i}"] for i in range(40)])
     fake_state = fake.start(repo.names["c0"], repo.names["c39"])
     steps = 0
     while fake_state.kind == "testing":
         steps += 1
         fake_state = fake.mark(fake.current(), verdict(repo.name_of(fake.current())))
     assert fake_state.culprit == state.culprit == repo.names[f"c{culprit}"]
+    assert abs(steps - len(tested)) <= 1
+
+
+@pytest.mark.parametrize("culprit", ["m1", "t1-0", "t1-2", "merge-t1", "t2-1", "m5"])
+def test_the_benchs_in_memory_history_with_merges_lists_ancestors_and_finds_what_git_finds(tmp_path, culprit):
+    from tests.fakes import FakeVcs
+
+    repo = merge_heavy(tmp_path / "u")
+    listed = repo.git("rev-list", "--topo-order", "--reverse", "--parents", "HEAD").splitlines()
+    fake = FakeVcs([line.split()[0] for line in listed], {line.split()[0]: line.split()[1:] for line in listed})
+    good, bad = repo.names["m0"], repo.names["m5"]
+    for fp in (False, True):
+        want = repo.git("rev-list", "--parents", *(["--first-parent"] if fp else []), f"{good}..{bad}").splitlines()
+        got = fake.rev_list(good, bad, fp).splitlines()
+        assert sorted(got) == sorted(line if not fp else " ".join(line.split()[:2]) for line in want)
+    for a in repo.names.values():
+        for b in repo.names.values():
+            known = subprocess.run(["git", "-C", str(repo.path), "merge-base", "--is-ancestor", a, b]).returncode == 0
+            assert fake.is_ancestor(a, b) == known
+    verdict = lambda name: "bad" if fake.is_ancestor(repo.names[culprit], repo.names[name]) else "good"  # noqa: E731
+    state, tested, _ = run(repo, tmp_path / "work", "m0", "m5", verdict)
+    fake_state = fake.start(good, bad)
+    steps = 0
+    while fake_state.kind == "testing":
+        steps += 1
+        fake_state = fake.mark(fake.current(), verdict(repo.name_of(fake.current())))
+    assert fake_state.culprit == state.culprit == repo.names[culprit]
     assert abs(steps - len(tested)) <= 1
 
 

@@ -9,7 +9,7 @@ import hashlib
 from orchestrator.bisect.engine import Engine
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.store import Store
-from tests.fakes import FakeBuilder, FakeLinearVcs, FakeMeasurer, MemoryStore
+from tests.fakes import FakeBuilder, FakeMeasurer, FakeVcs, MemoryStore
 
 
 def campaign_on(store, seed: int):  # type: ignore[no-untyped-def]
@@ -25,7 +25,7 @@ def campaign_on(store, seed: int):  # type: ignore[no-untyped-def]
                         "workload": "sim", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
     cid = store.new_campaign("sim", {})
     measurer = FakeMeasurer(value, 0.02, seed, between=0.08, drift=-0.0005)
-    outcome = Engine(c, "higher", FakeLinearVcs(shas), FakeBuilder(same_image=noops), measurer, store).run(cid)
+    outcome = Engine(c, "higher", FakeVcs(shas), FakeBuilder(same_image=noops), measurer, store).run(cid)
     return outcome, store, cid
 
 

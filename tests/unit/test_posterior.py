@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from orchestrator.bisect.posterior import (
@@ -197,3 +198,77 @@ def test_the_history_is_a_git_bisect_log_with_each_commits_latest_mark() -> None
         "git bisect start", f"# bad: [{'b' * 40}]", f"git bisect bad {'b' * 40}", f"# good: [{'g' * 40}]",
         f"git bisect good {'g' * 40}", f"# bad: [{'1' * 40}]", f"git bisect bad {'1' * 40}",
         f"# skip: [{'2' * 40}]", f"git bisect skip {'2' * 40}"]
+
+
+def random_dag(seed: int, n: int) -> tuple[list[str], dict[str, list[str]]]:
+    """n commits oldest first: mostly one parent (often the one before), some merges of two or
+    three, some roots (parents outside the candidates), branches from older commits."""
+    import random
+
+    rng = random.Random(seed)
+    names = [f"x{i}" for i in range(n)]
+    parents: dict[str, list[str]] = {}
+    for i, c in enumerate(names):
+        r = rng.random()
+        if i == 0 or r < 0.05:
+            parents[c] = ["outside"] if rng.random() < 0.5 else []
+        elif r < 0.3 and i > 1:
+            parents[c] = [names[i - 1]] + rng.sample(names[:i - 1], min(i - 1, rng.choice([1, 1, 2])))
+        elif r < 0.5:
+            parents[c] = [names[rng.randrange(i)]]
+        else:
+            parents[c] = [names[i - 1]]
+    return names, parents
+
+
+def brute(names: list[str], parents: dict[str, list[str]], evidence: dict[str, float],
+          untestable: set[str]) -> tuple[dict[str, set[str]], list[float], list[float], list[list[int]]]:
+    """Ancestry as sets, the posterior and the classes of untestable culprits by their
+    definitions (the oracle for the Dag's segments)."""
+    anc: dict[str, set[str]] = {}
+    for c in names:
+        anc[c] = {c}.union(*(anc[p] for p in parents[c] if p in anc))
+    log = [sum(v for x, v in evidence.items() if c in anc[x]) for c in names]
+    top = max(log)
+    w = [math.exp(x - top) for x in log]
+    w = [x / sum(w) for x in w]
+    bad = [sum(w[j] for j, a in enumerate(names) if a in anc[c]) for c in names]
+    testable = [t for t in names[:-1] if t not in untestable]
+    groups: dict[frozenset[str], list[int]] = {}
+    for j, c in enumerate(names):
+        groups.setdefault(frozenset(t for t in testable if c in anc[t]), []).append(j)
+    return anc, w, bad, list(groups.values())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_dags_segments_give_the_posterior_picks_and_classes_that_sets_of_ancestors_give(seed: int) -> None:
+    import random
+
+    from orchestrator.bisect.posterior import Posterior, classes
+
+    rng = random.Random(seed)
+    names, parents = random_dag(seed, rng.randrange(2, 60))
+    dag = Dag(names, parents)
+    measured = rng.sample(names, rng.randrange(0, min(12, len(names)) + 1))
+    evidence = {c: rng.choice([NOISELESS, -NOISELESS, llr_of(rng.random())]) for c in measured}
+    untestable = set(rng.sample(names, rng.randrange(0, min(6, len(names)) + 1)))
+    anc, w, bad, groups = brute(names, parents, evidence, untestable)
+    for i, c in enumerate(names):
+        assert set(np.flatnonzero(dag.ancestry(i))) == {names.index(a) for a in anc[c]}
+        assert set(np.flatnonzero(dag.descent(i))) == {j for j, x in enumerate(names) if c in anc[x]}
+        assert all(dag.is_ancestor(a, c) == (a in anc[c]) for a in names)
+    post = posterior(dag, evidence)
+    assert post.weights == pytest.approx(w, rel=1e-9, abs=1e-300)
+    assert post.bad == pytest.approx(bad, rel=1e-9, abs=1e-12)
+    label = classes(dag, untestable)
+    assert sorted(sorted(np.flatnonzero(label == k).tolist()) for k in set(label.tolist())) == sorted(groups)
+    oracle = Posterior(dag, np.array(w), np.array(bad))
+    for slots in (1, 2, 4):
+        assert pick(post, slots, untestable) == pick(oracle, slots, untestable)
+    best = max(groups, key=lambda g: (sum(w[j] for j in g), -min(g)))
+    found, mass = answer(post, 0.5, untestable), sum(w[j] for j in best)
+    assert found.mass == pytest.approx(mass, rel=1e-9)
+    if mass >= 0.5 + 1e-9:
+        assert set(found.candidates) == {names[j] for j in best}
+    elif mass < 0.5 - 1e-9:
+        assert found.kind is Standing.SEARCHING
