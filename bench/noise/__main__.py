@@ -108,7 +108,7 @@ def retable(path: Path, extra: list[str]) -> int:
         for name in {k for r in boot["runs"] for k in r}:
             values = [r[name] for r in boot["runs"] if name in r]
             per.setdefault(name, []).append(values)
-    names = [m for m in (metric, *CPU_COSTS, *extra) if m]
+    names = [m for m in dict.fromkeys((metric, *CPU_COSTS, *extra)) if m]
     print("\n".join(table([r for m in names for r in rows(data, m)])))
     return 0
 
@@ -124,7 +124,7 @@ def run(a: argparse.Namespace) -> int:
     kernel = kernel_artifact(a.kernel)
     runs = a.runs or c.runs_per_boot
     host_cpus = os.cpu_count() or 1
-    metrics = [c.metric.name, *CPU_COSTS, *a.metric]
+    metrics = list(dict.fromkeys([c.metric.name, *CPU_COSTS, *a.metric]))
     data: dict[str, dict[str, list[list[float]]]] = {v.name: {} for v in chosen}
     facts: list[dict[str, Any]] = []
     pool = open_pool(local_lab())
