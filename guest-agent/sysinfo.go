@@ -20,6 +20,8 @@ type helloResult struct {
 	UptimeS       float64       `json:"uptime_s"`
 	ModuleErrors  []string      `json:"module_errors"`
 	BlockDevices  []blockDevice `json:"block_devices"`
+	Clocksource   string        `json:"clocksource"`
+	ClockLog      []string      `json:"clock_log"`
 }
 
 func opHello(s *server, _ []byte) (interface{}, func(), error) {
@@ -42,13 +44,16 @@ func opHello(s *server, _ []byte) (interface{}, func(), error) {
 		UptimeS:       uptimeSeconds(readTrimmed("/proc/uptime")),
 		ModuleErrors:  moduleErrors,
 		BlockDevices:  blockDevices("/sys"),
+		Clocksource:   readTrimmed(currentClocksourcePath),
+		ClockLog:      clockLog("/dev/kmsg"),
 	}, nil, nil
 }
 
-// snapshotFiles are the counters a snapshot copies verbatim.
+// snapshotFiles are the counters a snapshot copies verbatim, and the clocksource they were
+// timed with.
 var snapshotFiles = []string{
 	"/proc/stat", "/proc/diskstats", "/proc/interrupts", "/proc/meminfo",
-	"/proc/schedstat", "/proc/vmstat", "/proc/loadavg", "/proc/softirqs",
+	"/proc/schedstat", "/proc/vmstat", "/proc/loadavg", "/proc/softirqs", currentClocksourcePath,
 }
 
 type snapshotResult struct {

@@ -22,6 +22,9 @@ func TestHelloDescribesTheAgentAndThisKernel(t *testing.T) {
 	if len(hello.ModuleErrors) != 1 || hello.ModuleErrors[0] != "/lib/x.ko: boom" {
 		t.Fatalf("module_errors %q", hello.ModuleErrors)
 	}
+	if hello.Clocksource != readTrimmed(currentClocksourcePath) {
+		t.Fatalf("clocksource %q", hello.Clocksource)
+	}
 }
 
 func TestHelloListsAreEmptyListsNotNull(t *testing.T) {
@@ -33,6 +36,9 @@ func TestHelloListsAreEmptyListsNotNull(t *testing.T) {
 	}
 	if string(fields["module_errors"]) != "[]" || !strings.HasPrefix(string(fields["block_devices"]), "[") {
 		t.Fatalf("module_errors %s, block_devices %s", fields["module_errors"], fields["block_devices"])
+	}
+	if !strings.HasPrefix(string(fields["clock_log"]), "[") {
+		t.Fatalf("clock_log %s", fields["clock_log"])
 	}
 }
 
@@ -70,6 +76,9 @@ func TestSnapshotCopiesProcCountersAndReadsTheClocks(t *testing.T) {
 		if snap.Files[path] == "" {
 			t.Errorf("%s missing from the snapshot", path)
 		}
+	}
+	if _, err := os.Stat(currentClocksourcePath); err == nil && snap.Files[currentClocksourcePath] == "" {
+		t.Errorf("the clocksource is missing from the snapshot")
 	}
 	if !strings.HasPrefix(snap.Files["/proc/stat"], "cpu ") {
 		t.Errorf("/proc/stat is not raw: %.40q", snap.Files["/proc/stat"])

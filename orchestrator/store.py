@@ -114,7 +114,8 @@ class BootRow(Base):
     host: Mapped[str] = mapped_column(Short(64), default="")
     # what the host was doing when the guest started and where the boot's time went:
     # {"host_state": HostState.to_dict(), "phases": {phase: seconds}} (orchestrator/backends/quiet.py,
-    # LibvirtProvider.boot); {} for boots of a store from before them
+    # LibvirtProvider.boot), and the guest's clock ("clock": workloads/clock.py BootClock.to_dict());
+    # {} for boots of a store from before them, and no "clock" for boots from before it
     facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 

@@ -20,6 +20,7 @@ from orchestrator.errors import BootFailed, BuildFailed, HostFailed, InfraError,
 from orchestrator.ports import Build, KernelArtifact
 from orchestrator.stats import Boot
 from orchestrator.store import boot_from
+from orchestrator.workloads.clock import BootClock
 from orchestrator.workloads.result import MeasuredMetric, RunResult
 
 SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")
@@ -124,6 +125,7 @@ class FakeSession:
         self.boot_seconds = 0.01
         self.host = measurer.host or "local"
         self.accel, self.host_cpu = "tcg", "Fake CPU @ 2.00GHz"  # what a PoolSession tells of its host
+        self.clock = BootClock("hpet").to_dict()  # and of its guest's clock
 
     def run(self, params: Mapping[str, Any] | None = None, nice: int | None = None) -> RunResult:
         m = self.measurer

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.compare.plan import ComparePlan
 from orchestrator.metrictable import tabulate
 from orchestrator.metrictable.cells import Comparison, VariantInfo
+from orchestrator.workloads import clock
 from orchestrator.workloads.runner import metric_def
 from orchestrator.workloads.system import METRICS
 
@@ -71,6 +72,10 @@ def comparison(plan: ComparePlan, runs: Iterable[Mapping[str, Any]]) -> Comparis
     variants = [VariantInfo(v.name, ", ".join([measured.get(v.name) or v.source(), *v.settings()]))
                 for v in plan.variants]
     notes = sorted({n for raw in kept for n in raw["result"].get("notes", [])})
+    spans = {v.name: [clock.of_run(raw["result"].get("snapshots") or ()) for raw in kept if raw["variant"] == v.name]
+             for v in plan.variants}
+    if line := clock.sides_note(spans):
+        notes.append(line)
     if host != "local":
         notes.append(f"measured on lab host {host}")
     for other, count in sorted(Counter(run_host(raw) for raw in stored if run_host(raw) != host).items()):

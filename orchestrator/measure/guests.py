@@ -1,7 +1,8 @@
 """The measurer over the guest pool: a guest of a kernel on a free slot of a lab host (this
 machine alone without a lab), the workload's tools prepared in it, and a session whose `run`
-is one repetition of the workload, returning the one RunResult. Every scheduler measures
-through it (orchestrator/ports.py)."""
+is one repetition of the workload, returning the one RunResult, and whose `clock` is the
+guest's clocksource at its start and around each run. Every scheduler measures through it
+(orchestrator/ports.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from orchestrator.errors import HostFailed
 from orchestrator.hosts.pool import GuestPool
 from orchestrator.ports import KernelArtifact, RunResult
 from orchestrator.vm.spec import VmSpec
-from orchestrator.workloads import kneeds, runner
+from orchestrator.workloads import clock, kneeds, runner
 from orchestrator.workloads.definition import WorkloadDef
 
 
@@ -41,6 +42,12 @@ class PoolSession:
         self.host = guest.host
         self.host_state, self.phases = guest.host_state, guest.phases  # stored with the boot (judge.boot_facts)
         self.accel, self.host_cpu = guest.accel, host_cpu(guest.domain)  # stored with the boot, for the report
+        self._clocks: list[tuple[str, str]] = []  # each run's clocksource before and after
+
+    @property
+    def clock(self) -> dict[str, Any]:
+        """The guest's clock so far (workloads/clock.py BootClock), stored with the boot."""
+        return clock.from_hello(self.guest.hello, self._clocks).to_dict()
 
     @property
     def load(self) -> Any:
@@ -51,6 +58,7 @@ class PoolSession:
         target = self.guest if nice is None else NicedGuest(self.guest, nice)
         result = runner.run(target, self.workload, self.params if params is None else params, self.guest.accel,
                             self.run_s)
+        self._clocks.append(clock.of_run(result.snapshots))
         return dataclasses.replace(result, lab_host=self.host)
 
 

@@ -69,11 +69,12 @@ class CampaignStore(Protocol):
 
 def boot_facts(session: Any, whole: bool = False) -> dict[str, Any]:
     """What a guest's session tells of its host and its boot (LibvirtProvider: host_state, phases;
-    PoolSession: the accelerator and the host's CPU model, "" when a session does not say; once
-    the guest ended, `whole`: its load over the whole boot)."""
+    PoolSession: the accelerator, the host's CPU model and the guest's clock, "" or None when a
+    session does not say; once the guest ended, `whole`: its load over the whole boot)."""
     state = getattr(session, "host_state", None)
     facts = {"host_state": state.to_dict() if state is not None else None, "phases": dict(getattr(session, "phases", {})),
-             "accel": str(getattr(session, "accel", "") or ""), "host_cpu": str(getattr(session, "host_cpu", "") or "")}
+             "accel": str(getattr(session, "accel", "") or ""), "host_cpu": str(getattr(session, "host_cpu", "") or ""),
+             "clock": getattr(session, "clock", None)}
     if whole:
         load = getattr(session, "load", None)
         facts.update(whole=True, load=load.to_dict() if load is not None else None)

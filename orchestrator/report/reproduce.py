@@ -2,7 +2,7 @@
 campaign file as it ran (paths that exist only on the controller replaced by what to put there),
 the workload's commands as the agent ran them in the guest, the guest's shape, the kernel recipe
 and the culprit's and its parent's .config (with their sha256), the accelerator, the host's CPU
-model and vmbisect's version.
+model, the guest's clocksource and vmbisect's version.
 
 `reproduce` is pure over what the store and the campaign hold (`Facts`); `facts` reads them
 (the store's runs, builds and boots, each build's .config from the kernel store beside its
@@ -17,13 +17,15 @@ import importlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
 from orchestrator import __version__
 from orchestrator.campaign.file import Campaign
 from orchestrator.vm.spec import VmSpec
+from orchestrator.workloads import clock
+from orchestrator.workloads.clock import BootClock
 
 if TYPE_CHECKING:
     from orchestrator.store import Store
@@ -52,7 +54,7 @@ class Facts:
     """What the store holds of a campaign that a rerun needs: the campaign file's mapping as
     stored, the commits named (role -> sha), one run of each (what `RunResult.to_json` kept, {}
     when none), each commit's .config text ("" when the kernel store has none), and the boots'
-    accelerators and host CPU models as recorded (empty for boots of an older store)."""
+    accelerators, host CPU models and clocks as recorded (empty for boots of an older store)."""
 
     file: Mapping[str, Any]
     campaign: Campaign
@@ -63,6 +65,7 @@ class Facts:
     host_cpus: tuple[str, ...] = ()
     endpoints: Mapping[str, str] = dataclasses.field(default_factory=dict)  # good / bad -> the commit they named
     packages: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the guest tools' packages -> version
+    clocks: Mapping[str, tuple[BootClock, ...]] = dataclasses.field(default_factory=dict)  # commit -> its boots' clocks
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class Reproduce:
     userspace: str = ""  # what the guest boots into: the programs it carries, the kernel command line
     metric: str = ""  # the bisected metric, where the workload's output gives it, and how a boot's value is made
     version: str = __version__
+    clocksource: str = ""  # the guest's clocksource over the boots (workloads/clock.py); "" when none recorded it
 
 
 def campaign_file(file: Mapping[str, Any], endpoints: Mapping[str, str] | None = None) -> str:
@@ -101,12 +105,15 @@ def campaign_file(file: Mapping[str, Any], endpoints: Mapping[str, str] | None =
 
 def guest_shape(spec: VmSpec) -> str:
     d = spec.disks
-    words = [f"{spec.vcpus} vCPU{'s' * (spec.vcpus != 1)}", f"{spec.memory_mib} MiB memory", f"machine {spec.machine}"]
+    words = [f"{spec.vcpus} vCPU{'s' * (spec.vcpus != 1)}", f"{spec.memory_mib} MiB memory", f"machine {spec.machine}",
+             f"clock {spec.clock}"]
     if spec.topology is not None:
         t = spec.topology
         words.append(f"{t.sockets} socket(s) x {t.cores} core(s) x {t.threads} thread(s)")
     if spec.pinning:
         words.append("vCPUs pinned to host CPUs " + ", ".join(spec.pinning))
+    if spec.emulator_pin:
+        words.append(f"QEMU's own threads pinned to host CPUs {spec.emulator_pin}")
     if d.count:
         words.append(f"{d.count} data disk{'s' * (d.count != 1)} of {d.size_mib} MiB on {d.controller} "
                      f"({d.backing}, cache={d.cache}, aio={d.aio}"
@@ -128,17 +135,18 @@ def _workload_commands(name: str, params: Mapping[str, Any], run: Mapping[str, A
     return tuple(tool.commands(params, raw or {}, tuple(run.get("disks") or ())))
 
 
-def userspace(tools: Mapping[str, Mapping[str, Any]], packages: Mapping[str, str], append: str) -> str:
+def userspace(tools: Mapping[str, Mapping[str, Any]], packages: Mapping[str, str], append: str,
+              clock: str = "") -> str:
     """The guest's userspace as a reader rebuilds it: the programs its initramfs carries (each
     with its Debian package and that package's version on the controller), and the kernel
-    command line."""
+    command line (with the words that chose the guest's clock, orchestrator/vm/clocksource.py)."""
     from orchestrator.image.tools import BUSYBOX
     from orchestrator.vm.console import kernel_cmdline
 
     carried = {BUSYBOX: "busybox-static", **{name: str(t.get("package", "")) for name, t in tools.items()}}
     named = ", ".join(f"{name} ({pkg}{' ' + packages[pkg] if packages.get(pkg) else ''})" for name, pkg in carried.items())
     return (f"an initramfs of the controller's own programs: {named}; vmbisect's guest agent is its /init; "
-            f"kernel command line `{kernel_cmdline(append)}`")
+            f"kernel command line `{kernel_cmdline(append, clock)}`")
 
 
 def reproduce(f: Facts) -> Reproduce:
@@ -162,7 +170,28 @@ def reproduce(f: Facts) -> Reproduce:
         recipe + (f"; kernel command line +{c.append!r}" if c.append else ""), configs,
         ", ".join(sorted(set(f.accels))) or (c.accel if c.accel != "auto" else "not recorded"),
         "; ".join(sorted(set(f.host_cpus))) or "not recorded",
-        userspace(choice.workload.guest_tools, f.packages, c.append), metric)
+        userspace(choice.workload.guest_tools, f.packages, c.append, _clock_words(c, f.accels)), metric,
+        clocksource=clocksource(f.clocks, f.commits))
+
+
+def _clock_words(c: Campaign, accels: Sequence[str]) -> str:
+    """The clock's command line words under the accelerator the boots ran on (the campaign's
+    own choice where none is recorded or they differ; none where that is auto: the guest's
+    shape names the clock choice)."""
+    from orchestrator.vm.clocksource import clock_cmdline
+
+    ran = set(accels)
+    accel = ran.pop() if len(ran) == 1 else c.accel
+    return clock_cmdline(c.guest.clock, accel) if accel in ("kvm", "tcg") else ""
+
+
+def clocksource(clocks: Mapping[str, tuple[BootClock, ...]], commits: Mapping[str, str]) -> str:
+    """The guest's clocksource over every boot, and each named commit's where they differ."""
+    every = clock.summary(c for boots in clocks.values() for c in boots)
+    sides = {role: clock.summary(clocks.get(sha, ())) for role, sha in commits.items()}
+    if every and len(set(sides.values()) - {""}) > 1:
+        every += " (" + ", ".join(f"the {role}'s {text}" for role, text in sides.items() if text) + ")"
+    return every
 
 
 def shell_lines(line: str, width: int = WIDTH - 4) -> list[str]:
@@ -197,7 +226,8 @@ def lines(r: Reproduce, culprit: str, where: str) -> list[str]:
     .config files are."""
     code = "    "
     out = ["## Reproduce", ""]
-    out += _wrap(f"vmbisect {r.version}; accelerator {r.accel}; host CPU {r.host_cpu}.") + [""]
+    out += _wrap(f"vmbisect {r.version}; accelerator {r.accel}; host CPU {r.host_cpu}; guest clocksource "
+                 f"{r.clocksource or 'not recorded'}.") + [""]
     out += _wrap(f"Guest: {r.guest}.") + [""]
     if r.userspace:
         out += _wrap(f"Its userspace: {r.userspace}.") + [""]
@@ -271,10 +301,14 @@ def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
     for d in store.decisions(campaign_id):
         if d.role in ("good", "bad") and d.commit:
             endpoints.setdefault(str(d.role), d.commit)
+    clocks: dict[str, tuple[BootClock, ...]] = {}
+    for boot in boots:
+        if (bc := BootClock.from_facts(boot.facts)) is not None:
+            clocks[boot.commit] = (*clocks.get(boot.commit, ()), bc)
     return Facts(dict(file), campaign, dict(commits), runs, configs,
                  tuple(str(b.facts.get("accel")) for b in boots if (b.facts or {}).get("accel")),
                  tuple(str(b.facts.get("host_cpu")) for b in boots if (b.facts or {}).get("host_cpu")),
-                 endpoints, _versions(campaign))
+                 endpoints, _versions(campaign), clocks)
 
 
 def _versions(campaign: Campaign) -> dict[str, str]:

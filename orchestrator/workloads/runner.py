@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import WorkloadFailed
-from orchestrator.workloads import kneeds, procstats, system
+from orchestrator.workloads import clock, kneeds, procstats, system
 from orchestrator.workloads.definition import MetricDef, WorkloadDef, tool_of
 from orchestrator.workloads.guest import Guestlike, Params, budget, data_disks
 from orchestrator.workloads.result import MeasuredMetric, RunResult, ToolRun
@@ -65,8 +65,9 @@ def _run(guest: Guestlike, workload: WorkloadDef, params: Params, accel: str, li
     mhz = system.host_mhz(Path("/proc/cpuinfo").read_text()) if accel == "kvm" else None
     values = metric_values(tool.parse(raw, params), snap0, snap1, host0, host1, disks,
                            int(guest.hello.get("cpus_online") or 1), mhz)
+    notes = ((TCG_NOTE,) if accel == "tcg" else ()) + clock.run_notes(clock.of_run((snap0, snap1)))
     return RunResult(workload.name, dict(params), label(workload, values), raw, (snap0, snap1), (host0, host1),
-                     duration, tuple(disks), (TCG_NOTE,) if accel == "tcg" else (), accel=accel)
+                     duration, tuple(disks), notes, accel=accel)
 
 
 def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, Any], host0: Mapping[str, Any],
@@ -74,7 +75,8 @@ def metric_values(tool: ToolRun, snap0: Mapping[str, Any], snap1: Mapping[str, A
     """Tool metrics, then system metrics and costs over the snapshot window."""
     window = (snap1["monotonic_ns"] - snap0["monotonic_ns"]) / 1e9
     stat0, stat1 = snap0["files"]["/proc/stat"], snap1["files"]["/proc/stat"]
-    guest = system.guest_cpu(stat0, stat1, window, cpus)
+    guest = {**system.guest_cpu(stat0, stat1, window, cpus), **system.guest_nonidle(stat0, stat1, window),
+             **system.guest_run(snap0["files"].get("/proc/schedstat", ""), snap1["files"].get("/proc/schedstat", ""))}
     host = system.host_cpu(host0, host1)
     io = system.iostat(snap0["files"]["/proc/diskstats"], snap1["files"]["/proc/diskstats"], window, disks)
     kernel = procstats.metrics(snap0["files"], snap1["files"], window)

@@ -3,6 +3,14 @@ mode, context switches and interrupts (/proc/stat), iostat-style figures per dis
 (/proc/diskstats), the host CPU time of the guest (libvirt), and the cost per operation and
 per byte derived from them.
 
+Guest CPU time three ways (docs/metrics.md, "CPU time"): `guest_cpu_busy` from /proc/stat's
+user, system, irq, softirq ... ticks, each tick charged whole to what it interrupted;
+`guest_run`, the nanoseconds tasks other than the idle task ran (/proc/schedstat's
+rq_cpu_time); `guest_nonidle`, the window less the idle and iowait time the tickless idle code
+accounts to the microsecond (/proc/stat's idle and iowait with NO_HZ). Host CPU time two ways:
+the whole QEMU process (`host_cpu`) and its vCPU threads alone (`host_vcpu`), without QEMU's
+main loop and I/O threads.
+
 Costs divide CPU utilisation by the workload's own rate (like netperf's service demand):
 CPU seconds per second of the window / operations per second. The /proc and libvirt windows
 include a tool's ramp time, which its own rates exclude; the ratio stays right as long as the
@@ -14,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.workloads import procstats
 from orchestrator.workloads.definition import MetricDef
 from orchestrator.workloads.result import ToolRun
 
@@ -26,6 +35,11 @@ SECTOR = 512
 HOST_TCG = ("the host's CPU time includes the emulation of every guest instruction, so a change can be the "
             "emulator's cost; guest_cpu_us_per_op tracks the guest's own cost best")
 GUEST_TCG = ("guest CPU time is the emulated clock's; of the CPU figures it tracks the guest's own cost best")
+GUEST_NS_TCG = ("guest time read from the emulated clock (the HPET unless the guest's clocksource is the TSC); a "
+                "vCPU thread the host preempted counts as guest time, TCG having no steal time")
+VCPU_TCG = ("the vCPU threads' host CPU time is the emulation of the guest's instructions, without QEMU's main "
+            "loop and I/O threads; a change can be the emulator's cost")
+RQ_CPU_TIME = 6  # the 7th number of a cpuN line of /proc/schedstat (procstats.schedstat's fields)
 
 METRICS: dict[str, MetricDef] = {m.name: m for m in (
     *(MetricDef(f"guest_cpu_{mode}", "s", "lower", f"guest CPU time in {mode} mode, all vCPUs")
@@ -38,6 +52,20 @@ METRICS: dict[str, MetricDef] = {m.name: m for m in (
               "100/vCPUs when spread evenly; lower is a more even spread (docs/metrics.md)", min_vcpus=2),
     MetricDef("guest_cpu_us_per_op", "CPU-us/op", "lower", "guest busy CPU per workload operation", tcg=GUEST_TCG),
     MetricDef("guest_cpu_ns_per_byte", "CPU-ns/B", "lower", "guest busy CPU per byte moved", tcg=GUEST_TCG),
+    MetricDef("guest_run", "s", "lower",
+              "time tasks other than the idle task ran, all vCPUs, in ns (/proc/schedstat rq_cpu_time)",
+              tcg=GUEST_NS_TCG),
+    MetricDef("guest_run_us_per_op", "CPU-us/op", "lower", "guest run time (schedstat, ns) per workload operation",
+              tcg=GUEST_NS_TCG),
+    MetricDef("guest_run_ns_per_byte", "CPU-ns/B", "lower", "guest run time (schedstat, ns) per byte moved",
+              tcg=GUEST_NS_TCG),
+    MetricDef("guest_nonidle", "s", "lower",
+              "window x vCPUs less the guest's idle, iowait and steal time (/proc/stat, tickless idle accounting)",
+              tcg=GUEST_NS_TCG),
+    MetricDef("guest_nonidle_us_per_op", "CPU-us/op", "lower", "guest non-idle time per workload operation",
+              tcg=GUEST_NS_TCG),
+    MetricDef("guest_nonidle_ns_per_byte", "CPU-ns/B", "lower", "guest non-idle time per byte moved",
+              tcg=GUEST_NS_TCG),
     MetricDef("ctxt_per_s", "1/s", "lower", "context switches per second (/proc/stat ctxt)"),
     MetricDef("intr_per_s", "1/s", "lower", "interrupts per second (/proc/stat intr)"),
     MetricDef("ctxt_per_op", "1/op", "lower", "context switches per workload operation"),
@@ -47,6 +75,13 @@ METRICS: dict[str, MetricDef] = {m.name: m for m in (
     MetricDef("host_cpu_system", "s", "lower", "host kernel-mode CPU time of the QEMU process", tcg=HOST_TCG),
     MetricDef("host_cpus_used", "CPUs", "lower", "host CPU time / window: host CPUs kept busy", tcg=HOST_TCG),
     MetricDef("host_vcpu_used", "CPUs", "none", "host CPU time of one vCPU thread / window", per="vcpu"),
+    MetricDef("host_vcpu", "s", "lower", "host CPU time of the guest's vCPU threads, all of them (libvirt vcpus)",
+              tcg=VCPU_TCG),
+    MetricDef("host_vcpus_used", "CPUs", "lower", "host CPU time of the vCPU threads / window", tcg=VCPU_TCG),
+    MetricDef("host_vcpu_us_per_op", "CPU-us/op", "lower", "host CPU of the vCPU threads per workload operation",
+              tcg=VCPU_TCG),
+    MetricDef("host_vcpu_ns_per_byte", "CPU-ns/B", "lower", "host CPU of the vCPU threads per byte moved",
+              tcg=VCPU_TCG),
     MetricDef("host_cpu_us_per_op", "CPU-us/op", "lower", "host CPU of the guest per workload operation",
               tcg=HOST_TCG),
     MetricDef("host_cpu_ns_per_byte", "CPU-ns/B", "lower", "host CPU of the guest per byte moved", tcg=HOST_TCG),
@@ -119,6 +154,30 @@ def vcpu_spread(before: str, after: str) -> dict[str, float]:
     return out
 
 
+def guest_run(before: str, after: str) -> dict[str, float]:
+    """The seconds tasks other than the idle task ran over the window, all vCPUs, from
+    /proc/schedstat's rq_cpu_time (ns, on the run queue's clock, added when a task leaves its
+    CPU); {} without the file (a run stored before it, a kernel without CONFIG_SCHED_INFO)."""
+    a, b = procstats.schedstat(before), procstats.schedstat(after)
+    cpus = set(a) & set(b)
+    if not cpus:
+        return {}
+    return {"guest_run": sum(b[c][RQ_CPU_TIME] - a[c][RQ_CPU_TIME] for c in cpus) / 1e9}
+
+
+def guest_nonidle(before: str, after: str, window_s: float) -> dict[str, float]:
+    """The seconds the vCPUs were neither idle, in iowait nor stolen over the window, from
+    /proc/stat's cpuN lines: with NO_HZ the kernel accounts idle and iowait to the microsecond
+    (printed in ticks), so this is a measured span rather than a count of sampled ticks."""
+    a, b = procstats.cpu_ticks(before), procstats.cpu_ticks(after)
+    cpus = set(a) & set(b)
+    if not cpus or window_s <= 0:
+        return {}
+    away = sum(b[c][i] - a[c][i] for c in cpus for i in (*procstats.IDLE_MODES, CPU_MODES.index("steal"))
+               if i < min(len(a[c]), len(b[c])))
+    return {"guest_nonidle": max(0.0, window_s * len(cpus) - away / USER_HZ)}
+
+
 def iostat(before: str, after: str, window_s: float, disks: list[str]) -> dict[str, float]:
     """iostat -x figures per disk over the window (the names of sysstat's old columns)."""
     a, b = diskstats(before), diskstats(after)
@@ -154,28 +213,34 @@ def host_cpu(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, f
         "host_cpu_system": (after["system_time"] - before["system_time"]) / 1e9,
     }
     out["host_cpus_used"] = out["host_cpu"] / window
-    for i, (x, y) in enumerate(zip(before["vcpu_time"], after["vcpu_time"])):
-        out[f"host_vcpu_used.{i}"] = (y - x) / 1e9 / window
+    vcpus = [(y - x) / 1e9 for x, y in zip(before["vcpu_time"], after["vcpu_time"])]
+    for i, seconds in enumerate(vcpus):
+        out[f"host_vcpu_used.{i}"] = seconds / window
+    if vcpus:
+        out["host_vcpu"] = sum(vcpus)
+        out["host_vcpus_used"] = out["host_vcpu"] / window
     return out
 
 
 def costs(tool: ToolRun, guest: Mapping[str, float], guest_window_s: float,
           host: Mapping[str, float], host_mhz: float | None) -> dict[str, float]:
-    """CPU per operation and per byte, guest and host; host cycles only with a known clock
-    (KVM: the guest runs on host cycles; under TCG cycles mean nothing, so none are given)."""
+    """CPU per operation and per byte, guest and host, for each CPU time `guest` and `host`
+    hold (guest_run, guest_nonidle and host_vcpu where their sources were read); host cycles
+    only with a known clock (KVM: the guest runs on host cycles; under TCG cycles mean nothing,
+    so none are given)."""
     out: dict[str, float] = {}
-    guest_busy_rate = guest["guest_cpu_busy"] / guest_window_s
-    host_rate = host["host_cpus_used"]
+    rates = {"guest_cpu": guest["guest_cpu_busy"] / guest_window_s, "host_cpu": host["host_cpus_used"]}
+    rates |= {name: guest[name] / guest_window_s for name in ("guest_run", "guest_nonidle") if name in guest}
+    if "host_vcpus_used" in host:
+        rates["host_vcpu"] = host["host_vcpus_used"]
     if tool.op_rate > 0:
-        out["guest_cpu_us_per_op"] = guest_busy_rate / tool.op_rate * 1e6
-        out["host_cpu_us_per_op"] = host_rate / tool.op_rate * 1e6
+        out |= {f"{name}_us_per_op": rate / tool.op_rate * 1e6 for name, rate in rates.items()}
         out["ctxt_per_op"] = guest["ctxt_per_s"] / tool.op_rate
         out["intr_per_op"] = guest["intr_per_s"] / tool.op_rate
         if host_mhz:
-            out["host_cycles_per_op"] = host_rate * host_mhz * 1e6 / tool.op_rate
+            out["host_cycles_per_op"] = rates["host_cpu"] * host_mhz * 1e6 / tool.op_rate
     if tool.byte_rate > 0:
-        out["guest_cpu_ns_per_byte"] = guest_busy_rate / tool.byte_rate * 1e9
-        out["host_cpu_ns_per_byte"] = host_rate / tool.byte_rate * 1e9
+        out |= {f"{name}_ns_per_byte": rate / tool.byte_rate * 1e9 for name, rate in rates.items()}
     return out
 
 

@@ -116,3 +116,19 @@ def test_each_vcpus_busy_time_and_the_busiest_share_follow_from_the_per_cpu_line
     cpu0, cpu1 = (16 + 167 + 44) / 100, (17 + 163 + 43) / 100
     assert (m["guest_vcpu_busy.0"], m["guest_vcpu_busy.1"]) == pytest.approx((cpu0, cpu1))
     assert m["guest_cpu_busiest_share"] == pytest.approx(100 * cpu0 / (cpu0 + cpu1))
+
+
+def test_the_ns_cpu_figures_follow_from_the_raw_snapshots():
+    """rr's /proc/schedstat rq_cpu_time: cpu0 5171495160 -> 8244022773, cpu1 2389664429 -> 4350297130;
+    /proc/stat idle: cpu0 108 -> 134, cpu1 386 -> 518 ticks; libvirt's vCPU threads: 6.72 -> 8.32 s
+    and 1.69 -> 2.64 s."""
+    m = parsed("netperf/rr")
+    window = (10261573310 - 6932700210) / 1e9
+    host_window = 3168.908081187 - 3165.585032344
+    run = ((8244022773 - 5171495160) + (4350297130 - 2389664429)) / 1e9
+    nonidle = 2 * window - ((134 - 108) + (518 - 386)) / 100
+    assert m["guest_run"] == pytest.approx(run)
+    assert m["guest_run_us_per_op"] == pytest.approx(run / window / 350.75 * 1e6)
+    assert m["guest_nonidle_us_per_op"] == pytest.approx(nonidle / window / 350.75 * 1e6)
+    assert m["host_vcpu_us_per_op"] == pytest.approx((1.6 + 0.95) / host_window / 350.75 * 1e6)
+    assert m["host_vcpu_us_per_op"] < m["host_cpu_us_per_op"]

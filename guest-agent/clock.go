@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// The guest's clock: the clocksource the kernel keeps time with, and the kernel log lines that
+// say how it came to it (a TSC marked unstable, a switch of clocksource, the watchdog's
+// complaints). Under emulation the clocksource decides what every time read costs, and a kernel
+// can pick another one than its neighbour in a bisected range.
+
+const currentClocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+// clockMarks are the parts of the kernel messages a clock line holds (arch/x86/kernel/tsc.c,
+// kernel/time/clocksource.c).
+var clockMarks = []string{
+	"Marking TSC unstable", "Switched to clocksource", "timekeeping watchdog", "clocksource watchdog",
+	"Override clocksource", "skipping watchdog check",
+}
+
+// kmsgRecordMax is larger than any /dev/kmsg record (a smaller buffer fails the read).
+const kmsgRecordMax = 16384
+
+// clockLog reads every record of the kernel log at path (/dev/kmsg: one record per read, the
+// end of the log EAGAIN) without blocking, and returns its clock lines. No log (a kernel
+// without printk, no permission) is no lines.
+func clockLog(path string) []string {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return []string{}
+	}
+	defer syscall.Close(fd)
+	var text strings.Builder
+	buf := make([]byte, kmsgRecordMax)
+	for {
+		n, err := syscall.Read(fd, buf)
+		if err == syscall.EPIPE || err == syscall.EINTR {
+			continue // a record overwritten while the log was read: the next one follows
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		text.Write(buf[:n])
+	}
+	return clockLines(text.String())
+}
+
+// clockLines picks the clock lines out of /dev/kmsg records ("prio,seq,usec,flags;message",
+// continuation lines indented), each as dmesg prints it: "[seconds.micros] message".
+func clockLines(records string) []string {
+	out := []string{}
+	for _, line := range strings.Split(records, "\n") {
+		head, message, ok := strings.Cut(line, ";")
+		if !ok || strings.HasPrefix(line, " ") || !clockMessage(message) {
+			continue
+		}
+		fields := strings.Split(head, ",")
+		if len(fields) < 3 {
+			continue
+		}
+		usec, err := strconv.ParseInt(fields[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, message))
+	}
+	return out
+}
+
+func clockMessage(message string) bool {
+	for _, mark := range clockMarks {
+		if strings.Contains(message, mark) {
+			return true
+		}
+	}
+	return false
+}
