@@ -101,7 +101,7 @@ def test_a_step_the_references_cannot_place_yet_is_judged_as_soon_as_it_is_surel
     assert middle is not None and middle.fit_p >= 0.001 and middle.p_wrong > ERROR
     assert decide(middle, 8, 2, 12).verdict is Verdict.MORE
     judged = decide(middle, 8, 2, 12, threshold=-0.30)
-    assert judged.verdict is Verdict.GOOD and judged.kind is Basis.THRESHOLD and judged.confidence >= 1 - ERROR
+    assert judged.verdict is Verdict.GOOD and judged.basis is Basis.THRESHOLD and judged.confidence >= 1 - ERROR
     assert p_bad(middle, -0.30) <= ERROR
     assert decide(middle, 8, 2, 12, threshold=-0.12).verdict is Verdict.MORE  # at the threshold: not sure
 
