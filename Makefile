@@ -80,8 +80,18 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps
-bench: bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps
+.PHONY: bench bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps bench-noise
+bench: bench-boot bench-build bench-bisect bench-rounds bench-sets bench-steps bench-noise
+
+# Noise source by source (docs/measurements/noise.md): the demo's good kernel (built here, cached),
+# its guest and workload booted 6 times per variant, interleaved: the guest's clock before and after
+# the default changed, pinning, an I/O thread, the host's AIO. About 25 minutes under TCG; other
+# shapes: `python -m bench.noise blk8|scsi-mq|netperf|dbench --kernel ...`.
+NOISE_VARIANTS ?= kernel tsc tsc+1socket tsc+pin tsc+iothread tsc+io_uring
+bench-noise: setup
+	$(PY) -c "from orchestrator.demo import ensure_demo_repo; ensure_demo_repo()"
+	$(PY) -m bench.noise demo --kernel "$$($(VENV)/bin/vmbisect build --repo examples/demo/linux.git --commit master \
+		--config tinyconfig --config guest-base | awk '/^image/ {print $$2}')" --variants $(NOISE_VARIANTS) --rounds 6
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)

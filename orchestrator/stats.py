@@ -455,6 +455,21 @@ def compare_boots(a: Sequence[Boot], b: Sequence[Boot]) -> TwoSample | None:
     return _welch([x.value for x in a], [x.value for x in b], None)
 
 
+def variance_ratio(a: Sequence[Boot], b: Sequence[Boot]) -> tuple[float, float, float] | None:
+    """The between-boot noise of `b` against `a`'s: the ratio of the standard deviations of
+    their boot values (log scale), with its 95% interval from the F distribution (boot values
+    taken as normal). None with fewer than 2 boots on a side or no spread in `a`."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = statistics.variance([x.value for x in a]), statistics.variance([x.value for x in b])
+    if va == 0:
+        return None
+    f = vb / va
+    f_dist = _sps().f
+    hi_q, lo_q = f_dist.ppf(0.975, len(b) - 1, len(a) - 1), f_dist.ppf(0.025, len(b) - 1, len(a) - 1)
+    return math.sqrt(f), math.sqrt(f / float(hi_q)), math.sqrt(f / float(lo_q))
+
+
 def compare_pooled(a: Sequence[Boot], b: Sequence[Boot], ss: float, df: int) -> TwoSample | None:
     """`b` against `a` (boots of their own) with the boot as the unit and one noise model for
     the campaign: the t-test of the boot levels' difference (log scale) whose boot variance is

@@ -53,6 +53,8 @@ class Case:
     drop: float  # bad against good (relative, lower)
     threshold: str
     min_share: float = 0.2  # the campaign's steps.min_share
+    between: float = BETWEEN  # boot noise (CoVs)
+    within: float = WITHIN
 
 
 CASES = [
@@ -61,6 +63,8 @@ CASES = [
     Case("two steps 30/70, -35%, threshold -10%", (0.3, 0.7), 0.35, "-10%"),
     Case("two steps 30/70, -35%, threshold -15%: the first below it alone", (0.3, 0.7), 0.35, "-15%"),
     Case("three steps 20/50/30, -40%, threshold -15%, min_share 10%", (0.2, 0.5, 0.3), 0.40, "-15%", 0.1),
+    Case("two steps of a fifth each 50/50, -36%, threshold -15%, boot noise 14% between / 3% within",
+         (0.5, 0.5), 0.36, "-15%", between=0.14, within=0.03),
 ]
 
 
@@ -113,7 +117,7 @@ def campaign(case: Case, seed: int, steps: str | dict[str, float] = "") -> tuple
                         "runs_per_boot": 3})
     store = MemoryStore()
     cid = store.new_campaign("sim", {})
-    host = FakeMeasurer(values(shas, at, case), WITHIN, seed, between=BETWEEN)
+    host = FakeMeasurer(values(shas, at, case), case.within, seed, between=case.between)
     judged: list[int] = []  # the boots taken when the culprit's revert was judged
     add = store.add_decision
 
@@ -201,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     started = time.monotonic()
     print(f"{COMMITS} commits, steps at random (a tenth of the history apart at least), boot noise between "
-          f"{BETWEEN:.0%} / within {WITHIN:.0%}, {a.trials} seeded trials per case, {a.jobs} process(es)")
+          f"{BETWEEN:.0%} / within {WITHIN:.0%} unless the case says, {a.trials} seeded trials per case, "
+          f"{a.jobs} process(es)")
     for number, case in enumerate(CASES, 1):
         if a.cases and number not in a.cases:
             continue

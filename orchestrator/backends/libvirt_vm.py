@@ -46,6 +46,7 @@ from orchestrator.backends.quiet import (
     settle,
 )
 from orchestrator.errors import BootFailed, HostFailed, InfraError, UserError, WorkloadFailed
+from orchestrator.vm.clocksource import clock_cmdline
 from orchestrator.vm.console import console_fault, excerpt, fault_hint, first_report, kernel_cmdline, tail
 from orchestrator.vm.domain_xml import BootFiles, domain_xml
 from orchestrator.vm.spec import VmSpec
@@ -384,7 +385,7 @@ class LibvirtProvider:
                 name=name,
                 kernel=staged_kernel,
                 initrd=staged_initrd,
-                cmdline=kernel_cmdline(append),
+                cmdline=kernel_cmdline(append, clock_cmdline(spec.clock, accel)),
                 console_log=run.console,
                 agent_socket=run.socket,
                 disks=tuple(disks),

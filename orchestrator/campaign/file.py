@@ -18,6 +18,7 @@ from orchestrator import yamlcheck
 from orchestrator.errors import UserError
 from orchestrator.measure.endpoints import MEASURED, Threshold
 from orchestrator.notify.recipients import Notify, parse_notify
+from orchestrator.vm.clocksource import CLOCKS, DEFAULT_CLOCK, LEGACY_CLOCK
 from orchestrator.vm.spec import (
     AIO_MODES,
     BACKINGS,
@@ -146,6 +147,22 @@ def read_campaign_file(path: Path) -> Any:
     """The file's YAML as plain data, or a one-line UserError (yamlcheck.read_file)."""
     return yamlcheck.read_file(path, "campaign", "a campaign file is a page",
                                "a mapping with name, repository, good, bad, workload, metric")
+
+
+def with_clock(raw: Mapping[str, Any], clock: str) -> dict[str, Any]:
+    """`raw` (a campaign file's mapping) with its guest's clock written out, as the store keeps
+    it: a campaign names the clock it started with, so a later default never changes it."""
+    guest = raw.get("guest", {})
+    return {**raw, "guest": {**guest, "clock": clock}} if isinstance(guest, Mapping) else dict(raw)
+
+
+def stored_clock(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored campaign file as it was meant: one stored before `guest.clock` existed booted
+    its guests with the kernel's own clock, and is resumed so."""
+    guest = data.get("guest", {})
+    if isinstance(guest, Mapping) and "clock" not in guest:
+        return {**data, "guest": {**guest, "clock": LEGACY_CLOCK}}
+    return dict(data)
 
 
 def parse_campaign(data: Any, base: Path = Path("."), source: Path | None = None) -> Campaign:
@@ -345,7 +362,8 @@ def _kernel(value: Any) -> KernelRecipe:
 
 def _guest(value: Any) -> VmSpec:
     data = yamlcheck.mapping(value, "guest")
-    yamlcheck.known(data, "guest", ["vcpus", "memory_mib", "topology", "pinning", "machine", "disks"])
+    yamlcheck.known(data, "guest", ["vcpus", "memory_mib", "topology", "pinning", "emulator_pinning", "machine",
+                                    "clock", "disks"])
     topology = None
     if "topology" in data:
         t = yamlcheck.mapping(data["topology"], "guest.topology")
@@ -360,6 +378,8 @@ def _guest(value: Any) -> VmSpec:
         pinning=tuple(yamlcheck.text(p, "guest.pinning", 256) for p in pinning),
         machine=_choice(data.get("machine", "pc"), "guest.machine", MACHINES),
         disks=_disks(data.get("disks", {})),
+        clock=_choice(data.get("clock", DEFAULT_CLOCK), "guest.clock", CLOCKS),
+        emulator_pin=yamlcheck.text(data.get("emulator_pinning", ""), "guest.emulator_pinning", 256),
     )
     try:
         return spec.validate()
@@ -371,7 +391,8 @@ def _guest(value: Any) -> VmSpec:
 # VmSpec.validate's field names (shared with the command line) -> the campaign file's paths.
 _SPEC_PATHS = {
     "vcpus": "guest.vcpus", "memory": "guest.memory_mib", "machine": "guest.machine", "topology": "guest.topology",
-    "pinning": "guest.pinning", "controller": "guest.disks.controller", "disks": "guest.disks.count",
+    "pinning": "guest.pinning", "emulator pinning": "guest.emulator_pinning",
+    "controller": "guest.disks.controller", "disks": "guest.disks.count",
     "disk size": "guest.disks.size_mib", "backing": "guest.disks.backing", "devices": "guest.disks.devices",
     "cache": "guest.disks.cache", "aio": "guest.disks.aio", "queues": "guest.disks.queues",
     "iothreads": "guest.disks.iothreads", "queues/iothreads": "guest.disks.queues/iothreads",

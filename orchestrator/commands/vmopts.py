@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from orchestrator.vm.clocksource import CLOCKS, DEFAULT_CLOCK
 from orchestrator.vm.options import GuestOptions
 from orchestrator.vm.spec import AIO_MODES, BACKINGS, CACHE_MODES, MACHINES, VmSpec
 
@@ -26,6 +27,11 @@ def add_vm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queues", type=int, default=0)
     p.add_argument("--iothreads", type=int, default=0)
     p.add_argument("--accel", default="auto", help="auto (probe), kvm or tcg")
+    p.add_argument("--clock", default=DEFAULT_CLOCK,
+                   help=f"the guest's clocksource: one of {', '.join(CLOCKS)} (default auto: tsc under TCG, the "
+                        "kernel's choice under KVM; docs/measurements/noise.md)")
+    p.add_argument("--pin-emulator", metavar="CPUSET",
+                   help="host CPUs for QEMU's own threads (main loop, I/O threads), e.g. 0")
 
 
 def guest_options(a: argparse.Namespace) -> GuestOptions:
@@ -33,7 +39,7 @@ def guest_options(a: argparse.Namespace) -> GuestOptions:
     return GuestOptions(vcpus=a.vcpus, memory_mib=a.memory, machine=a.machine, topology=a.topology, pin=a.pin,
                         disks=a.disks, disk_size_mib=a.disk_size, controller=a.controller, backing=a.backing,
                         disk_dir=a.disk_dir, cache=a.cache, aio=a.aio, queues=a.queues, iothreads=a.iothreads,
-                        accel=a.accel)
+                        accel=a.accel, clock=a.clock, pin_emulator=a.pin_emulator)
 
 
 def spec_from_args(a: argparse.Namespace) -> VmSpec:

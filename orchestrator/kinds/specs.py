@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Protocol
 
-from orchestrator.campaign.file import Campaign, parse_campaign
+from orchestrator.campaign.file import Campaign, parse_campaign, stored_clock, with_clock
 from orchestrator.errors import UserError
 from orchestrator.setbisect.campaign import SettingsCampaign, parse_settings
 
@@ -49,14 +49,15 @@ class BisectSpec:
         absolute = {"repository": str(campaign.repository)}
         if campaign.lab is not None:
             absolute["lab"] = str(campaign.lab)
-        return cls({**raw, **absolute}, campaign)
+        return cls({**with_clock(raw, campaign.guest.clock), **absolute}, campaign)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.file)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BisectSpec":
-        return cls(dict(data), parse_campaign(data))
+        stored = stored_clock(data)
+        return cls(stored, parse_campaign(stored))
 
 
 @dataclass(frozen=True)
@@ -103,11 +104,13 @@ class SettingsSpec:
         kernel = {**raw["kernel"], **({"file": str(k.file)} if k.file else {}),
                   **({"repository": str(k.repository)} if k.repository else {})}
         lab = {"lab": str(campaign.common.lab)} if campaign.common.lab is not None else {}
-        return cls({**raw, "kind": cls.KIND, "kernel": kernel, **lab}, campaign)
+        return cls({**with_clock(raw, campaign.common.guest.clock), "kind": cls.KIND, "kernel": kernel, **lab},
+                   campaign)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.file)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SettingsSpec":
-        return cls(dict(data), parse_settings(data))
+        stored = stored_clock(data)
+        return cls(stored, parse_settings(stored))

@@ -17,7 +17,7 @@ import importlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
@@ -105,12 +105,15 @@ def campaign_file(file: Mapping[str, Any], endpoints: Mapping[str, str] | None =
 
 def guest_shape(spec: VmSpec) -> str:
     d = spec.disks
-    words = [f"{spec.vcpus} vCPU{'s' * (spec.vcpus != 1)}", f"{spec.memory_mib} MiB memory", f"machine {spec.machine}"]
+    words = [f"{spec.vcpus} vCPU{'s' * (spec.vcpus != 1)}", f"{spec.memory_mib} MiB memory", f"machine {spec.machine}",
+             f"clock {spec.clock}"]
     if spec.topology is not None:
         t = spec.topology
         words.append(f"{t.sockets} socket(s) x {t.cores} core(s) x {t.threads} thread(s)")
     if spec.pinning:
         words.append("vCPUs pinned to host CPUs " + ", ".join(spec.pinning))
+    if spec.emulator_pin:
+        words.append(f"QEMU's own threads pinned to host CPUs {spec.emulator_pin}")
     if d.count:
         words.append(f"{d.count} data disk{'s' * (d.count != 1)} of {d.size_mib} MiB on {d.controller} "
                      f"({d.backing}, cache={d.cache}, aio={d.aio}"
@@ -132,17 +135,18 @@ def _workload_commands(name: str, params: Mapping[str, Any], run: Mapping[str, A
     return tuple(tool.commands(params, raw or {}, tuple(run.get("disks") or ())))
 
 
-def userspace(tools: Mapping[str, Mapping[str, Any]], packages: Mapping[str, str], append: str) -> str:
+def userspace(tools: Mapping[str, Mapping[str, Any]], packages: Mapping[str, str], append: str,
+              clock: str = "") -> str:
     """The guest's userspace as a reader rebuilds it: the programs its initramfs carries (each
     with its Debian package and that package's version on the controller), and the kernel
-    command line."""
+    command line (with the words that chose the guest's clock, orchestrator/vm/clocksource.py)."""
     from orchestrator.image.tools import BUSYBOX
     from orchestrator.vm.console import kernel_cmdline
 
     carried = {BUSYBOX: "busybox-static", **{name: str(t.get("package", "")) for name, t in tools.items()}}
     named = ", ".join(f"{name} ({pkg}{' ' + packages[pkg] if packages.get(pkg) else ''})" for name, pkg in carried.items())
     return (f"an initramfs of the controller's own programs: {named}; vmbisect's guest agent is its /init; "
-            f"kernel command line `{kernel_cmdline(append)}`")
+            f"kernel command line `{kernel_cmdline(append, clock)}`")
 
 
 def reproduce(f: Facts) -> Reproduce:
@@ -166,8 +170,19 @@ def reproduce(f: Facts) -> Reproduce:
         recipe + (f"; kernel command line +{c.append!r}" if c.append else ""), configs,
         ", ".join(sorted(set(f.accels))) or (c.accel if c.accel != "auto" else "not recorded"),
         "; ".join(sorted(set(f.host_cpus))) or "not recorded",
-        userspace(choice.workload.guest_tools, f.packages, c.append), metric,
+        userspace(choice.workload.guest_tools, f.packages, c.append, _clock_words(c, f.accels)), metric,
         clocksource=clocksource(f.clocks, f.commits))
+
+
+def _clock_words(c: Campaign, accels: Sequence[str]) -> str:
+    """The clock's command line words under the accelerator the boots ran on (the campaign's
+    own choice where none is recorded or they differ; none where that is auto: the guest's
+    shape names the clock choice)."""
+    from orchestrator.vm.clocksource import clock_cmdline
+
+    ran = set(accels)
+    accel = ran.pop() if len(ran) == 1 else c.accel
+    return clock_cmdline(c.guest.clock, accel) if accel in ("kvm", "tcg") else ""
 
 
 def clocksource(clocks: Mapping[str, tuple[BootClock, ...]], commits: Mapping[str, str]) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator import yamlcheck
-from orchestrator.campaign.file import Campaign, parse_campaign
+from orchestrator.campaign.file import Campaign, parse_campaign, stored_clock, with_clock
 from orchestrator.errors import UserError
 from orchestrator.kbuild.configdiff import values
 from orchestrator.kbuild.recipe import parse_recipe
@@ -122,7 +122,7 @@ class ConfigSpec:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ConfigSpec":
-        return parse_config_campaign(data, Path("."))
+        return parse_config_campaign(stored_clock(data), Path("."))
 
 
 def parse_config_campaign(data: Any, base: Path = Path("."), source: Path | None = None) -> ConfigSpec:
@@ -146,7 +146,8 @@ def parse_config_campaign(data: Any, base: Path = Path("."), source: Path | None
     shared = {k: v for k, v in top.items() if k not in ("kind", "commit", "good", "bad")}
     campaign = parse_campaign({**shared, "good": top["commit"], "bad": top["commit"]}, base, source)
     good, bad = (parse_side(top[side], side, base, texts.get(side)) for side in ("good", "bad"))
-    stored = {**top, "repository": str(campaign.repository), "good": side_dict(good), "bad": side_dict(bad)}
+    stored = {**with_clock(top, campaign.guest.clock), "repository": str(campaign.repository),
+              "good": side_dict(good), "bad": side_dict(bad)}
     if campaign.lab is not None:
         stored["lab"] = str(campaign.lab)
     return ConfigSpec(stored, campaign, campaign.good, good, bad)

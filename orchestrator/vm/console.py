@@ -72,7 +72,8 @@ def tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.rstrip("\n").splitlines()[-lines:])
 
 
-def kernel_cmdline(extra: str = "") -> str:
-    """Serial console, reboot (hence domain destroy) at once on panic, our /init."""
+def kernel_cmdline(extra: str = "", clock: str = "") -> str:
+    """Serial console, reboot (hence domain destroy) at once on panic, our /init, the clock's
+    words (orchestrator/vm/clocksource.py), then the caller's: a word of theirs wins over ours."""
     base = "console=ttyS0,115200 panic=-1 rdinit=/init"
-    return f"{base} {extra}".strip()
+    return " ".join(w for w in (base, clock, extra) if w)

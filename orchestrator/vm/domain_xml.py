@@ -49,10 +49,7 @@ def domain_xml(spec: VmSpec, boot: BootFiles) -> str:
     ET.SubElement(dom, "vcpu", placement="static").text = str(spec.vcpus)
     if spec.disks.iothreads:
         ET.SubElement(dom, "iothreads").text = str(spec.disks.iothreads)
-    if spec.pinning:
-        tune = ET.SubElement(dom, "cputune")
-        for vcpu, cpuset in enumerate(spec.pinning):
-            ET.SubElement(tune, "vcpupin", vcpu=str(vcpu), cpuset=cpuset)
+    _cputune(dom, spec)
     _os(dom, spec, boot)
     ET.SubElement(dom, "features").append(ET.Element("acpi"))
     cpu = ET.SubElement(dom, "cpu", mode="host-passthrough" if boot.accel == "kvm" else "custom")
@@ -77,6 +74,20 @@ def domain_xml(spec: VmSpec, boot: BootFiles) -> str:
     ET.register_namespace("vmbisect", METADATA_NS)
     ET.indent(dom)
     return ET.tostring(dom, encoding="unicode")
+
+
+def _cputune(dom: ET.Element, spec: VmSpec) -> None:
+    """vCPU threads pinned one set each; QEMU's own threads (the main loop and the I/O
+    threads) pinned apart from them when `emulator_pin` names host CPUs."""
+    if not spec.pinning and not spec.emulator_pin:
+        return
+    tune = ET.SubElement(dom, "cputune")
+    for vcpu, cpuset in enumerate(spec.pinning):
+        ET.SubElement(tune, "vcpupin", vcpu=str(vcpu), cpuset=cpuset)
+    if spec.emulator_pin:
+        ET.SubElement(tune, "emulatorpin", cpuset=spec.emulator_pin)
+        for iothread in range(1, spec.disks.iothreads + 1):
+            ET.SubElement(tune, "iothreadpin", iothread=str(iothread), cpuset=spec.emulator_pin)
 
 
 def _os(dom: ET.Element, spec: VmSpec, boot: BootFiles) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from orchestrator.errors import UserError
+from orchestrator.vm.clocksource import DEFAULT_CLOCK, LEGACY_CLOCK
 from orchestrator.vm.spec import DiskSpec, Topology, VmSpec
 
 
@@ -34,13 +35,16 @@ class GuestOptions:
     queues: int = 0
     iothreads: int = 0
     accel: str = "auto"
+    clock: str = DEFAULT_CLOCK
+    pin_emulator: str | None = None
 
     def vm_spec(self) -> VmSpec:
         disks = DiskSpec(count=self.disks, size_mib=self.disk_size_mib, controller=self.controller,
                          backing=self.backing, directory=self.disk_dir, cache=self.cache, aio=self.aio,
                          queues=self.queues, iothreads=self.iothreads)
         return VmSpec(vcpus=self.vcpus, memory_mib=self.memory_mib, machine=self.machine, disks=disks,
-                      topology=parse_topology(self.topology), pinning=parse_pinning(self.pin)).validate()
+                      topology=parse_topology(self.topology), pinning=parse_pinning(self.pin), clock=self.clock,
+                      emulator_pin=self.pin_emulator or "").validate()
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -49,12 +53,13 @@ class GuestOptions:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "GuestOptions":
-        """The options as `to_dict` wrote them; a key it does not know is refused by name."""
+        """The options as `to_dict` wrote them; a key it does not know is refused by name. Options
+        stored before the guest's clock was one keep the kernel's own choice of clock."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise UserError(f"guest: unknown option {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        values = dict(data)
+        values = {"clock": LEGACY_CLOCK, **data}
         if values.get("disk_dir") is not None:
             values["disk_dir"] = Path(values["disk_dir"])
         return cls(**values)

@@ -6,10 +6,12 @@ field and the valid choices. Rendering it to libvirt XML lives in domain_xml.py.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import UserError, choices_error
+from orchestrator.vm.clocksource import DEFAULT_CLOCK, check_clock
 
 # controller name -> (libvirt bus for <target>, libvirt <controller model> or None, disks per controller)
 CONTROLLERS: dict[str, tuple[str, str | None, int]] = {
@@ -32,6 +34,7 @@ MAX_DISKS = 256           # one virtio-scsi controller's targets; far beyond any
 MAX_DISK_MIB = 1 << 20    # 1 TiB per disk (sparse files: the size is not allocated up front)
 MAX_QUEUES = 255          # no more queues than the most vCPUs
 MAX_IOTHREADS = 64
+CPUSET = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*")
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,9 @@ class VmSpec:
     pinning: tuple[str, ...] = ()
     machine: str = "pc"
     disks: DiskSpec = field(default_factory=DiskSpec)
+    clock: str = DEFAULT_CLOCK
+    # host CPUs of QEMU's own threads (main loop, I/O threads): apart from the vCPUs' if set
+    emulator_pin: str = ""
 
     def validate(self) -> "VmSpec":
         if self.vcpus < 1:
@@ -95,6 +101,9 @@ class VmSpec:
             raise UserError(
                 f"pinning: needs one host CPU set per vCPU ({self.vcpus}), got {len(self.pinning)}"
             )
+        if self.emulator_pin and not CPUSET.fullmatch(self.emulator_pin):
+            raise UserError(f"emulator pinning: expected a host CPU set like 0 or 0-1,3, got {self.emulator_pin!r}")
+        check_clock(self.clock)
         _validate_disks(self.disks)
         return self
 

@@ -98,7 +98,8 @@ def test_the_mail_keeps_to_78_columns_and_says_how_to_rerun_the_parent_and_the_c
     assert "    vmbisect bisect campaign.yaml\n" in text
     assert "cat > /tmp/vmbisect/fio.job <<'EOF'\n    [global]\n" in text and "rw=randread\n" in text
     assert "    fio --output-format=json+ /tmp/vmbisect/fio.job\n" in text
-    assert "Guest: 2 vCPUs, 1024 MiB memory, machine pc, 1 data disk of 1024 MiB on\nvirtio-scsi" in text
+    assert ("Guest: 2 vCPUs, 1024 MiB memory, machine pc, clock auto, 1 data disk of 1024 MiB on virtio-scsi"
+            in " ".join(text.split()))
     script = files["guest.sh"]  # the same commands unindented: a heredoc's end is at a line's start
     assert "\nEOF\nfio --output-format=json+ /tmp/vmbisect/fio.job\n" in script and "\n[global]\n" in script
     assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0

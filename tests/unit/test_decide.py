@@ -91,6 +91,21 @@ def test_the_threshold_rule_holds_for_lower_is_better_metrics_and_leaves_steps_n
     assert decide(like_good, 4, 2, 8, threshold=0.15).kind is Basis.MEASURED
 
 
+def test_a_step_the_references_cannot_place_yet_is_judged_as_soon_as_it_is_surely_short_of_the_threshold():
+    """At 12% boot noise, a commit between two steps (100 -> 88 -> 64) sits at 29% of the gap and
+    is not shown apart from both references; its change from good (-12%) is surely short of a
+    -30% threshold long before its side is sure, and it is judged good then."""
+    rng = random.Random(7)
+    good, bad = refs(rng, 100, 64, between=0.12, n=6)
+    middle = step_odds(good, bad, boots(88, 8, rng, between=0.12, start=20))
+    assert middle is not None and middle.fit_p >= 0.001 and middle.p_wrong > ERROR
+    assert decide(middle, 8, 2, 12).verdict is Verdict.MORE
+    judged = decide(middle, 8, 2, 12, threshold=-0.30)
+    assert judged.verdict is Verdict.GOOD and judged.kind is Basis.THRESHOLD and judged.confidence >= 1 - ERROR
+    assert p_bad(middle, -0.30) <= ERROR
+    assert decide(middle, 8, 2, 12, threshold=-0.12).verdict is Verdict.MORE  # at the threshold: not sure
+
+
 def test_runs_of_one_boot_are_not_independent_evidence():
     """The issue's case: 3 runs of one boot within 1% of each other, 8% between boots. Counted
     as 3 samples they look decisive; as one boot they are one observation."""

@@ -138,3 +138,15 @@ def test_lsisas1068_disks_get_unique_nonzero_wwns_so_mptsas_attaches_them():
 def test_other_controllers_keep_qemus_default_disk_identity():
     for controller in ("virtio-scsi", "lsisas1078", "lsilogic", "virtio-blk"):
         assert render(VmSpec(disks=DiskSpec(count=2, controller=controller))).find("devices/disk/wwn") is None
+
+
+def test_emulator_and_its_io_threads_pinned_apart_from_the_vcpus():
+    spec = VmSpec(vcpus=2, pinning=("1", "1"), emulator_pin="0",
+                  disks=DiskSpec(count=2, controller="virtio-blk", iothreads=2))
+    dom = render(spec)
+    assert dom.find("cputune/emulatorpin").get("cpuset") == "0"
+    assert [(p.get("iothread"), p.get("cpuset")) for p in dom.findall("cputune/iothreadpin")] == [("1", "0"), ("2", "0")]
+
+
+def test_no_cputune_without_pinning():
+    assert render(VmSpec()).find("cputune") is None

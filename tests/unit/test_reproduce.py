@@ -67,9 +67,9 @@ def test_the_section_says_what_the_guest_carries_and_how_a_boots_value_is_made()
 
 def test_the_guest_shape_names_cpus_memory_disks_and_controller():
     shape = guest_shape(VmSpec(4, 4096, disks=DiskSpec(2, 8192, "nvme", cache="writeback", queues=4)))
-    assert shape == ("4 vCPUs, 4096 MiB memory, machine pc, 2 data disks of 8192 MiB on nvme (raw, cache=writeback, "
+    assert shape == ("4 vCPUs, 4096 MiB memory, machine pc, clock auto, 2 data disks of 8192 MiB on nvme (raw, cache=writeback, "
                      "aio=threads, 4 queues)")
-    assert guest_shape(VmSpec(1, 512)) == "1 vCPU, 512 MiB memory, machine pc, no data disk"
+    assert guest_shape(VmSpec(1, 512)) == "1 vCPU, 512 MiB memory, machine pc, clock auto, no data disk"
 
 
 def test_each_workload_says_the_commands_its_agent_runs():
