@@ -47,7 +47,7 @@ def run(a: argparse.Namespace) -> int:
             hello = guest.hello
             print(
                 f"vmbisect: host {guest.host}, kernel {hello.get('kernel_release')} accel {guest.accel}, "
-                f"{hello.get('cpus_online')} vCPUs, "
+                f"{hello.get('cpus_online')} vCPUs, clocksource {hello.get('clocksource') or 'not said'}, "
                 f"{len(hello.get('block_devices') or [])} block devices; agent hello {guest.boot_seconds:.2f} s "
                 f"after domain start; command exit {result.exit_code} in {result.duration_s:.2f} s"
                 + (" (timed out)" if result.timed_out else ""),

@@ -115,3 +115,25 @@ def test_the_clock_stored_with_a_boot_reaches_the_reproduce_section(tmp_path):
     f = reproduce.facts(store, cid, {"culprit": "c" * 40, "parent": "p" * 40})
     assert f.clocks == {"c" * 40: (clock.from_hello(HELLO, [("hpet", "hpet")]),)}
     assert reproduce.reproduce(f).clocksource == "hpet"
+
+
+def _compare_run(variant: str, source: str, i: int) -> dict:
+    result = {"metrics": {"iops": {"value": 1000.0 + i, "unit": "IO/s", "direction": "higher"}},
+              "snapshots": [snap(source), snap(source)], "notes": [], "lab_host": ""}
+    return {"variant": variant, "point": "", "point_index": 0, "kernel": "/k", "boot_id": i, "result": result}
+
+
+def test_a_comparisons_notes_name_the_clocksource_and_warn_when_its_variants_differ():
+    from orchestrator.cli import _parser
+    from orchestrator.commands.compare import spec_from_args
+    from orchestrator.compare.collect import comparison
+    from orchestrator.compare.plan import plan_from_spec
+
+    plan = plan_from_spec(spec_from_args(_parser().parse_args(
+        ["compare", "--workload", "fio", "--disks", "1", "--kernel", "/k", "--variant", "hpet=append:clocksource=hpet",
+         "--variant", "tsc=append:clocksource=tsc"])))
+    same = [_compare_run(v, "hpet", i) for i, v in enumerate(["hpet", "tsc"] * 2)]
+    assert "the guest's clocksource: hpet" in comparison(plan, same).notes
+    apart = [_compare_run(v, v, i) for i, v in enumerate(["hpet", "tsc"] * 2)]
+    assert any(n.startswith("the guest's clocksource differed: hpet hpet, tsc tsc;")
+               for n in comparison(plan, apart).notes)
