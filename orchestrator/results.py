@@ -86,6 +86,8 @@ class PairResult:
         for key in ("change", "low", "high", "p", "position", "position_low", "position_high", "evidence", "boots"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
+        if self.low is None and "position_low" in d:  # the layout stores and JSON reports have always held
+            d["low"], d["high"] = d.pop("position_low"), d.pop("position_high", None)
         return d
 
     @classmethod

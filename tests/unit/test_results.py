@@ -112,7 +112,7 @@ def test_a_pair_writes_only_what_it_measured_and_reads_back_the_same():
     assert PairResult.read({}) is None and PairResult.read(None) is None
 
 
-def test_bad_with_every_step_reverted_stored_before_reads_its_interval_as_the_positions():
+def test_bad_with_every_step_reverted_reads_its_interval_as_the_positions_and_writes_it_where_it_always_was():
     from orchestrator.results import PairResult
 
     old = {"verdict": "revert restores the metric", "commit": "r" * 40, "change": 0.3, "p": 0.01, "position": 0.05,
@@ -120,3 +120,4 @@ def test_bad_with_every_step_reverted_stored_before_reads_its_interval_as_the_po
     pair = PairResult.from_dict(old)
     assert (pair.position, pair.position_low, pair.position_high, pair.low, pair.high) == (0.05, -0.1, 0.2, None, None)
     assert PairResult.from_dict(pair.to_dict()) == pair
+    assert pair.to_dict() == old, "the stored result and the JSON report keep their keys"
