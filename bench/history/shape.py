@@ -112,8 +112,8 @@ def kernel_shape(commits: int, seed: int) -> Shape:
         length = min(topic_length(rng) if len(planned) >= 3 else max(8, min(topic_length(rng), commits // 5)),
                      left - 2)
         r = rng.random()
-        base = () if not main or r < 0.5 else (main[max(0, len(main) - 1 - rng.randrange(20))],) if r < 0.8 \
-            else (main[rng.randrange(len(main))],)
+        base = (() if not main or r < 0.5 else (main[max(0, len(main) - 1 - rng.randrange(20))],) if r < 0.8
+                else (main[rng.randrange(len(main))],))
         tip = base
         plain = len(planned) < 3  # the first three long ones are kept plain, to plant in
         sub = not plain and 8 <= length <= left - 5 and rng.random() < 0.08  # a sub-branch merged into the topic halfway

@@ -83,8 +83,8 @@ def record(s: Session, campaign_id: int, previous: str, by: str, at: dt.datetime
     written, when `previous` still beats and, on this machine, still runs: then the campaign is
     not taken (its lock decides)."""
     worker = s.get(WorkerRow, previous)
-    gone = worker is not None and worker.machine == socket.gethostname() and \
-        process_start(worker.pid) != worker.pid_started
+    gone = (worker is not None and worker.machine == socket.gethostname()
+            and process_start(worker.pid) != worker.pid_started)
     if worker is not None and beat_alive(worker, at) and not gone:
         return None
     in_flight = [b for b in s.scalars(select(BootRow).where(BootRow.campaign_id == campaign_id,

@@ -112,13 +112,13 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     for r in theirs:
         if r[1] in endpoint_runs:
             assert int(r[5]) == endpoint_runs[r[1]], f"the {r[1]} row shows the endpoint check's runs"
-    revert = BisectResult.from_dict(store.campaign(cid).result).revert or {}
-    reverted = [b for b in store.boot_samples(cid, campaign.metric.name).get(revert.get("commit", ""), [])]
+    revert = BisectResult.from_dict(store.campaign(cid).result).revert
+    reverted = list(store.boot_samples(cid, campaign.metric.name).get(revert.commit if revert else "", []))
     row = next(r for r in theirs if r[1] == "revert")
     assert reverted and row[4] == str(len(reverted)), "the revert row counts the reverted kernel's boots"
     means = sorted(sum(b.runs) / len(b.runs) for b in reverted)
-    assert float(row[6].replace(",", "")) == pytest.approx(statistics.median(means), rel=1e-3), \
-        "the revert row shows the reverted kernel's median, not the culprit's"
+    assert float(row[6].replace(",", "")) == pytest.approx(statistics.median(means), rel=1e-3), (
+        "the revert row shows the reverted kernel's median, not the culprit's")
 
 
 def test_a_running_campaign_page_shows_the_build_under_way_its_last_boot_and_the_plot_so_far(lab):
