@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 from orchestrator import paths
-from orchestrator.backends.git_bisect import GitBisect
+from orchestrator.backends.git_bisect import GitBisect, git
 from orchestrator.errors import InfraError
 from orchestrator.store import Store
 
@@ -21,15 +21,14 @@ def campaign_workdir(store: Store, campaign_id: int) -> Path:
 def clone(store: Store, campaign_id: int, repository: Path, note: Callable[[str], None] = lambda _m: None) -> GitBisect:
     """The campaign's clone of `repository` (a bare copy in its working directory; `prepare`
     makes or refreshes it; `note` hears when it is made again)."""
-    return GitBisect(repository, campaign_workdir(store, campaign_id), note)
+    workdir = campaign_workdir(store, campaign_id)
+    return GitBisect(repository, workdir, note)
 
 
 def commit_subject(store: Store, campaign_id: int, repository: Path, commit: str) -> str:
-    """`commit`'s subject line, read from the campaign's clone as it is (a commit's id names its
-    content: nothing to fetch); the clone is made again only when it cannot tell."""
-    gb = clone(store, campaign_id, repository)
+    """`commit`'s subject line, read from the campaign's clone as it is, or else from the user's
+    `repository` (a commit's id names its content: nothing to fetch, nothing cloned)."""
     try:
-        return gb.info(commit).subject
+        return clone(store, campaign_id, repository).info(commit).subject
     except InfraError:
-        gb.prepare()
-        return gb.info(commit).subject
+        return git(repository, "show", "-s", "--format=%s", "--end-of-options", commit).stdout.rstrip("\n")

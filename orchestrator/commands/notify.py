@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.argtypes import campaign_id
@@ -22,9 +23,10 @@ if TYPE_CHECKING:
     from email.message import EmailMessage
 
     from orchestrator.hosts.labfile import Lab
+    from orchestrator.kinds.kind import StoredCampaign
     from orchestrator.notify.config import Smtp
     from orchestrator.notify.message import Ended
-    from orchestrator.store import CampaignRow, Store
+    from orchestrator.store import Store
 
 
 # A mail that failed this often (an address every server refuses) is no longer tried at each
@@ -42,16 +44,18 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.kinds.run import REPORTED
+    from orchestrator.kinds.table import open_campaign
     from orchestrator.store import Store
 
     store = Store(a.store)
     if a.again and not a.ids:
         raise UserError("--again: name the campaigns to mail again (vmbisect notify ID --again)")
     for cid in a.ids:
-        row = store.campaign(cid)
-        if row.state not in REPORTED:
-            raise UserError(f"id: campaign {cid} is {row.state}; it is mailed when it ends ({', '.join(REPORTED)})")
-        if not recipients_of(store, row):
+        campaign = open_campaign(store, cid)
+        if campaign.row.state not in REPORTED:
+            raise UserError(f"id: campaign {cid} is {campaign.row.state}; it is mailed when it ends "
+                            f"({', '.join(REPORTED)})")
+        if not recipients_of(campaign):
             raise UserError(f"notify: campaign {cid} names no one to mail and its lab file has no notify: "
                             "(docs/mail.md)")
     ids = a.ids or store.unsent_mails()
@@ -69,78 +73,77 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def on_end(store: Store, campaign_id: int, lab: Lab | None = None) -> None:
+def on_end(campaign: StoredCampaign, lab: Lab | None = None) -> None:
     """The end hook: mail the campaign that ended (done, refused or failed) on `lab` (a queue
     worker's, whose `notify:` serves the campaigns without their own), and every mail that failed
     before (the server is likely back), up to RETRIES_AT_ENDS attempts each."""
     from orchestrator.kinds.run import REPORTED
 
-    if store.campaign(campaign_id).state not in REPORTED:
+    if campaign.row.state not in REPORTED:
         return
-    mail(store, [campaign_id, *(c for c in store.unsent_mails(below=RETRIES_AT_ENDS) if c != campaign_id)], lab=lab)
+    store = campaign.store
+    mail(store, [campaign, *(c for c in store.unsent_mails(below=RETRIES_AT_ENDS) if c != campaign.id)], lab=lab)
 
 
-def recipients_of(store: Store, row: CampaignRow, lab: Lab | None = None) -> tuple[str, ...]:
+def recipients_of(campaign: StoredCampaign, lab: Lab | None = None) -> tuple[str, ...]:
     """The campaign file's `notify:` list, or else its lab file's (a comparison has no campaign
     file: its lab's), or else the `notify:` of `lab`, the lab a queue worker ran it on; failing
     all of them, whom an earlier attempt of its mail was addressed to (a worker's lab is not
     known to `vmbisect notify`, which retries it)."""
     from orchestrator.hosts.labfile import load_lab
-    from orchestrator.kinds.table import kind_of, stored
     from orchestrator.notify.recipients import recipients
 
-    spec = stored(row)
-    kind = kind_of(row.kind)
+    spec, kind = campaign.spec, campaign.kind
     lab_file, _host = kind.lab(spec)
     lab_notify = load_lab(lab_file).notify if lab_file is not None else lab.notify if lab is not None else None
     chosen = recipients(kind.notify(spec), lab_notify)
     if chosen:
         return chosen
-    earlier = store.mail(row.id)
+    earlier = campaign.store.mail(campaign.id)
     return tuple(a for a in earlier.recipients.split(", ") if a) if earlier is not None else ()
 
 
-def ended_of(store: Store, row: CampaignRow) -> Ended:
-    """What the mail says of the campaign: its result, the culprit's subject line (from git),
-    the Markdown report `execute` wrote (or made now), the files of its Reproduce section and
-    its takeovers."""
+def ended_of(campaign: StoredCampaign) -> Ended:
+    """What the mail says of the campaign: its result, the culprit's subject line (read from
+    git as it is, nothing cloned), the Markdown report `execute` wrote (or made now), the files
+    written beside it and its takeovers."""
     from orchestrator.kinds.run import report_files
-    from orchestrator.kinds.table import report, result_of
+    from orchestrator.kinds.table import result_of
     from orchestrator.notify.message import Ended
     from orchestrator.queue import takeovers
-    from orchestrator.report.reproduce import files_of
 
+    store, row = campaign.store, campaign.row
     result = result_of(row)
     files = report_files(row)
     try:
-        text = files[0].read_text(encoding="utf-8") if files[0].exists() else report(store, row.id, "md")
+        text = files[0].read_text(encoding="utf-8") if files[0].exists() else campaign.kind.report(campaign, "md")
     except Exception as exc:  # noqa: BLE001 - the mail goes without its report; the body says so
         print(f"vmbisect: campaign {row.id}: the mail goes without its report: {exc}", file=sys.stderr)
         text = ""
     named = result.named_commit() if result is not None else ""
-    subject = _commit_subject(store, row, named) if named else ""
+    subject = _commit_subject(campaign, named) if named else ""
     return Ended(row.id, row.name, row.kind, row.state, result, subject, text,
-                 tuple(sorted(files_of(store, row.id).items())) if text else (), store.key,
+                 tuple(sorted(campaign.kind.files(campaign).items())) if text else (), store.key,
                  takeovers.summary(takeovers.of(store, row.id)))
 
 
-def _commit_subject(store: Store, row: CampaignRow, commit: str) -> str:
-    """The commit's subject line, read from the campaign's clone as it is ("" when git cannot
-    say)."""
+def _commit_subject(campaign: StoredCampaign, commit: str) -> str:
+    """The commit's subject line, read from the campaign's clone or its repository as they are
+    ("" when git cannot say)."""
     from orchestrator.bisect.workdir import commit_subject
-    from orchestrator.kinds.table import stored
 
     try:
-        return commit_subject(store, row.id, stored(row).campaign.repository, commit)
+        return commit_subject(campaign.store, campaign.id, campaign.spec.campaign.repository, commit)
     except Exception as exc:  # noqa: BLE001 - the subject then names the commit's hash instead
-        print(f"vmbisect: campaign {row.id}: no subject line for {commit[:12]}: {exc}", file=sys.stderr)
+        print(f"vmbisect: campaign {campaign.id}: no subject line for {commit[:12]}: {exc}", file=sys.stderr)
         return ""
 
 
-def mail(store: Store, ids: list[int], again: bool = False, lab: Lab | None = None) -> list[int]:
-    """Mail each campaign of `ids` not mailed yet (or `again`) that names someone (recipients_of,
-    with the lab it ran on), in one SMTP session; the ids whose mail failed (each said in one line
-    on stderr, and kept to retry)."""
+def mail(store: Store, ids: Sequence[int | StoredCampaign], again: bool = False, lab: Lab | None = None) -> list[int]:
+    """Mail each campaign of `ids` (an id, or a campaign already read) not mailed yet (or
+    `again`) that names someone (recipients_of, with the lab it ran on), in one SMTP session; the
+    ids whose mail failed (each said in one line on stderr, and kept to retry)."""
+    from orchestrator.kinds.table import open_campaign
     from orchestrator.notify.config import load_smtp
     from orchestrator.notify.message import build
     from orchestrator.notify.smtp import MailError, send
@@ -148,10 +151,11 @@ def mail(store: Store, ids: list[int], again: bool = False, lab: Lab | None = No
     claimed: list[tuple[int, EmailMessage]] = []
     failed: list[int] = []
     smtp: Smtp | None = None  # the config file is read once a campaign names someone to mail
-    for cid in ids:
+    for one in ids:
+        cid = one if isinstance(one, int) else one.id
         try:
-            row = store.campaign(cid)
-            to = recipients_of(store, row, lab)
+            campaign = open_campaign(store, one) if isinstance(one, int) else one
+            to = recipients_of(campaign, lab)
             attempt = store.claim_mail(cid, ", ".join(to), again) if to else None
         except VmbisectError as exc:  # one campaign's stored spec, lab file or store row does not stop the others
             _say(cid, f"mail not sent: {exc}")
@@ -161,8 +165,8 @@ def mail(store: Store, ids: list[int], again: bool = False, lab: Lab | None = No
             continue
         try:
             smtp = smtp or load_smtp() or _no_settings()
-            claimed.append((cid, build(ended_of(store, row), smtp.sender, to, dt.datetime.now(dt.timezone.utc),
-                                       attempt)))
+            ended = ended_of(campaign)
+            claimed.append((cid, build(ended, smtp.sender, to, dt.datetime.now(dt.timezone.utc), attempt)))
         except Exception as exc:  # noqa: BLE001 - kept as failed, sent again at the next end
             store.mail_failed(cid, str(exc))
             _say(cid, f"mail not sent: {exc}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
-from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.kind import Kind, OnEvent, Run, StoredCampaign
 from orchestrator.kinds.specs import BisectSpec
 from orchestrator.results import DEFAULT_MIN_SHARE, BisectOutcome, BisectResult
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from orchestrator.campaign.workload import WorkloadChoice
     from orchestrator.notify.recipients import Notify
     from orchestrator.report.estimate import Estimate
-    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.store import BootRow
 
 
 def preflight(campaign: Campaign) -> WorkloadChoice:
@@ -108,7 +108,7 @@ def metric(spec: Any) -> str | None:
 
 
 @contextmanager
-def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[OnEvent]:
+def _view(campaign: StoredCampaign, as_json: bool) -> Iterator[OnEvent]:
     """JSON lines on stdout, or the live view sized by the range's commits."""
     from orchestrator.bisect.workdir import clone
     from orchestrator.progress import LiveView, json_lines
@@ -116,8 +116,8 @@ def _view(store: Store, campaign_id: int, spec: Any, as_json: bool) -> Iterator[
     if as_json:
         yield json_lines()
         return
-    c = spec.campaign
-    gb = clone(store, campaign_id, c.repository)
+    c = campaign.spec.campaign
+    gb = clone(campaign.store, campaign.id, c.repository)
     gb.prepare()
     with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent),
                   boots=c.boots_per_commit) as view:
@@ -133,27 +133,35 @@ def _run(r: Run) -> str:
     return summary(outcome, r.campaign_id, r.spec.campaign.steps.min_share)
 
 
-def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+def _report(stored: StoredCampaign, fmt: str) -> str:
     from orchestrator.bisect.workdir import clone
     from orchestrator.campaign.workload import choose_workload
     from orchestrator.report.bisection import collect, render_json, render_markdown
     from orchestrator.report.bisection_html import render_html
 
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
-    campaign = spec.campaign
-    gb = clone(store, campaign_id, campaign.repository)
+    campaign = stored.spec.campaign
+    gb = clone(stored.store, stored.id, campaign.repository)
     gb.prepare()
     choice = choose_workload(campaign)
-    return renderers[fmt](collect(store, campaign_id, campaign.metric.name, choice.direction, gb.info,
+    return renderers[fmt](collect(stored.store, stored.id, campaign.metric.name, choice.direction, gb.info,
                                   choice.metric, choice.watched, campaign.steps.min_share))
 
 
-def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+def _files(stored: StoredCampaign) -> dict[str, str]:
+    """The files of the report's Reproduce section (orchestrator/report/reproduce.py)."""
+    from orchestrator.report.reproduce import files_of
+
+    return files_of(stored.store, stored.row)
+
+
+def _left(stored: StoredCampaign, boots: list[BootRow]) -> Estimate:
     """The boots a running bisection has left: its steps left over the commits left (counted in
     its clone, or the user's repository) at its boots per commit."""
     from orchestrator.report.estimate import bisect_estimate, commits_of, marks
 
-    git = commits_of(store, row, spec)
+    row, spec = stored.row, stored.spec
+    git = commits_of(stored.store, row, spec)
     m = marks(row.bisect_log)
     if m.found:
         left: int | None = 1
@@ -162,7 +170,7 @@ def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Es
     else:
         bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
         left = git.count(bad, (good,)) if bad and good else None
-    return bisect_estimate(store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
+    return bisect_estimate(stored.store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
 
 
 def from_file(raw: Any, path: Path) -> BisectSpec:
@@ -186,4 +194,5 @@ def check_range(campaign: Campaign) -> None:
 
 
 KIND: Kind[BisectSpec] = Kind(name="bisect", spec=BisectSpec, result=BisectResult, check=check, lab=lab, notify=notify,
-                              progress=_view, run=_run, report=_report, metric=metric, left=_left)
+                              progress=_view, run=_run, report=_report, files=_files, metric=metric,
+                              left=_left)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from orchestrator.compare.spec import CompareSpec
 from orchestrator.errors import UserError
-from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.kind import Kind, OnEvent, Run, StoredCampaign, no_files
 from orchestrator.results import CompareResult
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
     from orchestrator.report.estimate import Estimate
-    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.store import BootRow, Store
 
 
 def check_kernels(plan: ComparePlan) -> None:
@@ -115,7 +115,7 @@ def _notify(spec: CompareSpec) -> Notify | None:
     return None  # no campaign file: its lab file's list
 
 
-def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+def _progress(campaign: StoredCampaign, as_json: bool) -> AbstractContextManager[OnEvent]:
     return nullcontext(lambda e: print(f"compare: {e.message}", file=sys.stderr, flush=True))
 
 
@@ -138,13 +138,14 @@ def _run(r: Run) -> str:
     return summary_text(result)
 
 
-def _report(store: Store, campaign_id: int, spec: CompareSpec, fmt: str) -> str:
+def _report(campaign: StoredCampaign, fmt: str) -> str:
     from orchestrator.compare.collect import comparison, stored_runs
     from orchestrator.compare.plan import plan_from_spec
     from orchestrator.compare.tobisect import with_commands
     from orchestrator.explain import profile_stored
     from orchestrator.explain.profile_render import appended
 
+    store, campaign_id, spec = campaign.store, campaign.id, campaign.spec
     plan = plan_from_spec(spec)
     profile = (profile_stored.collect(store, campaign_id, plan.variants[0].name, plan.variants[1].name)
                if spec.profile else None)
@@ -156,15 +157,16 @@ def _metric(spec: CompareSpec) -> str | None:
     return str(spec.metrics[0]) if spec.metrics else None
 
 
-def _left(store: Store, row: CampaignRow, spec: CompareSpec, boots: list[BootRow]) -> Estimate:
+def _left(campaign: StoredCampaign, boots: list[BootRow]) -> Estimate:
     from orchestrator.compare.plan import plan_from_spec
     from orchestrator.compare.schedule import schedule
     from orchestrator.report.estimate import fixed_estimate
 
-    plan = plan_from_spec(spec)
+    plan = plan_from_spec(campaign.spec)
     planned = schedule([[v.name for v in g] for g in plan.groups], len(plan.points), plan.reps, plan.boots)
     return fixed_estimate(len(planned), sum(b.status != "lost" for b in boots), "comparison")
 
 
 KIND: Kind[CompareSpec] = Kind(name="compare", spec=CompareSpec, result=CompareResult, check=_check, lab=_lab,
-                               notify=_notify, progress=_progress, run=_run, report=_report, metric=_metric, left=_left)
+                               notify=_notify, progress=_progress, run=_run, report=_report, files=no_files, metric=_metric,
+                               left=_left)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import KernelFault, UserError
 from orchestrator.kinds import bisect_kind, settings_kind
-from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.kind import Kind, OnEvent, Run, StoredCampaign, no_files
 from orchestrator.results import SetBisectResult, StopKind, Stopped
 from orchestrator.setbisect.configspec import KIND as NAME
 from orchestrator.setbisect.configspec import ConfigSpec
@@ -33,7 +33,7 @@ def check(spec: ConfigSpec) -> None:
     bisect_kind.preflight(spec.campaign)
 
 
-def _progress(store: Store, campaign_id: int, spec: ConfigSpec, as_json: bool) -> AbstractContextManager[OnEvent]:
+def _progress(campaign: StoredCampaign, as_json: bool) -> AbstractContextManager[OnEvent]:
     return settings_kind.set_progress("config", as_json)
 
 
@@ -67,7 +67,7 @@ def stored_sides(store: Store, campaign_id: int, spec: ConfigSpec) -> ConfigSide
     return config_run.stored_sides(campaign_workdir(store, campaign_id), config_run.inputs_digest(spec, commit))
 
 
-def _report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
+def _report(campaign: StoredCampaign, fmt: str) -> str:
     """The set bisection's report (orchestrator/report/sets.py: the answer, the units'
     changes in the order tried, every candidate with its boots and value against good, the
     confirmation and the revert), headed by the commit, the two sides and how olddefconfig
@@ -75,6 +75,7 @@ def _report(store: Store, campaign_id: int, spec: ConfigSpec, fmt: str) -> str:
     from orchestrator.bisect.workdir import campaign_workdir
     from orchestrator.report.sets import RENDERERS, collect
 
+    store, campaign_id, spec = campaign.store, campaign.id, campaign.spec
     c = spec.campaign
     sides = stored_sides(store, campaign_id, spec)
     about = [f"commit {spec.commit} of {c.repository}", f"good: {spec.good.label}", f"bad: {spec.bad.label}",
@@ -97,5 +98,6 @@ def _file(raw: Any, path: Path) -> ConfigSpec:
 
 
 KIND: Kind[ConfigSpec] = Kind(name=NAME, spec=ConfigSpec, result=SetBisectResult, check=check, lab=bisect_kind.lab,
-                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, metric=bisect_kind.metric,
+                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, files=no_files,
+                              metric=bisect_kind.metric,
                               left=settings_kind.no_estimate, file=_file)

@@ -1,10 +1,11 @@
-"""The one run path of every campaign kind. `execute`: the campaign's lock in the store (taken
+"""The one run path of every campaign kind. `execute`: the campaign resolved once from the
+store (orchestrator/kinds/kind.py StoredCampaign) and handed down, its lock in the store (taken
 over from a controller on another host only when asked), the pause on the host's faults (state
 paused with a typed reason; `vmbisect resume` goes on), the lab's guest pool opened and closed,
-the kind's run (orchestrator/kinds/table.py), and at the end the reports written to the data
-directory (reports/<name>-<id>.md and .html: the morning view, the dashboard and the mail point
-at them) and every hook in END_HOOKS called. `run_stored` is the same for a queue worker, with
-cli.main's exit codes.
+the kind's run (orchestrator/kinds/table.py), and at the end the reports and the kind's files
+beside them written to the data directory (reports/<name>-<id>.md and .html: the morning view,
+the dashboard and the mail point at them) and every hook in END_HOOKS called with the campaign
+as it ended. `run_stored` is the same for a queue worker, with cli.main's exit codes.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable
 
-from orchestrator.kinds.kind import OnEvent, Run
-from orchestrator.kinds.table import kind_of, report, stored
+from orchestrator.kinds.kind import OnEvent, Run, StoredCampaign
+from orchestrator.kinds.table import open_campaign
 from orchestrator.results import STOPS, StopKind, Stopped
 from orchestrator.states import running, stop
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from orchestrator.hosts.labfile import Lab
     from orchestrator.store import Store
 
-EndHook = Callable[["Store", int, "Lab | None"], None]
+EndHook = Callable[[StoredCampaign, "Lab | None"], None]
 
 # Called once a run of a campaign ends as done, refused, failed or paused (the row's state and
 # result say which), after its reports are written; a hook that raises is reported on stderr and
@@ -68,14 +69,14 @@ def _pause(store: Store, campaign_id: int, reason: str) -> None:
 
 
 @contextmanager
-def paused_on_infra_error(store: Store, campaign_id: int) -> Iterator[None]:
-    """The host's fault (libvirt gone, disk full) pauses the campaign instead of failing it:
-    state "paused" with the reason, and `vmbisect resume ID` continues where it stopped. So does
-    a controller stopped by SIGTERM or Ctrl-C, whatever it was doing or waiting for (a slot, a
-    build, a boot)."""
+def paused_on_infra_error(store: Store, campaign_id: int, state: str) -> Iterator[None]:
+    """The host's fault (libvirt gone, disk full) pauses the campaign (in `state` now) instead
+    of failing it: state "paused" with the reason, and `vmbisect resume ID` continues where it
+    stopped. So does a controller stopped by SIGTERM or Ctrl-C, whatever it was doing or waiting
+    for (a slot, a build, a boot)."""
     from orchestrator.errors import InfraError, host_fault
 
-    if store.campaign(campaign_id).state == "paused":
+    if state == "paused":
         running(store, campaign_id)  # the pause's reason is no longer why
     try:
         try:
@@ -105,31 +106,37 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
     kind's own view, JSON lines with `as_json`). Its reports are written and END_HOOKS called
     once it ends. Raises what went wrong (cli.main maps it to an exit code); 0 when it ran to
     its answer."""
+    campaign = open_campaign(store, campaign_id)
+    campaign.kind.check(campaign.spec)
+    with store.lock(campaign.id, take_over):
+        try:
+            said = _run(campaign, uri, lab, on_event, as_json)
+        finally:
+            ended(campaign.read_again(), lab)
+    print(said)
+    return 0
+
+
+def _run(campaign: StoredCampaign, uri: str, lab: Lab | None, on_event: OnEvent | None, as_json: bool) -> str:
+    """The kind's run of `campaign` on a guest pool opened for it and closed after it, paused on
+    the host's faults."""
     from orchestrator import wiring
     from orchestrator.hosts.labfile import lab_from
 
-    row = store.campaign(campaign_id)
-    kind, spec = kind_of(row.kind), stored(row)
-    kind.check(spec)
-    own_lab, host = kind.lab(spec)
-    with store.lock(campaign_id, take_over):
+    row, kind = campaign.row, campaign.kind
+    own_lab, host = kind.lab(campaign.spec)
+    with paused_on_infra_error(campaign.store, row.id, row.state):
+        print(f"vmbisect: campaign {row.id} ({row.name}, {row.kind}); resume with: vmbisect resume {row.id}",
+              file=sys.stderr)
+        if lab is not None and host is not None:
+            lab.host(host)  # the host the campaign is pinned to is one of the lab given
+        pool = wiring.open_pool(lab or lab_from(own_lab, host, uri), campaign.store, row.id)
         try:
-            with paused_on_infra_error(store, campaign_id):
-                print(f"vmbisect: campaign {campaign_id} ({row.name}, {row.kind}); resume with: vmbisect resume "
-                      f"{campaign_id}", file=sys.stderr)
-                if lab is not None and host is not None:
-                    lab.host(host)  # the host the campaign is pinned to is one of the lab given
-                pool = wiring.open_pool(lab or lab_from(own_lab, host, uri), store, campaign_id)
-                try:
-                    view = nullcontext(on_event) if on_event else kind.progress(store, campaign_id, spec, as_json)
-                    with view as events:
-                        said = kind.run(Run(store, campaign_id, spec, pool, events))
-                finally:
-                    pool.close()
+            view = nullcontext(on_event) if on_event else kind.progress(campaign, as_json)
+            with view as events:
+                return kind.run(Run(campaign, pool, events))
         finally:
-            ended(store, campaign_id, lab)
-    print(said)
-    return 0
+            pool.close()
 
 
 def run_stored(store: Store, campaign_id: int, *, lab: Lab | None = None, on_event: OnEvent | None = None,
@@ -152,34 +159,35 @@ def report_files(row: Any) -> tuple[Path, Path]:
     return base.with_suffix(".md"), base.with_suffix(".html")
 
 
-def ended(store: Store, campaign_id: int, lab: Lab | None = None) -> None:
+def ended(campaign: StoredCampaign, lab: Lab | None = None) -> None:
     """After a run on `lab` (a queue worker's; None: the campaign's own): a campaign that ended
-    gets its reports written and END_HOOKS called with that lab; one
+    (its row as the run left it) gets its reports written and END_HOOKS called with that lab; one
     still running (interrupted) gets nothing. Neither a report nor a hook that fails hides why
     the campaign ended: each is one line on stderr."""
-    row = store.campaign(campaign_id)
-    if row.state not in STOPS and row.state != "done":
+    state = campaign.row.state
+    if state not in STOPS and state != "done":
         return
-    if row.state in REPORTED:
+    if state in REPORTED:
         try:
-            write_reports(store, row)
+            write_reports(campaign)
         except Exception as exc:  # noqa: BLE001 - the campaign's end stands; the report is made again by `report`
-            print(f"vmbisect: campaign {campaign_id}: no report written: {exc}", file=sys.stderr)
+            print(f"vmbisect: campaign {campaign.id}: no report written: {exc}", file=sys.stderr)
     for hook in END_HOOKS:
         try:
-            hook(store, campaign_id, lab)
+            hook(campaign, lab)
         except Exception as exc:  # noqa: BLE001 - a hook (the mail) failing does not change the campaign
-            print(f"vmbisect: campaign {campaign_id}: end hook {getattr(hook, '__name__', hook)}: {exc}",
+            print(f"vmbisect: campaign {campaign.id}: end hook {getattr(hook, '__name__', hook)}: {exc}",
                   file=sys.stderr)
 
 
-def write_reports(store: Store, row: Any) -> tuple[Path, Path]:
-    md, page = report_files(row)
-    md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text(report(store, row.id, "md"))
-    page.write_text(report(store, row.id, "html"))
+def write_reports(campaign: StoredCampaign) -> tuple[Path, Path]:
+    """The campaign's Markdown and HTML reports, and the kind's files beside them."""
     from orchestrator.report.reproduce import write_files
 
-    write_files(store, row.id, md.with_suffix(""))
+    md, page = report_files(campaign.row)
+    md.parent.mkdir(parents=True, exist_ok=True)
+    md.write_text(campaign.kind.report(campaign, "md"))
+    page.write_text(campaign.kind.report(campaign, "html"))
+    write_files(campaign.kind.files(campaign), md.with_suffix(""))
     print(f"vmbisect: reports {md} and {page}", file=sys.stderr)
     return md, page

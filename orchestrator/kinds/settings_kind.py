@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.decisions import Found
 from orchestrator.errors import UserError
-from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.kind import Kind, OnEvent, Run, StoredCampaign, no_files
 from orchestrator.kinds.specs import SettingsSpec
 from orchestrator.results import SetBisectResult, text_of
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from orchestrator.ports import Event
     from orchestrator.report.estimate import Estimate
     from orchestrator.setbisect.campaign import SettingsCampaign
-    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.store import BootRow
 
 
 def preflight(c: SettingsCampaign) -> None:
@@ -97,11 +97,11 @@ def summary(result: SetBisectResult, campaign_id: int) -> str:
     return "\n".join(out)
 
 
-def no_estimate(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+def no_estimate(campaign: StoredCampaign, boots: list[BootRow]) -> Estimate:
     """A set bisection's boots left are not estimated (the search's rounds depend on the answers)."""
     from orchestrator.report.estimate import Estimate
 
-    return Estimate(None, f"no estimate for a {row.kind} campaign")
+    return Estimate(None, f"no estimate for a {campaign.row.kind} campaign")
 
 
 def _check(spec: SettingsSpec) -> None:
@@ -116,7 +116,7 @@ def _notify(spec: SettingsSpec) -> Notify | None:
     return spec.campaign.common.notify
 
 
-def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+def _progress(campaign: StoredCampaign, as_json: bool) -> AbstractContextManager[OnEvent]:
     return set_progress("settings", as_json)
 
 
@@ -127,9 +127,10 @@ def _run(r: Run) -> str:
         r.campaign_id), r.campaign_id)
 
 
-def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+def _report(campaign: StoredCampaign, fmt: str) -> str:
     from orchestrator.report.sets import RENDERERS, collect
 
+    spec = campaign.spec
     c: SettingsCampaign = spec.campaign
     common = c.common
     about = [c.kernel.describe(), f"workload {common.workload.name} "
@@ -137,7 +138,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
              f"metric {common.metric.name}, threshold {common.metric.threshold.describe()}",
              f"good: cmdline '{' '.join(c.good.cmdline)}', settings {dict(c.good.settings)}",
              f"bad: cmdline '{' '.join(c.bad.cmdline)}', settings {dict(c.bad.settings)}"]
-    return RENDERERS[fmt](collect(store, campaign_id, c.units(), common.metric.name, about, spec.KIND))
+    return RENDERERS[fmt](collect(campaign.store, campaign.id, c.units(), common.metric.name, about, spec.KIND))
 
 
 def _metric(spec: SettingsSpec) -> str | None:
@@ -154,5 +155,5 @@ def _file(raw: Any, path: Path) -> SettingsSpec:
 
 
 KIND: Kind[SettingsSpec] = Kind(name="settings", spec=SettingsSpec, result=SetBisectResult, check=_check, lab=_lab,
-                                notify=_notify, progress=_progress, run=_run, report=_report, metric=_metric,
-                                left=no_estimate, file=_file, aliases=("cmdline",))
+                                notify=_notify, progress=_progress, run=_run, report=_report, files=no_files,
+                                metric=_metric, left=no_estimate, file=_file, aliases=("cmdline",))

@@ -1,5 +1,6 @@
 """The kind table: every campaign kind, by the store's `kind` column, and the lookups that go
-through it (a stored campaign's spec, result, status line, metric, report, estimate)."""
+through it (a stored campaign resolved once, its spec, result, status line, metric, report,
+estimate)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
 from orchestrator.kinds import bisect_kind, compare_kind, config_kind, settings_kind, verify_kind
-from orchestrator.kinds.kind import Kind
+from orchestrator.kinds.kind import Kind, StoredCampaign
 from orchestrator.kinds.specs import CampaignSpec
 from orchestrator.results import Result, read
 
@@ -39,6 +40,16 @@ def load(kind: str, data: Mapping[str, Any]) -> Any:
 def stored(row: CampaignRow) -> Any:
     """The typed spec of a campaign row."""
     return load(row.kind, json.loads(row.spec or "{}"))
+
+
+def open_campaign(store: Store, campaign_id: int) -> StoredCampaign:
+    """Campaign `campaign_id` read from the store once: its row, kind and typed spec."""
+    return resolved(store, store.campaign(campaign_id))
+
+
+def resolved(store: Store, row: CampaignRow) -> StoredCampaign:
+    """The stored campaign of a row already read."""
+    return StoredCampaign(store, row, kind_of(row.kind), stored(row))
 
 
 def record(store: Store, name: str, spec: CampaignSpec) -> int:
@@ -73,8 +84,8 @@ def metric_of(row: Any) -> str | None:
 
 def report(store: Store, campaign_id: int, fmt: str) -> str:
     """The campaign's report made now: md, html or json."""
-    row = store.campaign(campaign_id)
-    return kind_of(row.kind).report(store, campaign_id, stored(row), fmt)
+    campaign = open_campaign(store, campaign_id)
+    return campaign.kind.report(campaign, fmt)
 
 
 def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
@@ -82,6 +93,7 @@ def estimate(store: Store, row: CampaignRow, boots: list[BootRow]) -> Estimate:
     from orchestrator.report.estimate import Estimate
 
     try:
-        return kind_of(row.kind).left(store, row, stored(row), boots)
+        campaign = resolved(store, row)
+        return campaign.kind.left(campaign, boots)
     except UserError as exc:  # a stored spec that no longer reads or plans: the page still shows the rest
         return Estimate(None, f"no estimate: {exc}")

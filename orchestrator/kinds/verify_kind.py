@@ -8,13 +8,13 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.kinds import bisect_kind
-from orchestrator.kinds.kind import Kind, OnEvent, Run
+from orchestrator.kinds.kind import Kind, OnEvent, Run, StoredCampaign, no_files
 from orchestrator.kinds.specs import VerifySpec
 from orchestrator.results import VerifyResult, answer_as, stopped
 
 if TYPE_CHECKING:
     from orchestrator.report.estimate import Estimate
-    from orchestrator.store import BootRow, CampaignRow, Store
+    from orchestrator.store import BootRow, Store
 
 
 def table(result: Any, metric: str, direction: str) -> list[str]:
@@ -31,7 +31,7 @@ def table(result: Any, metric: str, direction: str) -> list[str]:
     return metric_block(comparison, metric)
 
 
-def _progress(store: Store, campaign_id: int, spec: Any, as_json: bool) -> AbstractContextManager[OnEvent]:
+def _progress(campaign: StoredCampaign, as_json: bool) -> AbstractContextManager[OnEvent]:
     from orchestrator.progress import json_lines
 
     return nullcontext(json_lines(sys.stderr))
@@ -53,7 +53,7 @@ def _run(r: Run) -> str:
                       *table(result, campaign.metric.name, direction)])
 
 
-def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
+def _report(campaign: StoredCampaign, fmt: str) -> str:
     """The answer's lines and, once measured, the parent-against-commit table (one value per
     boot, of the host that measured each last); HTML as one page of the same text."""
     import html
@@ -62,7 +62,7 @@ def _report(store: Store, campaign_id: int, spec: Any, fmt: str) -> str:
     from orchestrator.explain import profile_render, profile_stored
     from orchestrator.render.page import page
 
-    row = store.campaign(campaign_id)
+    store, campaign_id, spec, row = campaign.store, campaign.id, campaign.spec, campaign.row
     answered = answer_as(VerifyResult, row.state, row.result)
     stop = stopped(row.state, row.result)
     if fmt == "json":
@@ -92,13 +92,14 @@ def _table(store: Store, campaign_id: int, spec: Any, result: VerifyResult) -> l
     return table(measured, metric, choose_workload(spec.campaign).direction)
 
 
-def _left(store: Store, row: CampaignRow, spec: Any, boots: list[BootRow]) -> Estimate:
+def _left(campaign: StoredCampaign, boots: list[BootRow]) -> Estimate:
     from orchestrator.report.estimate import fixed_estimate
 
+    spec = campaign.spec
     total = 2 * spec.boots * (2 if spec.revert_on else 1)
     return fixed_estimate(total, len(boots), "verification")
 
 
 KIND: Kind[VerifySpec] = Kind(name="verify", spec=VerifySpec, result=VerifyResult, check=bisect_kind.check, lab=bisect_kind.lab,
-                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, metric=bisect_kind.metric,
-                              left=_left)
+                              notify=bisect_kind.notify, progress=_progress, run=_run, report=_report, files=no_files,
+                              metric=bisect_kind.metric, left=_left)

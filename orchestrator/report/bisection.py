@@ -178,7 +178,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
     named = {role: sha for role, sha in (("culprit", culprit.sha if culprit else ""), ("parent", parent)) if sha}
     return dataclasses.replace(report, boot_means={c: [statistics.fmean(b.runs) for b in bs]
                                                    for c, bs in boots.items()}, watched=watched,
-                               reproduce=of_campaign(store, campaign_id, named))
+                               reproduce=of_campaign(store, row, named))
 
 
 def steps_of(decisions: Sequence[Decided], boots: Mapping[str, list[Boot]], host_of: Mapping[str, str],

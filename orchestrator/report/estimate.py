@@ -139,10 +139,14 @@ class Commits:
 
 
 def commits_of(store: Store, row: CampaignRow, spec: Any) -> Commits:
-    from orchestrator.bisect.workdir import campaign_workdir
+    """The commits of a campaign's repository, read in its clone when it has one, else in the
+    user's repository (nothing is cloned for an estimate)."""
+    from orchestrator.bisect.workdir import clone
 
-    clone = campaign_workdir(store, row.id) / "bisect.git"
-    if clone.is_dir():
-        return Commits(clone)
     repo = getattr(getattr(spec, "campaign", None), "repository", None) or getattr(spec, "repo", None)
-    return Commits(Path(repo) if repo is not None and Path(repo).is_dir() else None)
+    if repo is None:
+        return Commits(None)
+    made = clone(store, row.id, Path(repo)).repo
+    if made.is_dir():
+        return Commits(made)
+    return Commits(Path(repo) if Path(repo).is_dir() else None)

@@ -28,7 +28,7 @@ from orchestrator.workloads import clock
 from orchestrator.workloads.clock import BootClock
 
 if TYPE_CHECKING:
-    from orchestrator.store import Store
+    from orchestrator.store import CampaignRow, Store
 
 WIDTH = 78  # a mail's text: RFC 5322's recommended line length
 # fields of a campaign file that name a file on the controller: what a reader puts there instead
@@ -274,20 +274,21 @@ def _yaml_line(line: str, width: int = WIDTH - 4) -> list[str]:
     return [f"{key}: >-", *(_wrap(value, width, pad) if value else [])]
 
 
-def facts(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Facts:
-    """The store's account of campaign `campaign_id` for a rerun of `commits` (role -> sha)."""
+def facts(store: Store, row: CampaignRow, commits: Mapping[str, str]) -> Facts:
+    """The store's account of the campaign of `row` for a rerun of `commits` (role -> sha)."""
     import json
 
     from orchestrator.campaign.file import parse_campaign
 
-    file = json.loads(store.campaign(campaign_id).spec or "{}")  # a bisection keeps its campaign file's mapping
+    campaign_id = row.id
+    file = json.loads(row.spec or "{}")  # a bisection keeps its campaign file's mapping
     campaign = parse_campaign(file)
     wanted = set(commits.values())
     runs: dict[str, Mapping[str, Any]] = {}
-    for row in store.runs(campaign_id):
+    for run in store.runs(campaign_id):
         for role, sha in commits.items():
-            if row.commit == sha and role not in runs:
-                runs[role] = row.raw
+            if run.commit == sha and role not in runs:
+                runs[role] = run.raw
         if len(runs) == len(commits):  # one run of each is all a rerun needs
             break
     configs = {}
@@ -340,41 +341,39 @@ def files(r: Reproduce) -> dict[str, str]:
     return {**{k.name: k.text for k in r.configs}, "campaign.yaml": r.campaign_file + "\n", **script}
 
 
-
-def of_campaign(store: Store, campaign_id: int, commits: Mapping[str, str]) -> Reproduce | None:
+def of_campaign(store: Store, row: CampaignRow, commits: Mapping[str, str]) -> Reproduce | None:
     """The section of a bisection (None for another kind, or a stored campaign that no longer
     reads: its report says the rest)."""
     from orchestrator.errors import UserError
 
-    if store.campaign(campaign_id).kind != "bisect":
+    if row.kind != "bisect":
         return None
     try:
-        return reproduce(facts(store, campaign_id, commits))
+        return reproduce(facts(store, row, commits))
     except UserError:
         return None
 
 
-def named(store: Store, campaign_id: int) -> dict[str, str]:
+def named(row: CampaignRow) -> dict[str, str]:
     """The commits a bisection's answer names (role -> sha): its culprit and the culprit's parent."""
     from orchestrator.results import BisectResult, answer_as
 
-    row = store.campaign(campaign_id)
     done = answer_as(BisectResult, row.state, row.result) if row.kind == "bisect" else None
     if done is None:
         return {}
     return {role: sha for role, sha in (("culprit", done.culprit), ("parent", done.parent)) if sha}
 
 
-def files_of(store: Store, campaign_id: int) -> dict[str, str]:
-    """The files that go with a campaign's report and mail ({} for a campaign without the section)."""
-    r = of_campaign(store, campaign_id, named(store, campaign_id))
+def files_of(store: Store, row: CampaignRow) -> dict[str, str]:
+    """The files that go with a bisection's report and mail ({} for a campaign without the
+    section)."""
+    r = of_campaign(store, row, named(row))
     return files(r) if r is not None else {}
 
 
-def write_files(store: Store, campaign_id: int, directory: Path) -> None:
-    """The report's files into `directory` (beside the report files), with SHA256SUMS; nothing
-    for a campaign without them."""
-    written = files_of(store, campaign_id)
+def write_files(written: Mapping[str, str], directory: Path) -> None:
+    """The files that go with a report (`files_of`) into `directory` (beside the report files),
+    with SHA256SUMS; nothing when there are none."""
     if not written:
         return
     directory.mkdir(parents=True, exist_ok=True)

@@ -71,7 +71,7 @@ def controller(url: str, campaign_id: int) -> None:
     """Run the stored campaign to its end, its clone where `vmbisect bisect` keeps it."""
     from orchestrator.bisect.workdir import campaign_workdir
     from orchestrator.kinds.run import ended
-    from orchestrator.kinds.table import stored
+    from orchestrator.kinds.table import open_campaign, stored
 
     store = Store(url)
     campaign = stored(store.campaign(campaign_id)).campaign
@@ -80,7 +80,7 @@ def controller(url: str, campaign_id: int) -> None:
     with store.lock(campaign_id):
         Engine(campaign, "higher", GitBisect(campaign.repository, campaign_workdir(store, campaign_id)), FakeBuilder(),
                measurer, store).run(campaign_id)
-    ended(store, campaign_id)
+    ended(open_campaign(store, campaign_id))
 
 
 class SlowSession:

@@ -19,9 +19,8 @@ from orchestrator.commands.bisect import checked_file
 from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.plan import plan_from_spec
 from orchestrator.compare.runplan import run_plan
-from orchestrator.kinds.compare_kind import _report as report
 from orchestrator.kinds.specs import BisectSpec
-from orchestrator.kinds.table import record, stored
+from orchestrator.kinds.table import record, report, stored
 from orchestrator.ports import KernelArtifact
 from orchestrator.store import Store
 from tests.fakes import FakeKernels, FakeMeasurer, FakeSession
@@ -62,7 +61,7 @@ def compared(tmp_path: Path) -> tuple[str, int, str]:
 def test_compare_s_report_names_the_bisect_command_of_the_row_that_regressed(compared: tuple[str, int, str]) -> None:
     url, cid, _repo = compared
     store = Store(url)
-    text = report(store, cid, stored(store.campaign(cid)), "md")  # type: ignore[arg-type]
+    text = report(store, cid, "md")
     assert f"vmbisect bisect --from-compare {cid} iops@numjobs=16   # iops at numjobs=16: -20." in text
     assert text.count("vmbisect bisect --from-compare") == 1
 

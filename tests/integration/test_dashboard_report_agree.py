@@ -23,7 +23,7 @@ from orchestrator.commands.notify import ended_of
 from orchestrator.commands.serve import catalogue
 from orchestrator.commands.status import one
 from orchestrator.decisions import Basis, Role
-from orchestrator.kinds.table import stored
+from orchestrator.kinds.table import open_campaign, stored
 from orchestrator.notify.message import attachments, body
 from orchestrator.results import BisectResult
 from orchestrator.store import Store
@@ -102,7 +102,7 @@ def test_the_campaign_page_and_the_report_give_the_same_boots_runs_and_median_fo
     assert '<section class="plot">' in html and "<svg" in html
 
     # the mail carries the same rows (its text part, or the report.md it attaches when too wide)
-    mail = ended_of(store, store.campaign(cid))
+    mail = ended_of(open_campaign(store, cid))
     whole = next((text for name, text in attachments(mail) if name == "report.md"), body(mail))
     assert report_rows(whole) == theirs, "the mail lists the report's rows"
 

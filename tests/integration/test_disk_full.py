@@ -82,7 +82,7 @@ def test_store_write_on_a_full_disk_pauses_and_resume_finds_the_culprit(tmp_path
         return Engine(c, "higher", GitBisect(repo.path, tmp_path / "work"), FakeBuilder(), measurer, store)
 
     with pytest.raises(InfraError, match=rf"^store: database or disk is full; campaign {cid} paused"):
-        with paused_on_infra_error(store, cid):
+        with paused_on_infra_error(store, cid, store.campaign(cid).state):
             engine(FillsTheDisk).run(cid)
     assert sqlite3.connect(db).execute("pragma integrity_check").fetchall() == [("ok",)]
     stored = [r.id for r in store.runs(cid)]

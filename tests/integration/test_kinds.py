@@ -35,7 +35,7 @@ def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Store, int,
     pool.close = lambda: setattr(pool, "closed", True)
     monkeypatch.setattr(wiring, "open_pool", lambda lab, *_store_and_id: pool)
     ended: list[int] = []
-    monkeypatch.setattr(kinds, "END_HOOKS", [lambda s, cid, lab: ended.append(cid)])
+    monkeypatch.setattr(kinds, "END_HOOKS", [lambda campaign, lab: ended.append(campaign.id)])
     return store, record(store, "nightly/scsi", spec), pool, ended
 
 
@@ -78,10 +78,10 @@ def test_a_failing_end_hook_is_one_line_and_changes_nothing_else(stored, monkeyp
     store, cid, pool, ended = stored
     monkeypatch.setattr(wiring, "comparison", lambda plan, pool, host=None: (FakeKernels(), FakeMeasurer()))
 
-    def mail_down(s: Store, campaign_id: int, _lab: object) -> None:
+    def mail_down(_campaign: object, _lab: object) -> None:
         raise OSError("smtp: connection refused")
 
-    monkeypatch.setattr(kinds, "END_HOOKS", [mail_down, lambda s, c, lab: ended.append(c)])
+    monkeypatch.setattr(kinds, "END_HOOKS", [mail_down, lambda campaign, lab: ended.append(campaign.id)])
     assert kinds.run_stored(store, cid, on_event=lambda e: None) == 0
     assert f"vmbisect: campaign {cid}: end hook mail_down: smtp: connection refused" in capsys.readouterr().err
     assert ended == [cid] and store.campaign(cid).state == "done"

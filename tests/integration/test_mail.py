@@ -29,7 +29,7 @@ from orchestrator.explain import profile_boots
 from orchestrator.hosts.labfile import local_lab
 from orchestrator.kinds import run as kinds
 from orchestrator.kinds.specs import BisectSpec
-from orchestrator.kinds.table import record
+from orchestrator.kinds.table import open_campaign, record
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer, fake_perf_pool, fake_profile_pair
 from tests.integration.gitrepo import Repo
@@ -142,7 +142,7 @@ def test_a_bisection_that_finds_its_culprit_is_mailed_once_with_its_report(lab, 
     assert max(len(line) for line in body.split("\n")) <= 78 and "\n## Reproduce\n" in body
     assert f"mailed to {TEAM}, me@example.org" in capsys.readouterr().err
 
-    kinds.ended(lab.store, cid)  # the campaign's end seen again (run once more by a worker)
+    kinds.ended(open_campaign(lab.store, cid))  # the campaign's end seen again (run once more by a worker)
     assert main(["notify", str(cid), "--store", str(lab.store.engine.url)]) == 0
     assert len(inbox.mails) == 1, "mailed once"
     assert f"campaign {cid}: mailed " in capsys.readouterr().out
@@ -284,7 +284,7 @@ def test_a_settings_campaign_is_mailed_to_its_labs_list(lab, tmp_path):
            "workload": {"name": "fio"}, "metric": {"name": "iops", "threshold": "-10%"},
            "lab": str(tmp_path / "lab.yaml")}
     cid = record(lab.store, "sched", SettingsSpec.of(raw, parse_settings(raw)))
-    assert recipients_of(lab.store, lab.store.campaign(cid)) == (TEAM,)
+    assert recipients_of(open_campaign(lab.store, cid)) == (TEAM,)
 
 
 def test_a_campaign_without_a_lab_file_is_mailed_to_the_list_of_the_lab_a_worker_ran_it_on(lab, tmp_path):
@@ -298,8 +298,8 @@ def test_a_campaign_without_a_lab_file_is_mailed_to_the_list_of_the_lab_a_worker
            "good": {"settings": {"scheduler": "none"}}, "bad": {"settings": {"scheduler": "bfq"}},
            "workload": {"name": "fio"}, "metric": {"name": "iops", "threshold": "-10%"}}
     cid = record(lab.store, "sched", SettingsSpec.of(raw, parse_settings(raw)))
-    row = lab.store.campaign(cid)
-    assert recipients_of(lab.store, row) == ()  # nothing names anyone: `vmbisect notify` refuses it
-    assert recipients_of(lab.store, row, load_lab(tmp_path / "lab.yaml")) == (TEAM,)  # the worker's lab does
+    campaign = open_campaign(lab.store, cid)
+    assert recipients_of(campaign) == ()  # nothing names anyone: `vmbisect notify` refuses it
+    assert recipients_of(campaign, load_lab(tmp_path / "lab.yaml")) == (TEAM,)  # the worker's lab does
     lab.store.claim_mail(cid, TEAM)
-    assert recipients_of(lab.store, row) == (TEAM,)  # a retry by `vmbisect notify` mails whom the end addressed
+    assert recipients_of(campaign) == (TEAM,)  # a retry by `vmbisect notify` mails whom the end addressed

@@ -117,7 +117,7 @@ def test_the_users_repository_deleted_mid_campaign_pauses_it_and_resume_loses_no
     measurer = Disturbed(6, lambda: lab.repo.rename(away), value_of=slow_from(commits, 5), seed=3)
     engine, cid = lab.engine(commits, measurer)
     with pytest.raises(InfraError, match=f"repository: {lab.repo} is gone") as raised:
-        with paused_on_infra_error(lab.store, cid):
+        with paused_on_infra_error(lab.store, cid, lab.store.campaign(cid).state):
             engine.run(cid)
     assert "\n" not in str(raised.value)
     row = lab.store.campaign(cid)

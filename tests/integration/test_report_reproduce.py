@@ -28,7 +28,7 @@ from orchestrator.bisect.workdir import campaign_workdir
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.commands.notify import ended_of
 from orchestrator.kinds.run import ended, report_files
-from orchestrator.kinds.table import report, stored
+from orchestrator.kinds.table import open_campaign, report, stored
 from orchestrator.notify.message import build
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer
@@ -51,13 +51,13 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Any:
     with store.lock(cid):
         Engine(campaign, "higher", GitBisect(campaign.repository, campaign_workdir(store, cid)),
                FakeBuilder(kernels=tmp / "kernels"), measurer, store).run(cid)
-    ended(store, cid)
+    ended(open_campaign(store, cid))
     yield tmp, store, cid, culprit, repo
     mp.undo()
 
 
 def mail(store: Store, cid: int) -> email.message.EmailMessage:
-    raw = build(ended_of(store, store.campaign(cid)), "vmbisect@lab.example.org", ("perf@example.org",),
+    raw = build(ended_of(open_campaign(store, cid)), "vmbisect@lab.example.org", ("perf@example.org",),
                 dt.datetime(2026, 11, 27, 6, 0, tzinfo=dt.timezone.utc)).as_bytes()
     return email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[return-value]
 

@@ -112,7 +112,7 @@ def test_the_clock_stored_with_a_boot_reaches_the_reproduce_section(tmp_path):
                           ("p" * 40, {"host_state": None, "phases": {}})):  # a boot stored before the clock
         boot = store.start_boot(cid, commit)
         store.end_boot(boot, "ok", 1.0, facts=facts)
-    f = reproduce.facts(store, cid, {"culprit": "c" * 40, "parent": "p" * 40})
+    f = reproduce.facts(store, store.campaign(cid), {"culprit": "c" * 40, "parent": "p" * 40})
     assert f.clocks == {"c" * 40: (clock.from_hello(HELLO, [("hpet", "hpet")]),)}
     assert reproduce.reproduce(f).clocksource == "hpet"
 
