@@ -52,6 +52,10 @@ def signed_diff(base: float, value: float, direction: str) -> float | None:
     return -change if direction == "lower" else change
 
 
+Key = tuple[str, str, str]  # metric, point label, variant
+Draft = tuple[str, Point, list[tuple[str, list[float]]]]  # a row's metric and point, each variant's values
+
+
 def build(
     title: str,
     workload: str,
@@ -72,43 +76,15 @@ def build(
     base = variants[0].name
     shown = [m for m in (*primary, *(m for m in metrics if m not in primary)) if m in metrics and _nonzero(
         samples, m)]
-    drafts: list[tuple[str, Point, list[tuple[str, list[float]]]]] = []
-    for metric in shown:
-        for point in points:
-            per_variant = [(v.name, samples.get(v.name, {}).get(point.label, {}).get(metric, [])) for v in variants]
-            if any(values for _n, values in per_variant):
-                drafts.append((metric, point, per_variant))
+    drafts = _drafts(shown, points, variants, samples)
     grouped = {(metric, point.label, name): by_boot(values, _ids(boots, name, point.label, metric, len(values)))
                for metric, point, pv in drafts for name, values in pv}
     tests = {(metric, point.label, name): compare_runs(grouped[(metric, point.label, base)],
                                                          grouped[(metric, point.label, name)])
              for metric, point, pv in drafts for name, values in pv if name != base and values}
     pvals = {k: (t.p if t is not None else None) for k, t in tests.items()}
-    qvals: dict[tuple[str, str, str], float] = {}
-    for family in (True, False):
-        keys = [k for k, p in pvals.items() if p is not None and (k[0] in primary) == family]
-        qvals.update(zip(keys, benjamini_hochberg([pvals[k] for k in keys])))  # type: ignore[misc]
-    rows = []
-    for metric, point, per_variant in drafts:
-        meta = metrics[metric]
-        base_values = dict(per_variant)[base]
-        cells = []
-        for name, values in per_variant:
-            if not values:
-                continue
-            s = summarize(values)
-            key = (metric, point.label, name)
-            n_boots = len(grouped[key])
-            if name == base or not base_values:
-                cells.append(Cell(name, s, statistics.median(values), None, None, None, False, n_boots))
-                continue
-            diff = signed_diff(summarize(base_values).mean, s.mean, meta.direction)
-            q = qvals.get(key)
-            t = tests.get(key)
-            cells.append(Cell(name, s, statistics.median(values), diff, pvals.get(key), q,
-                              q is not None and q < alpha and bool(diff) and t is not None and t.change != 0,
-                              n_boots, t))
-        rows.append(Row(metric, meta.unit, meta.direction, point.label, point.x, tuple(cells)))
+    qvals = _adjusted(pvals, primary)
+    rows = [_row(d, metrics[d[0]], base, grouped, tests, pvals, qvals, alpha) for d in drafts]
     untested = sorted({x.variant for r in rows for x in r.cells if x.diff_pct is not None and x.tested is None})
     if untested:
         notes = (*notes, f"cells of {', '.join(untested)} have too few boots to test: a test needs {MIN_BOOTS} boots "
@@ -118,6 +94,53 @@ def build(
                             (), tuple(notes), {k: {p: dict(m) for p, m in v.items()} for k, v in samples.items()},
                             tuple(m for m in primary if m in shown))
     return dataclasses.replace(draft, verdict=verdict(draft))
+
+
+def _drafts(shown: Sequence[str], points: Sequence[Point], variants: Sequence[VariantInfo],
+            samples: Samples) -> list[Draft]:
+    """Each row to be: its metric and point with every variant's values, when any has some."""
+    drafts: list[Draft] = []
+    for metric in shown:
+        for point in points:
+            per_variant = [(v.name, samples.get(v.name, {}).get(point.label, {}).get(metric, [])) for v in variants]
+            if any(values for _n, values in per_variant):
+                drafts.append((metric, point, per_variant))
+    return drafts
+
+
+def _adjusted(pvals: Mapping[Key, float | None], primary: Sequence[str]) -> dict[Key, float]:
+    """Benjamini-Hochberg q-values within two families: the primary metrics and the others."""
+    qvals: dict[Key, float] = {}
+    for family in (True, False):
+        keys = [k for k, p in pvals.items() if p is not None and (k[0] in primary) == family]
+        qvals.update(zip(keys, benjamini_hochberg([pvals[k] for k in keys])))  # type: ignore[misc]
+    return qvals
+
+
+def _row(draft: Draft, meta: MetricMeta, base: str, grouped: Mapping[Key, Mapping[Hashable, list[float]]],
+         tests: Mapping[Key, TwoSample | None], pvals: Mapping[Key, float | None], qvals: Mapping[Key, float],
+         alpha: float) -> Row:
+    """One row: each variant's cell, its difference against the baseline and whether it is
+    significant."""
+    metric, point, per_variant = draft
+    base_values = dict(per_variant)[base]
+    cells = []
+    for name, values in per_variant:
+        if not values:
+            continue
+        s = summarize(values)
+        key = (metric, point.label, name)
+        n_boots = len(grouped[key])
+        if name == base or not base_values:
+            cells.append(Cell(name, s, statistics.median(values), None, None, None, False, n_boots))
+            continue
+        diff = signed_diff(summarize(base_values).mean, s.mean, meta.direction)
+        q = qvals.get(key)
+        t = tests.get(key)
+        cells.append(Cell(name, s, statistics.median(values), diff, pvals.get(key), q,
+                          q is not None and q < alpha and bool(diff) and t is not None and t.change != 0,
+                          n_boots, t))
+    return Row(metric, meta.unit, meta.direction, point.label, point.x, tuple(cells))
 
 
 def _ids(boots: BootIds | None, variant: str, point: str, metric: str, n: int) -> list[Hashable]:
