@@ -3,7 +3,7 @@ its fixed-size stop rule against commit bisection's sequential one, on simulated
 
 Each trial boots a pair afresh (A B B A) of `--runs` runs a boot, boot values log-normal with the
 between-boot and within-boot noise given, B's true change `--change` (0: the search named a wrong
-set). Fixed: the size setbisect/runner.py `_pair_boots` computes (95% power to see the
+set). Fixed: the size setbisect/setbisection.py `_pair_boots` computes (95% power to see the
 good-to-bad gap at the campaign's boot noise, at least 2 and `boots`, at most `max_boots`), judged
 once by measure/pairs.py `answer_pair`. Sequential: one boot pair at a time (from `--start` a side) until
 measure/pairs.py `settled` (the pair's evidence on the noise pooled over `--other` boots of
@@ -32,7 +32,7 @@ def boot(rng: random.Random, seq: int, level: float, between: float, within: flo
 
 
 def fixed_size(between: float, within: float, runs: int, gap: float, boots: int, max_boots: int) -> int:
-    """setbisect/runner.py `_pair_boots` at the true noise and gap."""
+    """setbisect/setbisection.py `_pair_boots` at the true noise and gap."""
     noise = math.sqrt(between ** 2 + within ** 2 / runs)
     try:
         need = reps_to_detect(noise, abs(gap), 0.05, 0.95)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from orchestrator.campaign.file import Threshold  # noqa: E402
 from orchestrator.setbisect.model import Change, Unit  # noqa: E402
-from orchestrator.setbisect.runner import Rules, SetBisection  # noqa: E402
+from orchestrator.setbisect.setbisection import Rules, SetBisection  # noqa: E402
 from orchestrator.store import Store  # noqa: E402
 from tests.fakes import FakeMaker, FakeMeasurer, by_changes  # noqa: E402
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from orchestrator.setbisect.campaign import KernelChoice, SettingsCampaign
     from orchestrator.setbisect.configsides import ConfigSides
     from orchestrator.setbisect.configspec import ConfigSpec
-    from orchestrator.setbisect.runner import SetBisection
+    from orchestrator.setbisect.setbisection import SetBisection
 
 
 def say(message: str) -> None:
@@ -195,7 +195,7 @@ def config_bisection(spec: "ConfigSpec", store: Store, campaign_id: int, pool: "
     from orchestrator.kbuild import gitrepo
     from orchestrator.setbisect.configmaker import ConfigMaker
     from orchestrator.setbisect.configrun import SLOT, rules, sides_for
-    from orchestrator.setbisect.runner import SetBisection
+    from orchestrator.setbisect.setbisection import SetBisection
 
     campaign = spec.campaign
     choice = choose_workload(campaign)
@@ -231,7 +231,7 @@ def settings_bisection(c: "SettingsCampaign", store: Store, campaign_id: int, po
     on one host (one slot: the candidates one after another; a resumed campaign goes on on the
     host of its runs)."""
     from orchestrator.measure.guests import PoolMeasurer
-    from orchestrator.setbisect.runner import Rules, SetBisection
+    from orchestrator.setbisect.setbisection import Rules, SetBisection
     from orchestrator.setbisect.settings import SettingsMaker
 
     common = c.common

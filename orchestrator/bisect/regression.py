@@ -46,7 +46,7 @@ from orchestrator.decisions import Basis, Decided, PairVerdict, Role, Verdict
 from orchestrator.direction import Direction
 from orchestrator.errors import BootFailed, BuildFailed, KernelFault
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.lab import Judges
+from orchestrator.measure.judges import Judges
 from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
 from orchestrator.results import BisectOutcome, PairResult, RegressionStep, StepsEnd
 from orchestrator.stats import TwoSample, compare_pooled, pooled_boot_variance

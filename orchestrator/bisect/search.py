@@ -20,7 +20,7 @@ campaign killed mid-round resumes with the same posterior and the visits left, a
 taken twice (a visit that was under way goes on from its stored boots). A slot's host failing
 mid-round (HostFailed) stores the boot in flight as lost (the judge does), drops that host's
 slots, records the move, and gives the commit to another slot of the round (the lab of judges,
-orchestrator/measure/lab.py, runs the slots).
+orchestrator/measure/judges.py, runs the slots).
 
 While a round measures, the lab of judges builds the likeliest next picks (`rounds.ahead`) when
 the lab gives builds CPUs of their own (`build_cpus`, docs/campaign.md "Build ahead"). A visit's
@@ -58,7 +58,7 @@ from orchestrator.decisions import Basis, Decided, Role, Verdict
 from orchestrator.errors import BootFailed, BuildFailed, WorkloadFailed
 from orchestrator.measure.decide import Decision, decide, p_bad
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.lab import JudgeHost, Judges
+from orchestrator.measure.judges import JudgeHost, Judges
 from orchestrator.measure.shell import boot_until, fault_basis, inherited
 from orchestrator.results import BisectOutcome
 

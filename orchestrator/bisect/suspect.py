@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 from orchestrator.decisions import PairVerdict
 from orchestrator.direction import Direction
 from orchestrator.measure.endpoints import level
-from orchestrator.measure.lab import Judges
+from orchestrator.measure.judges import Judges
 from orchestrator.measure.pairs import Fixed, PairAnswer, answer_pair, measure_pair
 from orchestrator.results import PairResult, VerifyResult, text_of
 from orchestrator.states import end

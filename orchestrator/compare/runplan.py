@@ -21,7 +21,7 @@ from orchestrator.compare.sysfs import GuestSettings
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import HostFailed
 from orchestrator.measure.judge import Judge
-from orchestrator.measure.lab import Judges
+from orchestrator.measure.judges import Judges
 from orchestrator.ports import Event, KernelArtifact, Measurer
 from orchestrator.render.scale import whole_or_4g
 from orchestrator.store import Store

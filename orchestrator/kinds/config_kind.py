@@ -38,7 +38,7 @@ def _progress(campaign: StoredCampaign, as_json: bool) -> AbstractContextManager
 
 
 def _run(r: Run) -> str:
-    from orchestrator.setbisect.runner import SetRefused
+    from orchestrator.setbisect.setbisection import SetRefused
     from orchestrator.states import stop
     from orchestrator.wiring import config_bisection
 

@@ -19,7 +19,7 @@ through `session`). What it owns:
   verdict without a boot (measure/shell.py `inherited`);
 - the host: when the measurer's host fails (HostFailed) and the campaign may move, the boot in
   flight is stored as lost and the move stored as a decision of role `host` (`move`; the work
-  is started again on the new host by measure/lab.py `Judges.moving`); the evidence then holds
+  is started again on the new host by measure/judges.py `Judges.moving`); the evidence then holds
   only boots of the new host.
 
 A candidate is named by its key: the string the store keeps in its `commit` column (a commit
@@ -118,7 +118,7 @@ class Judge:
         """The measurer's host failed under `exc`: False when the measurer may not move on;
         else the move recorded (`on_move`, default: a decision of role `host`, as a bisection
         and a verification keep it) and no boot counts until the next guest is up on the new
-        host (measure/lab.py `Judges.moving` starts the work again)."""
+        host (measure/judges.py `Judges.moving` starts the work again)."""
         if not self.measurer.move_on():
             return False
         (on_move or self._moved)(exc)

@@ -2,7 +2,7 @@
 
 The culprit against its parent and bad with the culprit reverted against bad (commit
 bisection's confirmation, bisect/pairs.py), good + a set against good and bad against bad - the
-set (a set bisection's, setbisect/runner.py), and `vmbisect verify`'s commit against its parent
+set (a set bisection's, setbisect/setbisection.py), and `vmbisect verify`'s commit against its parent
 (bisect/suspect.py) are all this measurement, `measure_pair`, on one judge; the caller gives its
 stop rule: `Sequential` (one boot pair at a time until the caller's test has answered, or the
 cap) or `Fixed` (a number of boots a side: a set bisection's size from a power calculation,

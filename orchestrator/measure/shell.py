@@ -1,9 +1,9 @@
 """The campaign shell: what every search over kernels does around its search, written once.
 Commit bisection (orchestrator/bisect/engine.py) and set bisection
-(orchestrator/setbisect/runner.py) stand on it; `verify` and the comparison use its move and
+(orchestrator/setbisect/setbisection.py) stand on it; `verify` and the comparison use its move and
 its end state.
 
-- The lab (`lab`): one judge per host of the campaign's slots (measure/lab.py `Judges`), for
+- The lab (`lab`): one judge per host of the campaign's slots (measure/judges.py `Judges`), for
   any slot count: one slot is one host whose measurer may move to another host when its host
   fails; several are pinned each to its host. Home (`judge`) is the first live host: endpoints,
   confirmation and re-examination are measured there. `moving` starts the campaign again on the
@@ -37,7 +37,7 @@ from orchestrator.decisions import JUDGED, Basis, Decided, Role
 from orchestrator.errors import BootFailed, BuildFailed, KernelFault, UserError
 from orchestrator.measure.endpoints import EndpointCheck, Threshold, endpoint_decisions, measure_endpoints
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.lab import Halted, JudgeHost, Judges, hosts_of
+from orchestrator.measure.judges import Halted, JudgeHost, Judges, hosts_of
 from orchestrator.ports import Event, KernelBuilds, Measurer
 from orchestrator.results import StopKind, Stopped
 from orchestrator.states import end, stop
@@ -157,7 +157,7 @@ class CampaignShell:
 
     def moving(self, work: Callable[[], T]) -> T:
         """`work` (the campaign), started again on the next host whenever home fails outside the
-        slot loop (measure/lab.py `Judges.moving`); the lab's threads stopped at the end."""
+        slot loop (measure/judges.py `Judges.moving`); the lab's threads stopped at the end."""
         try:
             return self.lab.moving(work)
         finally:

@@ -18,7 +18,7 @@ from orchestrator.measure.evidence import boots_by_host
 from orchestrator.render.page import page, table
 from orchestrator.results import SetBisectResult, answer_as, stopped, text_of
 from orchestrator.setbisect.model import BAD, GOOD, Unit, key_of, label, ordered
-from orchestrator.setbisect.runner import replay
+from orchestrator.setbisect.setbisection import replay
 from orchestrator.stats import relative_change
 from orchestrator.store import Store
 
@@ -100,7 +100,7 @@ def collect(store: Store, campaign_id: int, units: Sequence[Unit], metric: str, 
 
 def _ahead(keys: Sequence[tuple[str, str]], decisions: Sequence[Any], boots: Mapping[str, Any],
            done: bool, units_known: bool = True) -> list[tuple[str, str]]:
-    """The candidates other slots measured ahead that the search has not asked (measure/lab.py): judged
+    """The candidates other slots measured ahead that the search has not asked (measure/judges.py): judged
     (kept as evidence; their verdict's reason names them), or booted and stopped before a verdict.
     Without the units (a config campaign whose sides are not found) nothing can be replayed: every
     candidate is listed by its key, its reason naming it."""

@@ -3,7 +3,7 @@
 campaign's commit, built by the one kernel source (Kernels.build_config: the same store, cache
 and faults as every build). A candidate is known by its normalised .config's sha256: two
 candidates olddefconfig brings to the same .config are one kernel, built once and booted as one
-(the set bisection's runner carries one's verdict to the other)."""
+(the set bisection carries one's verdict to the other)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A `config` campaign's run: the sides prepared once (normalised, grouped, ordered; kept in the
 campaign's directory so a resumed campaign and its report read the same units without running
-olddefconfig again), then the set bisection (orchestrator/setbisect/runner.py) over those units
+olddefconfig again), then the set bisection (orchestrator/setbisect/setbisection.py) over those units
 with ConfigMaker's candidates."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from orchestrator.ports import Event
 from orchestrator.setbisect.configsides import ConfigSides, ConfigSource, prepare
 from orchestrator.setbisect.configspec import ConfigSpec, side_dict
-from orchestrator.setbisect.runner import Rules
+from orchestrator.setbisect.setbisection import Rules
 
 if TYPE_CHECKING:
     from orchestrator.campaign.workload import WorkloadChoice

@@ -14,7 +14,7 @@ import pytest
 from orchestrator.campaign.file import Threshold
 from orchestrator.setbisect.configmaker import ConfigMaker
 from orchestrator.setbisect.configsides import ConfigSide, prepare
-from orchestrator.setbisect.runner import Rules, SetBisection
+from orchestrator.setbisect.setbisection import Rules, SetBisection
 from orchestrator.store import Store
 from tests.fakes import FakeConfigKernels, FakeKconfig, FakeMeasurer, by_options
 

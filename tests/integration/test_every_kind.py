@@ -30,7 +30,7 @@ from orchestrator.kinds.specs import BisectSpec, SettingsSpec, VerifySpec
 from orchestrator.results import StopKind, Stopped
 from orchestrator.setbisect.campaign import parse_settings
 from orchestrator.setbisect.configspec import parse_config_campaign
-from orchestrator.setbisect.runner import Rules, SetBisection
+from orchestrator.setbisect.setbisection import Rules, SetBisection
 from orchestrator.setbisect.settings import SettingsMaker
 from orchestrator.store import Store
 from orchestrator.web.app import create_app

@@ -22,7 +22,7 @@ from orchestrator.decisions import Basis, Role
 from orchestrator.report.sets import collect
 from orchestrator.results import SetBisectResult
 from orchestrator.setbisect.model import Change, Unit, key_of
-from orchestrator.setbisect.runner import Rules, SetBisection, SetRefused, replay
+from orchestrator.setbisect.setbisection import Rules, SetBisection, SetRefused, replay
 from orchestrator.store import Store
 from tests.fakes import FakeMaker, FakeMeasurer, Meeting, by_changes
 

@@ -17,7 +17,7 @@ from orchestrator.kinds import table as kinds
 from orchestrator.kinds.specs import SettingsSpec
 from orchestrator.kinds.table import record, stored
 from orchestrator.setbisect.campaign import parse_settings
-from orchestrator.setbisect.runner import Rules, SetBisection
+from orchestrator.setbisect.setbisection import Rules, SetBisection
 from orchestrator.setbisect.settings import SettingsMaker
 from orchestrator.store import Store
 from orchestrator.wiring import settings_kernel

@@ -1,8 +1,9 @@
-"""The lab of judges: a campaign's lab hosts, one judge per host against its own references,
-and the slot loop that keeps every slot measuring; both searches (commit bisection's rounds,
-orchestrator/bisect/search.py, and a set bisection's candidates, orchestrator/setbisect/runner.py)
-call it with what to measure next and read the verdicts back from the store; neither owns a
-thread. The campaign shell (orchestrator/measure/campaign.py) builds it, for any slot count.
+"""The lab of judges (`Judges`): a campaign's lab hosts, one judge per host against its own
+references, and the slot loop that keeps every slot measuring; both searches (commit
+bisection's rounds, orchestrator/bisect/search.py, and a set bisection's candidates,
+orchestrator/setbisect/setbisection.py) call it with what to measure next and read the verdicts
+back from the store; neither owns a thread. The campaign shell (orchestrator/measure/shell.py)
+builds it, for any slot count.
 
 - Hosts: `JudgeHost`, one per distinct host of the campaign's slots (wiring.lab_slots), its
   judge, how many slots it gives and the lock under which its references are booted; the first

@@ -22,7 +22,7 @@ its stored decisions (nothing measured twice) and goes on where it stopped.
 
 Slots (`slots`, wiring.lab_slots): with more than one, the candidates the search may ask next
 are measured at once on the other slots, one judge per host against its own references (the
-lab of judges, orchestrator/measure/lab.py: while the search waits for the candidate it asks,
+lab of judges, orchestrator/measure/judges.py: while the search waits for the candidate it asks,
 the other slots measure what search.ahead says it may ask next, `base + B` while it asks
 `base + A`; each verdict is stored when reached and the search takes it from the store, one it
 never asks for stays as evidence); the endpoints and the confirmation stay on the home host
@@ -43,7 +43,7 @@ from orchestrator.errors import InfraError, KernelFault
 from orchestrator.measure.decide import ERROR, Decision, decide
 from orchestrator.measure.endpoints import EndpointCheck, Threshold, level
 from orchestrator.measure.judge import CampaignStore, Judge
-from orchestrator.measure.lab import Halted, JudgeHost
+from orchestrator.measure.judges import Halted, JudgeHost
 from orchestrator.measure.pairs import (
     PAIR_MIN_BOOTS,
     Sequential,
