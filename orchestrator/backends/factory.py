@@ -16,7 +16,7 @@ from orchestrator.backends import host
 from orchestrator.backends.libvirt_vm import DEFAULT_URI, Guest, LibvirtProvider
 from orchestrator.errors import BootFailed, InfraError, UserError, choices_error
 from orchestrator.image import DEFAULT_MODULES, modfiles
-from orchestrator.image.builder import GuestImageBuilder
+from orchestrator.image.initramfs import GuestImageBuilder
 from orchestrator.vm.spec import ACCELS, VmSpec
 
 ACCEL_CHOICES = ("auto",) + ACCELS

@@ -38,7 +38,7 @@ from enum import StrEnum
 from typing import Any, Callable, Sequence
 
 from orchestrator.bisect.confidence import answer_confidence, confidence_words
-from orchestrator.bisect.pairs import CulpritPairs, Pairs
+from orchestrator.bisect.confirmation import CulpritPairs, Pairs
 from orchestrator.bisect.posterior import llr_of
 from orchestrator.bisect.regression import Regression
 from orchestrator.bisect.rounds import NOMINATE

@@ -16,7 +16,7 @@ was (docs/campaign.md "A regression in steps"); the pure rules are orchestrator/
   answer.
 
 Every pair is measured on the home host's judge, as the engine's confirmation
-(orchestrator/bisect/pairs.py), and stored as a decision when it is measured.
+(orchestrator/bisect/confirmation.py), and stored as a decision when it is measured.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     from orchestrator.kbuild.builder import default_builder
+    from orchestrator.kbuild.kernelstore import KernelStore
     from orchestrator.kbuild.recipe import parse_recipe
-    from orchestrator.kbuild.store import KernelStore
 
     if a.register is not None:
         if a.repo or a.commit or a.config:

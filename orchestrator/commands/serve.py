@@ -17,7 +17,7 @@ from orchestrator.commands.storeopts import add_store_option
 from orchestrator.errors import UserError
 
 if TYPE_CHECKING:
-    from orchestrator.web.gather import Catalogue
+    from orchestrator.web.reader import Catalogue
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
@@ -61,7 +61,7 @@ def catalogue() -> Catalogue:
     """What the dashboard reads of the kind table and of `vmbisect status`."""
     from orchestrator.commands import status
     from orchestrator.kinds import run, table
-    from orchestrator.web.gather import Catalogue
+    from orchestrator.web.reader import Catalogue
 
     return Catalogue(table.status_line, table.metric_of, run.report_files, table.report, status.counts,
                      run.REPORTED, table.stored, table.estimate)

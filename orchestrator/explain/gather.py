@@ -2,7 +2,7 @@
 table of everything that changed between them (orchestrator/explain/changed.py).
 
 The confirmation boots both sides afresh, interleaved, from the boot stored with its
-`measuring` decision (role confirm, `since`: orchestrator/bisect/pairs.py), and the revert's
+`measuring` decision (role confirm, `since`: orchestrator/bisect/confirmation.py), and the revert's
 own `measuring` decision, when there is one, marks where its boots begin. `since` counts boots
 as the judge numbered them: every whole boot of the campaign with runs of the bisected metric, on the
 host that measured the culprit (and, unless the campaign ever moved, boots stored without a

@@ -170,7 +170,7 @@ def profile_pair(measurer: Any, kernels: Mapping[str, KernelArtifact], boots: in
 
 def with_perf(launcher: GuestLauncher) -> GuestLauncher:
     """The launcher with images that carry perf (and everything the campaign's carry)."""
-    from orchestrator.image.builder import GuestImageBuilder
+    from orchestrator.image.initramfs import GuestImageBuilder
     from orchestrator.image.tools import profile_tools
 
     i = launcher.images

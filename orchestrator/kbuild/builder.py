@@ -42,8 +42,7 @@ from orchestrator.errors import BuildFailed, InfraError
 from orchestrator.kbuild import gitrepo, makecmd
 from orchestrator.kbuild.classify import INFRA, classify
 from orchestrator.kbuild.kconfig import has_modules, parse_config, unmet
-from orchestrator.kbuild.recipe import BASES, DEFAULT_CC, Recipe
-from orchestrator.kbuild.store import (
+from orchestrator.kbuild.kernelstore import (
     CCACHE,
     COLD,
     INCREMENTAL,
@@ -53,6 +52,7 @@ from orchestrator.kbuild.store import (
     cache_key,
     sha256_file,
 )
+from orchestrator.kbuild.recipe import BASES, DEFAULT_CC, Recipe
 
 DEFAULT_CCACHE_MAX = "20G"
 CONFIG_STATE = "vmbisect-config.json"

@@ -72,7 +72,7 @@ def summary(outcome: Outcome, campaign_id: int, min_share: float = DEFAULT_MIN_S
     and revert, its share and the regression's steps when it carries clearly less than all, or
     the candidates left; the notes; how to see the report."""
     from orchestrator.bisect.confidence import confidence_words
-    from orchestrator.bisect.pairs import TEXT_LEADS_WITH_VERDICT
+    from orchestrator.bisect.confirmation import TEXT_LEADS_WITH_VERDICT
 
     result = outcome.result
     if outcome.outcome is BisectOutcome.FOUND:

@@ -28,8 +28,8 @@ def check_kernels(plan: ComparePlan) -> None:
     """Every variant's kernel exists before the comparison is recorded: a file, a stored name, or
     a commit of a git repository with a recipe that parses (nothing is built here)."""
     from orchestrator.backends.git_bisect import git
+    from orchestrator.kbuild.kernelstore import KernelStore
     from orchestrator.kbuild.recipe import parse_recipe
-    from orchestrator.kbuild.store import KernelStore
 
     commits = [v for v in plan.variants if v.commit]
     repo = plan.repo

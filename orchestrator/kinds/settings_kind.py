@@ -52,7 +52,7 @@ def preflight(c: SettingsCampaign) -> None:
     if k.file is not None and not k.file.is_file():
         raise UserError(f"kernel.file: {k.file} is not a file")
     if k.stored is not None:
-        from orchestrator.kbuild.store import KernelStore
+        from orchestrator.kbuild.kernelstore import KernelStore
 
         KernelStore().resolve(k.stored)
     if k.commit is not None:

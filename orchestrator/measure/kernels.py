@@ -13,8 +13,8 @@ from orchestrator.errors import InfraError, UserError
 from orchestrator.kbuild import gitrepo
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.configdiff import config_sha, definitions
+from orchestrator.kbuild.kernelstore import KernelImage, KernelStore, sha256_file
 from orchestrator.kbuild.recipe import DEFAULT_CC, Recipe
-from orchestrator.kbuild.store import KernelImage, KernelStore, sha256_file
 from orchestrator.ports import Build, KernelArtifact
 
 

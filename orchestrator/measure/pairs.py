@@ -1,7 +1,7 @@
 """One pair measurement: B against A on fresh boots of their own, interleaved (A B B A).
 
 The culprit against its parent and bad with the culprit reverted against bad (commit
-bisection's confirmation, bisect/pairs.py), good + a set against good and bad against bad - the
+bisection's confirmation, bisect/confirmation.py), good + a set against good and bad against bad - the
 set (a set bisection's, setbisect/setbisection.py), and `vmbisect verify`'s commit against its parent
 (bisect/suspect.py) are all this measurement, `measure_pair`, on one judge; the caller gives its
 stop rule: `Sequential` (one boot pair at a time until the caller's test has answered, or the

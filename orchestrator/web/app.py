@@ -1,7 +1,7 @@
 """`vmbisect serve`'s web application: Starlette with Jinja2 templates (autoescape on: campaign
 names, commit subjects and reasons are user and git data), its CSS and JS served by itself (no
 external asset; works offline), refreshed in place by polling an HTML fragment every few
-seconds. What it shows comes from gather.Reader; this module only maps URLs to it.
+seconds. What it shows comes from reader.Reader; this module only maps URLs to it.
 
 Security model (docs/dashboard.md): every GET only reads. Cancel and requeue exist only when
 the app was made with a token (`--allow-control`), and then only as a POST whose body carries
@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from orchestrator.errors import InfraError, UserError
-from orchestrator.web.gather import Catalogue, Reader
+from orchestrator.web.reader import Catalogue, Reader
 from orchestrator.web.views import ago
 
 HERE = Path(__file__).parent

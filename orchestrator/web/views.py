@@ -1,6 +1,6 @@
 """What the dashboard shows, as data: pure functions from what the store holds (campaign rows,
 decisions, boots, the stored `git bisect log`) to frozen view records the templates print.
-Nothing here reads the store, git or the clock; orchestrator/web/gather.py does, and hands the
+Nothing here reads the store, git or the clock; orchestrator/web/reader.py does, and hands the
 values in. The time left is the boots left (orchestrator/report/estimate.py, each kind's own)
 times the median time between the campaign's boots so far (which includes its builds; a pause
 of hours between two boots does not move a median).

@@ -35,7 +35,7 @@ from orchestrator.hosts.cpulocks import CpuLocks
 from orchestrator.hosts.labfile import parse_lab
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.recipe import parse_recipe
-from orchestrator.kbuild.store import KernelStore
+from orchestrator.kbuild.kernelstore import KernelStore
 
 root, repo, work = map(Path, sys.argv[1:4])
 locks = CpuLocks(root / "cpus")

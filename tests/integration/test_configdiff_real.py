@@ -16,9 +16,9 @@ from orchestrator import paths
 from orchestrator.kbuild.builder import KernelBuilder
 from orchestrator.kbuild.configdiff import values
 from orchestrator.kbuild.configgroups import GroupReason
+from orchestrator.kbuild.kernelstore import KernelStore
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
-from orchestrator.kbuild.store import KernelStore
 from orchestrator.measure.kernels import Kernels
 from orchestrator.setbisect.configsides import ConfigSide, prepare
 from tests.conftest import require

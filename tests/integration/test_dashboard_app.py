@@ -211,7 +211,7 @@ def test_the_dashboard_reads_a_postgresql_store(postgres_url, tmp_path, monkeypa
 
 
 def test_an_ended_campaign_is_read_once_until_its_row_changes(done):
-    from orchestrator.web.gather import Reader
+    from orchestrator.web.reader import Reader
 
     url, _cid = done
     store = Store(url)

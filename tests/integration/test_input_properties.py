@@ -50,7 +50,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for target in ("orchestrator.kinds.run.execute", "orchestrator.hosts.launchers.host_launcher",
                    "orchestrator.kbuild.builder.default_builder", "orchestrator.doctor.run_checks",
                    "orchestrator.backends.libvirt_vm.LibvirtProvider", "orchestrator.demo.ensure_demo_repo",
-                   "orchestrator.kbuild.store.KernelStore.register"):
+                   "orchestrator.kbuild.kernelstore.KernelStore.register"):
         monkeypatch.setattr(target, reached)
     monkeypatch.setattr("uvicorn.Server.run", reached)  # vmbisect serve past its checks would serve until stopped
     return tmp_path

@@ -47,7 +47,7 @@ def test_register_then_resolve_by_name(state, tmp_path, capsys):
     kernel.write_bytes(b"prebuilt")
     assert main(["build", "--register", str(kernel), "--name", "mine"]) == 0
     out = fields(capsys.readouterr().out)
-    from orchestrator.kbuild.store import KernelStore
+    from orchestrator.kbuild.kernelstore import KernelStore
 
     assert KernelStore().resolve("mine").sha256 == out["sha256"]
 

@@ -11,8 +11,8 @@ import pytest
 
 from orchestrator.errors import BuildFailed, InfraError, UserError
 from orchestrator.kbuild.builder import ConfigNotApplied, KernelBuilder
+from orchestrator.kbuild.kernelstore import KernelStore
 from orchestrator.kbuild.recipe import parse_recipe
-from orchestrator.kbuild.store import KernelStore
 from tests.integration.fakekernel import RELEASE, commit_all, git, make_tree
 from tests.integration.treesnap import snapshot
 

@@ -18,9 +18,9 @@ import pytest
 
 from orchestrator import paths
 from orchestrator.kbuild.builder import KernelBuilder
+from orchestrator.kbuild.kernelstore import KernelStore
 from orchestrator.kbuild.recipe import parse_recipe
 from orchestrator.kbuild.source import DEBIAN_TARBALL, ensure_linux_source_repo
-from orchestrator.kbuild.store import KernelStore
 from orchestrator.vm.spec import DiskSpec, VmSpec
 from tests.conftest import require
 from tests.integration.treesnap import snapshot

@@ -17,8 +17,8 @@ from orchestrator.campaign.file import parse_campaign
 from orchestrator.errors import InfraError
 from orchestrator.kbuild import gitrepo
 from orchestrator.kbuild.builder import KernelBuilder
+from orchestrator.kbuild.kernelstore import KernelStore
 from orchestrator.kbuild.recipe import parse_recipe
-from orchestrator.kbuild.store import KernelStore
 from orchestrator.kinds.run import paused_on_infra_error
 from orchestrator.measure.kernels import Kernels
 from orchestrator.store import Store

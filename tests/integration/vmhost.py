@@ -10,7 +10,7 @@ from orchestrator import paths
 from orchestrator.backends import host
 from orchestrator.backends.factory import GuestLauncher
 from orchestrator.backends.libvirt_vm import LibvirtProvider, owner_pid
-from orchestrator.image.builder import GuestImageBuilder
+from orchestrator.image.initramfs import GuestImageBuilder
 from tests.conftest import require
 
 

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from orchestrator.bisect.pairs import Pairs
+from orchestrator.bisect.confirmation import Pairs
 from orchestrator.campaign.file import Threshold
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from orchestrator.errors import UserError
 from orchestrator.kbuild.builder import kconfig_inputs
+from orchestrator.kbuild.kernelstore import KernelStore, alias_key, cache_key
 from orchestrator.kbuild.makecmd import build_env, make_argv
-from orchestrator.kbuild.store import KernelStore, alias_key, cache_key
 
 
 def publish(store, key, size, last_used):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import UserError
-from orchestrator.kbuild.store import KernelImage
+from orchestrator.kbuild.kernelstore import KernelImage
 from orchestrator.measure.kernels import Kernels, artifact
 
 
