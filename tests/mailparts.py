@@ -11,6 +11,6 @@ def attached(msg: EmailMessage) -> dict[str, str]:
     files: dict[str, str] = {}
     for part in msg.iter_attachments():
         content = part.get_content()
-        files[str(part.get_filename())] = content.decode("utf-8") if isinstance(content, bytes) \
-            else content.replace("\r\n", "\n")
+        files[str(part.get_filename())] = (content.decode("utf-8") if isinstance(content, bytes)
+                                           else content.replace("\r\n", "\n"))
     return files

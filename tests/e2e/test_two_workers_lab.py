@@ -63,8 +63,8 @@ def boot_in_flight(store: Store, pids: set[int]) -> tuple[int, int, int] | None:
         for w in s.scalars(select(WorkerRow).where(WorkerRow.pid.in_(pids), WorkerRow.campaign_id.is_not(None))):
             for b in s.scalars(select(BootRow).where(BootRow.campaign_id == w.campaign_id,
                                                      BootRow.status.in_([IN_FLIGHT, "ok"]))):
-                if not (b.facts or {}).get("whole") and \
-                        s.scalar(select(RunRow.id).where(RunRow.boot_id == b.id).limit(1)) is not None:
+                if (not (b.facts or {}).get("whole")
+                        and s.scalar(select(RunRow.id).where(RunRow.boot_id == b.id).limit(1)) is not None):
                     return w.pid, b.campaign_id, b.id
     return None
 

@@ -143,8 +143,8 @@ def test_the_dashboard_follows_a_queue_worker_in_a_real_browser(tmp_path, monkey
                     expect(page.get_by_role("heading", name=f"Campaign {other}: cancel done")).to_be_visible()
                     page.goto(f"{armed}/campaigns/{other}")
                     forms = page.locator("form")
-                    assert forms.count() == 1 and forms.first.get_attribute("action").endswith("/requeue"), \
-                        "a cancelled campaign offers no cancel, only to queue it again"
+                    assert forms.count() == 1 and forms.first.get_attribute("action").endswith("/requeue"), (
+                        "a cancelled campaign offers no cancel, only to queue it again")
                 assert Store(url).campaign(other).state == "cancelled"
                 assert dialogs == [], "markup in a subject or name ran as script"
                 browser.close()

@@ -50,8 +50,8 @@ def test_a_refused_file_is_one_line_naming_it_and_nothing_of_the_submission_is_q
     bad.write_text(made.files[1].read_text().replace("threshold: -5%", "threshold: +5%"))
     assert main(["submit", str(made.files[0]), str(bad), "--store", url]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"vmbisect: {bad}: metric.threshold") and \
-        err[0].endswith("; nothing was submitted"), err
+    assert (len(err) == 1 and err[0].startswith(f"vmbisect: {bad}: metric.threshold")
+            and err[0].endswith("; nothing was submitted")), err
     assert Store(url).campaigns() == [] and lab_state(Store(url)).queue == []
 
 

@@ -164,10 +164,10 @@ def test_a_kind_missing_from_the_kind_row_is_reported():
 
 
 def test_an_example_campaign_with_a_bad_key_or_value_is_refused():
-    page = "Run it:\n\n```yaml\nname: x\nrepository: .\ngood: a\nbad: b\nworkload: fio\n" \
-           "metric: {name: read_iops, threshold: -10%, colour: red}\n```\n\n    kind: settings\n    name: y\n" \
-           "    kernel: {stored: k}\n    good: {settings: {scheduler: none}}\n    bad: {settings: {scheduler: bfqq}}\n" \
-           "    workload: fio\n    metric: {name: read_iops, threshold: -10%}\n"
+    page = ("Run it:\n\n```yaml\nname: x\nrepository: .\ngood: a\nbad: b\nworkload: fio\n"
+            "metric: {name: read_iops, threshold: -10%, colour: red}\n```\n\n    kind: settings\n    name: y\n"
+            "    kernel: {stored: k}\n    good: {settings: {scheduler: none}}\n    bad: {settings: {scheduler: bfqq}}\n"
+            "    workload: fio\n    metric: {name: read_iops, threshold: -10%}\n")
     found = list(docscheck.examples_in(page))
     assert [line for line, _ in found] == [4, 12]
     errors = []

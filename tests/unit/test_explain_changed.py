@@ -51,8 +51,7 @@ def test_means_and_covs_are_over_boot_values_each_the_mean_of_its_runs(table):
 
 
 def test_changes_beyond_the_boot_noise_are_significant_and_come_first(table):
-    assert [r.metric for r in table.significant] == ["iops", "ctxt_per_op"] or \
-        [r.metric for r in table.significant] == ["ctxt_per_op", "iops"]
+    assert [r.metric for r in table.significant] in (["iops", "ctxt_per_op"], ["ctxt_per_op", "iops"])
     assert table.rows[0].significant and table.rows[1].significant
     ctxt = next(r for r in table.rows if r.metric == "ctxt_per_op")
     assert ctxt.change_pct == pytest.approx(30.0) and ctxt.judged == "worse" and ctxt.q < 0.05
@@ -110,8 +109,8 @@ def test_long_metric_names_keep_every_row_whole_with_a_key_below_the_table_golde
     rows = tuple(dataclasses.replace(r, metric=n) for r, n in zip(table.rows, names))
     lines = render.lkp_lines(table, rows)
     assert all(len(line) <= 78 for line in lines)
-    assert all("±" in line for line in lines[3:3 + len(rows)]) and lines[3 + len(rows)] == "", \
-        "one line a row, its figures in their columns, the key below"
+    assert all("±" in line for line in lines[3:3 + len(rows)]) and lines[3 + len(rows)] == "", (
+        "one line a row, its figures in their columns, the key below")
     assert "\n".join(lines) + "\n" == (GOLDEN / "changed-long-names.txt").read_text()
 
 

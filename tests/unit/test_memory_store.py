@@ -40,8 +40,8 @@ def test_the_engine_decides_the_same_on_the_memory_store_as_on_sqlite():
         assert m.boot_samples(cid_m, "iops") == s.boot_samples(cid_s, "iops")
         assert m.campaign(cid_m).bisect_log == s.campaign(cid_s).bisect_log
         assert m.campaign(cid_m).result == s.campaign(cid_s).result
-        assert [(b.commit, b.status, b.sha256) for b in m.builds(cid_m)] == \
-            [(b.commit, b.status, b.sha256) for b in s.builds(cid_s)]
+        assert ([(b.commit, b.status, b.sha256) for b in m.builds(cid_m)]
+                == [(b.commit, b.status, b.sha256) for b in s.builds(cid_s)])
 
 
 def boots_of_a_cut_campaign(store):  # type: ignore[no-untyped-def]
