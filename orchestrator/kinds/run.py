@@ -110,7 +110,7 @@ def execute(store: Store, campaign_id: int, *, uri: str = "qemu:///system", lab:
     campaign.kind.check(campaign.spec)
     with store.lock(campaign.id, take_over):
         try:
-            said = _run(campaign, uri, lab, on_event, as_json)
+            said = _run(campaign.read_again(), uri, lab, on_event, as_json)  # its state as the lock found it
         finally:
             ended(campaign.read_again(), lab)
     print(said)
