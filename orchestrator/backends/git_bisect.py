@@ -152,6 +152,14 @@ class GitBisect:
         sha, author, email, date, subject = out.rstrip("\n").split("\x00")
         return CommitInfo(sha, author, email, date, subject)
 
+    def subject(self, commit: str) -> str:
+        """`commit`'s subject line, read from the clone as it is, or else from the user's
+        repository (a commit's id names its content: nothing to fetch, nothing cloned)."""
+        try:
+            return self.info(commit).subject
+        except InfraError:
+            return git(self.user_repo, "show", "-s", "--format=%s", "--end-of-options", commit).stdout.rstrip("\n")
+
     def parent(self, commit: str) -> str:
         return git(self.repo, "rev-parse", f"{commit}^").stdout.strip()
 

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 from orchestrator import paths
-from orchestrator.backends.git_bisect import GitBisect, git
-from orchestrator.errors import InfraError
+from orchestrator.backends.git_bisect import GitBisect
 from orchestrator.store import Store
 
 
@@ -24,11 +23,3 @@ def clone(store: Store, campaign_id: int, repository: Path, note: Callable[[str]
     workdir = campaign_workdir(store, campaign_id)
     return GitBisect(repository, workdir, note)
 
-
-def commit_subject(store: Store, campaign_id: int, repository: Path, commit: str) -> str:
-    """`commit`'s subject line, read from the campaign's clone as it is, or else from the user's
-    `repository` (a commit's id names its content: nothing to fetch, nothing cloned)."""
-    try:
-        return clone(store, campaign_id, repository).info(commit).subject
-    except InfraError:
-        return git(repository, "show", "-s", "--format=%s", "--end-of-options", commit).stdout.rstrip("\n")

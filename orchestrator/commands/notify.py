@@ -130,10 +130,8 @@ def ended_of(campaign: StoredCampaign) -> Ended:
 def _commit_subject(campaign: StoredCampaign, commit: str) -> str:
     """The commit's subject line, read from the campaign's clone or its repository as they are
     ("" when git cannot say)."""
-    from orchestrator.bisect.workdir import commit_subject
-
     try:
-        return commit_subject(campaign.store, campaign.id, campaign.spec.campaign.repository, commit)
+        return campaign.clone().subject(commit)
     except Exception as exc:  # noqa: BLE001 - the subject then names the commit's hash instead
         print(f"vmbisect: campaign {campaign.id}: no subject line for {commit[:12]}: {exc}", file=sys.stderr)
         return ""

@@ -110,14 +110,13 @@ def metric(spec: Any) -> str | None:
 @contextmanager
 def _view(campaign: StoredCampaign, as_json: bool) -> Iterator[OnEvent]:
     """JSON lines on stdout, or the live view sized by the range's commits."""
-    from orchestrator.bisect.workdir import clone
     from orchestrator.progress import LiveView, json_lines
 
     if as_json:
         yield json_lines()
         return
     c = campaign.spec.campaign
-    gb = clone(campaign.store, campaign.id, c.repository)
+    gb = campaign.clone()
     gb.prepare()
     with LiveView(gb.count_between(gb.resolve(c.good, "good"), gb.resolve(c.bad, "bad"), c.first_parent),
                   boots=c.boots_per_commit) as view:
@@ -134,14 +133,13 @@ def _run(r: Run) -> str:
 
 
 def _report(stored: StoredCampaign, fmt: str) -> str:
-    from orchestrator.bisect.workdir import clone
     from orchestrator.campaign.workload import choose_workload
     from orchestrator.report.bisection import collect, render_json, render_markdown
     from orchestrator.report.bisection_html import render_html
 
     renderers = {"md": render_markdown, "html": render_html, "json": render_json}
     campaign = stored.spec.campaign
-    gb = clone(stored.store, stored.id, campaign.repository)
+    gb = stored.clone()
     gb.prepare()
     choice = choose_workload(campaign)
     return renderers[fmt](collect(stored.store, stored.id, campaign.metric.name, choice.direction, gb.info,

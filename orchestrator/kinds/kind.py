@@ -14,6 +14,7 @@ from orchestrator.kinds.specs import CampaignSpec
 from orchestrator.results import Answer
 
 if TYPE_CHECKING:
+    from orchestrator.backends.git_bisect import GitBisect
     from orchestrator.hosts.pool import GuestPool
     from orchestrator.notify.recipients import Notify
     from orchestrator.ports import Event
@@ -37,6 +38,14 @@ class StoredCampaign:
     @property
     def id(self) -> int:
         return self.row.id
+
+    def clone(self, note: Callable[[str], None] = lambda _m: None) -> GitBisect:
+        """The campaign's clone of its repository (a kind whose campaign file names one:
+        bisect, verify, config), from the one clone factory (bisect/workdir.py); its `prepare`
+        makes or refreshes it."""
+        from orchestrator.bisect.workdir import clone
+
+        return clone(self.store, self.id, self.spec.campaign.repository, note)
 
     def read_again(self) -> StoredCampaign:
         """The same campaign with its row as the store holds it now (the state and result a run

@@ -235,16 +235,17 @@ def test_the_bisect_clone_has_gc_and_maintenance_off_even_when_an_older_clone_ha
 
 def test_a_commit_subject_is_read_from_the_users_repository_when_the_campaign_has_no_clone_and_none_is_made(
         tmp_path, monkeypatch):
-    from orchestrator.bisect.workdir import campaign_workdir, clone, commit_subject
+    from orchestrator.bisect.workdir import campaign_workdir, clone
     from orchestrator.store import Store
 
     monkeypatch.setenv("VMBISECT_DATA_DIR", str(tmp_path / "data"))
     repo = linear(tmp_path / "u", 3)
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
     cid = store.new_campaign("t", {})
-    assert commit_subject(store, cid, repo.path, repo.names["c1"]) == "c1"
+    gb = clone(store, cid, repo.path)
+    assert gb.subject(repo.names["c1"]) == "c1"
     assert not campaign_workdir(store, cid).exists(), "a subject line made the campaign's clone"
-    clone(store, cid, repo.path).prepare()
+    gb.prepare()
     repo.commit("c3")  # the clone, as it is, does not hold it: the user's repository does
-    assert commit_subject(store, cid, repo.path, repo.names["c3"]) == "c3"
-    assert commit_subject(store, cid, repo.path, repo.names["c2"]) == "c2"
+    assert gb.subject(repo.names["c3"]) == "c3"
+    assert gb.subject(repo.names["c2"]) == "c2"
