@@ -80,8 +80,8 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise
-bench: bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise
+.PHONY: bench bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise bench-floor
+bench: bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise bench-floor
 
 # Noise source by source (docs/measurements/noise.md): the demo's good kernel (built here, cached),
 # its guest and workload booted 6 times per variant, interleaved: the guest's clock before and after
@@ -92,6 +92,11 @@ bench-noise: setup
 	$(PY) -c "from orchestrator.demo import ensure_demo_repo; ensure_demo_repo()"
 	$(PY) -m bench.noise demo --kernel "$$($(VENV)/bin/vmbisect build --repo examples/demo/linux.git --commit master \
 		--config tinyconfig --config guest-base | awk '/^image/ {print $$2}')" --variants $(NOISE_VARIANTS) --rounds 6
+
+# The host's own floor (docs/measurements/noise.md): fixed CPU work on every host CPU in windows as
+# long as the demo's runs, 3 a "boot", 12 boots; no guest measures steadier. About 5 minutes.
+bench-floor: setup
+	$(PY) -m bench.noise.floor --window 5 --runs 3 --boots 12
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)

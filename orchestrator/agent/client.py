@@ -31,8 +31,10 @@ LinkCheck = Callable[[], Optional[VmbisectError]]
 
 # Seconds beyond a request's own timeout before the agent counts as silent.
 REPLY_MARGIN_S = 30.0
-# While waiting on a channel that crosses a network, ask every so often whether its host is gone.
+# While waiting on a channel that crosses a network, ask every so often whether its host is gone:
+# first after FIRST_CHECK_S, then twice as long each time, at most every `link_check_s`.
 LINK_CHECK_S = 5.0
+FIRST_CHECK_S = 0.01
 
 
 class AgentSilent(Exception):
@@ -51,19 +53,20 @@ class AgentClient:
     """One request at a time; responses with ids we are not waiting for are dropped."""
 
     def __init__(self, read_fd: int, write_fd: int, close: Callable[[], None],
-                 link_error: LinkCheck | None = None) -> None:
+                 link_error: LinkCheck | None = None, link_check_s: float = LINK_CHECK_S) -> None:
         self._read_fd, self._write_fd = read_fd, write_fd
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
         self._closers = [close]
-        self._link_error = link_error
+        self._link_error, self._link_check_s = link_error, link_check_s
         self._ids = itertools.count(1)
         self._buf = bytearray()
         self._scanned = 0
 
     @classmethod
-    def over_socket(cls, sock: socket.socket, link_error: LinkCheck | None = None) -> "AgentClient":
-        return cls(sock.fileno(), sock.fileno(), sock.close, link_error)
+    def over_socket(cls, sock: socket.socket, link_error: LinkCheck | None = None,
+                    link_check_s: float = LINK_CHECK_S) -> "AgentClient":
+        return cls(sock.fileno(), sock.fileno(), sock.close, link_error, link_check_s)
 
     @classmethod
     def over_pipes(cls, reader: BinaryIO, writer: BinaryIO) -> "AgentClient":
@@ -165,6 +168,7 @@ class AgentClient:
                 raise self._silent(f"agent channel closed: {exc}") from exc
 
     def _readline(self, deadline: float) -> bytes:
+        check = min(FIRST_CHECK_S, self._link_check_s)
         while True:
             end = self._buf.find(b"\n", self._scanned)
             if end >= 0:
@@ -176,12 +180,13 @@ class AgentClient:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._silent("agent did not answer in time")
-            wait = left if self._link_error is None else min(left, LINK_CHECK_S)
+            wait = left if self._link_error is None else min(left, check)
             ready, _, _ = select.select([self._read_fd], [], [], wait)
             if not ready:
                 broken = self._link_error() if self._link_error is not None and wait < left else None
                 if broken is not None:
                     raise broken
+                check = min(2 * check, self._link_check_s)
                 continue
             try:
                 chunk = os.read(self._read_fd, 1 << 20)

@@ -353,15 +353,8 @@ class LibvirtProvider:
             raise HostFailed(self.site.name, f"libvirt stopped answering: {exc.get_error_message()}") from exc
 
     @contextmanager
-    def boot(
-        self,
-        spec: VmSpec,
-        kernel: Path,
-        initrd: Path,
-        accel: str = "tcg",
-        append: str = "",
-        timeout_s: float = 60.0,
-    ) -> Iterator[Guest]:
+    def boot(self, spec: VmSpec, kernel: Path, initrd: Path, accel: str = "tcg", append: str = "",
+             timeout_s: float = 60.0) -> Iterator[Guest]:
         spec.validate()
         if not kernel.is_file():
             raise UserError(f"kernel: no such file {kernel}")
@@ -381,18 +374,10 @@ class LibvirtProvider:
             clock.lap("disks")
             state = settle(self.site.sync, self.site.read_proc, self.settle_bound_kib, self.settle_timeout_s)
             clock.lap("settle")
-            files = BootFiles(
-                name=name,
-                kernel=staged_kernel,
-                initrd=staged_initrd,
-                cmdline=kernel_cmdline(append, clock_cmdline(spec.clock, accel)),
-                console_log=run.console,
-                agent_socket=run.socket,
-                disks=tuple(disks),
-                accel=accel,
-                owner_pid=os.getpid(),
-                run_as_root=self.site.run_as_root(self.uri),
-            )
+            files = BootFiles(name=name, kernel=staged_kernel, initrd=staged_initrd,
+                              cmdline=kernel_cmdline(append, clock_cmdline(spec.clock, accel)),
+                              console_log=run.console, agent_socket=run.socket, disks=tuple(disks), accel=accel,
+                              owner_pid=os.getpid(), run_as_root=self.site.run_as_root(self.uri))
             started = time.monotonic()
             dom = self._create(domain_xml(spec, files))
             watch = self._watch(name, spec)

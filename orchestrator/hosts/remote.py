@@ -42,6 +42,12 @@ CLOSE_REASONS = {
     libvirt.VIR_CONNECT_CLOSE_REASON_KEEPALIVE: "host stopped answering (keepalive)",
     libvirt.VIR_CONNECT_CLOSE_REASON_CLIENT: "connection closed",
 }
+# How often, at most, a wait for the agent asks the host whether it is there. The question also
+# brings the answer in: libvirt's libssh transport keeps what it read of the connection in its
+# own buffer, and its event loop does not pass on the agent's reply until another call reads the
+# connection. With the client's default of 5 s every agent call over a lab host took 5 s (a 2 s
+# fio run, each 20 ms snapshot); the checks start at 10 ms and double up to this.
+LINK_CHECK_S = 1.0
 _STREAM_EVENTS = libvirt.VIR_STREAM_EVENT_READABLE | libvirt.VIR_STREAM_EVENT_ERROR | libvirt.VIR_STREAM_EVENT_HANGUP
 
 _loop_lock = threading.Lock()
@@ -251,7 +257,7 @@ class RemoteSite:
     def agent(self, dom: Any, run: RunFiles) -> AgentClient:
         channel = StreamChannel(self.name, self.conn, dom)
         self._channels.append(channel)
-        client = AgentClient.over_socket(channel.theirs, link_error=channel.link_error)
+        client = AgentClient.over_socket(channel.theirs, link_error=channel.link_error, link_check_s=LINK_CHECK_S)
         client.on_close(channel.close)
         client.on_close(lambda: self._channels.remove(channel))
         return client

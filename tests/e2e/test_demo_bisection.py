@@ -1,11 +1,13 @@
 """End to end: the built-in demo bisected for real (kernel builds, libvirt guests, fio; shorter runs), with
 the controller killed by SIGKILL in the middle of a step and the campaign resumed; the culprit
-confirmed against its parent and by its revert on the tip, built from vmbisect's own clone."""
+confirmed against its parent and by its revert on the tip, built from vmbisect's own clone; the
+report, the dashboard, `status`, the mail and the live view's last line agree on the real store."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from orchestrator.bisect.rounds import TOTAL_CAP
 from orchestrator.demo import CAMPAIGN, ensure_demo_repo
 from orchestrator.explain.perfscript import parse_folded
 from orchestrator.store import Store
+from tests.agreement import assert_views_agree
 from tests.conftest import require
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
@@ -94,3 +97,13 @@ def test_demo_bisection_killed_mid_step_resumes_to_the_shipped_culprit(tmp_path)
     parent, culprit = ([frame for text in profile.stacks[side] for stack in parse_folded(text) for frame in stack]
                        for side in ("parent", "culprit"))
     assert any(f.startswith("bfq_") for f in culprit) and not any(f.startswith("bfq_") for f in parent)
+
+    # every view of the finished campaign agrees with the report, row by row (boots, runs,
+    # medians), and the live view's last line names the report's culprit and confidence
+    rows, md, _html = assert_views_agree(url, 1)
+    assert {"good", "bad", "revert"} <= {r[1] for r in rows}
+    (done,) = [e for e in map(json.loads, filter(lambda x: x.startswith("{"), resumed.stdout.splitlines()))
+               if e["phase"] == "done"]
+    shown = re.search(r"confidence (\S+)$", done["message"])
+    assert demo.culprit.startswith(done["commit"]) and shown, done
+    assert f"Confidence: {shown[1]}" in md, (done, md[:2000])

@@ -38,9 +38,9 @@ from orchestrator.notify.message import WIDTH
 from orchestrator.queue.takeovers import IN_FLIGHT
 from orchestrator.stats import Boot, pooled_boot_variance
 from orchestrator.store import BootRow, RunRow, Store, WorkerRow
+from tests.agreement import page_rows, report_rows
 from tests.conftest import require
 from tests.integration.test_dashboard_browser import CHROMIUM, FLAGS, serving
-from tests.integration.test_dashboard_report_agree import page_rows, report_rows
 from tests.integration.test_mail import Inbox, free_port, serve
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.long]

@@ -81,3 +81,25 @@ def test_a_request_the_other_end_reads_slowly_arrives_whole():
         reader.join(10)
         client.close()
         theirs.close()
+
+
+def test_a_wait_over_a_lab_host_s_channel_asks_the_link_soon_and_then_less_often():
+    # libvirt's libssh transport passes the agent's reply on only when another call reads the
+    # connection: the link check is that call, so the first comes after 10 ms, not after 5 s
+    ours, theirs = socket.socketpair()
+    checks: list[float] = []
+
+    def link_error() -> None:
+        checks.append(time.monotonic())
+        return None
+
+    client = AgentClient.over_socket(ours, link_error=link_error, link_check_s=1.0)
+    try:
+        with pytest.raises(AgentSilent):
+            client.call("snapshot", 0.6)
+    finally:
+        client.close()
+        theirs.close()
+    gaps = [b - a for a, b in zip(checks, checks[1:])]
+    assert len(checks) >= 4 and gaps == sorted(gaps), gaps
+

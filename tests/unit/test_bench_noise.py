@@ -47,3 +47,12 @@ def test_variance_ratio_is_one_for_equal_spread_and_its_interval_covers_it():
     ratio, low, high = variance_ratio(a, b)
     assert ratio == pytest.approx(1.0) and low < 1 < high
     assert variance_ratio(a[:1], b) is None
+
+
+def test_the_host_floor_counts_work_in_every_window_of_its_boot():
+    import time
+
+    from bench.noise.floor import work
+
+    rates = work(3, 0.05, time.monotonic())
+    assert len(rates) == 3 and all(r > 0 for r in rates), rates
