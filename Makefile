@@ -115,8 +115,9 @@ bench-bisect: setup
 
 # Ranges of a kernel release's size (docs/measurements/real-size.md): one decision at 100,000
 # candidates with 50 skipped (seconds), then the real engine with fake hosts on kernel-shaped
-# histories with merges, case 1 at S = 1 and 4 (1,000 and 10,000 commits, 100 campaigns a row,
-# a few minutes in 2 processes).
+# histories with merges, case 1 at S = 1 and 4 (1,000 and 10,000 commits, 100 campaigns a row:
+# about 1.5, 3, 2.5 and 8 min in 2 processes; the table's 300 a row and 50,000 commits are
+# commands in that page).
 bench-size: setup
 	$(PY) -m bench.decision_cost --candidates 100000 --skips 50
 	$(PY) -m bench.bisect_accuracy --trials 100 --cases 1 --slots 1 4 --history kernel:1000 kernel:10000

@@ -48,12 +48,14 @@ def _minutes(seconds: float) -> str:
 
 class LiveView:
     """A table redrawn on every event at a terminal (step, commit, phase, samples, time, ETA),
-    lines elsewhere (the module's text). `total_commits` sizes the first estimate of the steps,
-    `boots` that of a commit's boots (the campaign's boots_per_commit)."""
+    lines elsewhere (the module's text); both begin with a line naming the range's size and the
+    steps it should take. `total_commits` sizes the first estimate of the steps, `boots` that of
+    a commit's boots (the campaign's boots_per_commit)."""
 
     def __init__(self, total_commits: int, console: Console | None = None, boots: int = 2,
                  heartbeat_s: float = HEARTBEAT_S) -> None:
         self.about = max(1, math.ceil(math.log2(max(2, total_commits))))
+        self.range = f"range: {total_commits:,} commit{'s' * (total_commits != 1)} from good to bad, ~{self.about} steps"
         self.boots_about = boots
         self.console = console or Console(stderr=True)
         self.lines = not self.console.is_terminal
@@ -71,6 +73,7 @@ class LiveView:
         self._beat: threading.Thread | None = None
 
     def __enter__(self) -> "LiveView":
+        self._say(self.range)
         if self.live is not None:
             self.live.__enter__()
         else:

@@ -339,6 +339,9 @@ class FakeVcs:
     def revert(self, commit: str, onto: str):
         from orchestrator.backends.git_bisect import Revert
 
+        if len(self.parents.get(commit, ())) > 1:  # as GitBisect: only a single-parent commit is reverted
+            return Revert("", f"{commit[:12]} has {len(self.parents[commit])} parents; only a single-parent commit "
+                              "is reverted")
         # onto a revert: the reverts chained ("revert-A+revert-B": the tip with A and B reverted)
         name = f"revert-{commit}" if onto in self.index else f"{onto}+revert-{commit}"
         self.reverts[name] = commit

@@ -29,6 +29,12 @@ on the same simulated guests at one slot. `--misses` lists the engine's trials t
 (seed, answer, confidence) to replay them. The fakes have no clock: the simulated wall time of
 a campaign over slots is bench/bisect_rounds' (the same search core with a lab clock).
 
+`--noise B/W ...` runs the campaign cases chosen at those between-boot and within-boot CoVs
+(percent) instead of their own. `--first-parent` adds to each row its twin with `first_parent:
+true` on the same histories: the search over the main line's merges, then a second campaign
+inside the merge it names (its first parent good, the merge bad); right when the second names
+the culprit, the figures both campaigns' (the fake revert refuses a merge, as git's does).
+
 Every trial is its own seed, run in `--jobs` processes (2 by default: these machines' cores);
 the figures do not depend on how the trials are spread, and the wall time is printed.
 """
@@ -45,7 +51,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable
@@ -119,6 +125,7 @@ class Trial:
     answer: str = ""  # what the campaign answered, for the list of misses
     steps: int = 0  # the search's steps (revisits included)
     rounds: int = 0  # the search's rounds (a round measures up to S commits at once)
+    refused: bool = False  # the endpoints' check refused the campaign
 
 
 def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]], list[int]]:
@@ -196,6 +203,18 @@ def source(text: str) -> Source:
     return Source(text, kernel=int(size))
 
 
+def noise(text: str) -> tuple[float, float]:
+    """BETWEEN/WITHIN, the between-boot and within-boot CoV in percent."""
+    between, _, within = text.partition("/")
+    try:
+        b, w = float(between), float(within)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected BETWEEN/WITHIN in percent, e.g. 13/11") from None
+    if not (0 <= b < 100 and 0 <= w < 100):
+        raise argparse.ArgumentTypeError(f"{text!r}: each CoV from 0 to 100 (percent)")
+    return b / 100, w / 100
+
+
 def repo_source(path: str, span: str) -> Source:
     """The topology of `git rev-list --parents A..B` in the repository at `path`: good (A) first,
     then the range oldest first; parents outside the range are good's ancestors."""
@@ -229,41 +248,95 @@ def values(culprit: str, bad: set[str], drop: float, direction: str = "higher"):
     return value
 
 
-def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, where: Source = Source("linear")) -> Trial:
-    rng = random.Random(seed)
-    h = where.history(rng, seed, case.noops)
+@dataclass(frozen=True)
+class Ran:
+    """One campaign of a trial: its outcome (None: refused, with `refused` the reason), the
+    boots and builds it took, the search's steps and rounds, the verdicts it inherited."""
+
+    outcome: Any
+    refused: str
+    boots: int
+    builds: set[str]
+    steps: int
+    rounds: int
+    inherited: int
+
+
+def campaign(case: Case, h: History, vcs: FakeVcs, good: int, bad: int, target: str, seed: int, drift_per_boot: float,
+             slots: int, first_parent: bool = False) -> Ran:
+    """The real engine on h's commits good..bad with fake builds and guests: the metric drops at
+    the culprit and a revert restores it where `target` is reverted."""
     shas = h.shas
-    c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[0], "bad": shas[-1],
+    c = parse_campaign({"name": "sim", "repository": "/nonexistent", "good": shas[good], "bad": shas[bad],
                         "workload": "sim",
                         "metric": {"name": "iops", "direction": case.direction, "threshold": case.threshold},
-                        "runs_per_boot": 3})
+                        "runs_per_boot": 3, "first_parent": first_parent})
     store = MemoryStore()
     cid = store.new_campaign("sim", {})
-    vcs = FakeVcs(shas, h.parents)
-    bad = {shas[i] for i in vcs.dag.descent(h.culprit).nonzero()[0].tolist()}
+    worse = {shas[i] for i in vcs.dag.descent(h.culprit).nonzero()[0].tolist()}
     builder = FakeBuilder(broken=h.broken, same_image=h.groups)
-    hosts = [FakeMeasurer(values(shas[h.culprit], bad, case.drop, case.direction), case.within, seed + 100_000 * k,
+    hosts = [FakeMeasurer(values(target, worse, case.drop, case.direction), case.within, seed + 100_000 * k,
                           between=case.between, drift=-drift_per_boot, host=f"h{k}", boot_broken=h.boot_broken)
              for k in range(slots)]
     events: list[Any] = []
     engine = Engine(c, case.direction, vcs, builder, hosts[0], store, on_event=events.append,
                     slots=hosts if slots > 1 else ())
     try:
-        out = engine.run(cid)
+        out, refused = engine.run(cid), ""
     except CampaignRefused as exc:
-        return Trial(False, False, True, len(set(builder.built)), sum(h.boots for h in hosts), 0, seed,
-                     f"refused: {exc}"[:200])
+        out, refused = None, f"refused: {exc}"[:200]
+    steps = sum(1 for d in store.decisions(cid) if d.role is Role.STEP)
+    rounds = sum(1 for e in events if e.phase == "round")
+    inherited = (store.campaign(cid).result or {}).get("inherited", 0) if out is not None else 0
+    return Ran(out, refused, sum(m.boots for m in hosts), set(builder.built), steps, rounds, inherited)
+
+
+def entry(vcs: FakeVcs, culprit: int, bad: int) -> int:
+    """The first commit of bad's first-parent chain that has the culprit: the merge that brought
+    it in (the culprit itself when it is on that chain)."""
+    at, last = bad, bad
+    while vcs.dag.is_ancestor(vcs.commits[culprit], vcs.commits[at]):
+        last = at
+        parents = vcs.parents[vcs.commits[at]]
+        if not parents:
+            break
+        at = vcs.index[parents[0]]
+    return last
+
+
+def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, where: Source = Source("linear"),
+                 first_parent: bool = False) -> Trial:
+    """One simulated campaign. With `first_parent`: the campaign with `first_parent: true`
+    (the merges of the main line), then, when it names a merge, a second campaign inside that
+    merge (its first parent good, the merge bad): right when the second names the culprit; the
+    boots, builds, steps and rounds are both campaigns'."""
+    rng = random.Random(seed)
+    h = where.history(rng, seed, case.noops)
+    shas = h.shas
+    vcs = FakeVcs(shas, h.parents)
+    bad = len(shas) - 1
+    target = entry(vcs, h.culprit, bad) if first_parent else h.culprit
+    runs = [campaign(case, h, vcs, 0, bad, shas[target], seed, drift_per_boot, slots, first_parent)]
+    out = runs[0].outcome
+    if first_parent and out is not None and out.outcome == "found" and len(vcs.parents[out.culprit]) > 1:
+        inside = vcs.index[out.culprit]
+        runs.append(campaign(case, h, vcs, vcs.index[vcs.parents[out.culprit][0]], inside, shas[h.culprit],
+                             seed + 50_000, drift_per_boot, slots))
+        out = runs[1].outcome
+    builds = len(set().union(*(r.builds for r in runs)))
+    boots = sum(r.boots for r in runs)
+    steps, rounds = sum(r.steps for r in runs), sum(r.rounds for r in runs)
+    if out is None:
+        return Trial(False, False, True, builds, boots, 0, seed, next(r.refused for r in runs if r.refused),
+                     steps, rounds, refused=True)
     right = out.outcome == "found" and out.culprit == shas[h.culprit]
     confident = out.outcome == "found" and out.confidence >= HIGH_CONFIDENCE
-    inherited = (store.campaign(cid).result or {}).get("inherited", 0)
     index = {s: i for i, s in enumerate(shas)}
     named = (f"commit {index[out.culprit]}" if out.outcome == "found" else
              f"{out.outcome} {', '.join(str(index.get(x, x)) for x in out.candidates)}")
     answer = f"culprit {h.culprit}, answered {named} with confidence {out.confidence:.3f}"
-    steps = sum(1 for d in store.decisions(cid) if d.role is Role.STEP)
-    rounds = sum(1 for e in events if e.phase == "round")
-    return Trial(right, confident and not right, not confident, len(set(builder.built)), sum(h.boots for h in hosts),
-                 inherited, seed, answer, steps, rounds)
+    return Trial(right, confident and not right, not confident, builds, boots, sum(r.inherited for r in runs), seed,
+                 answer, steps, rounds)
 
 
 @dataclass(frozen=True)
@@ -393,12 +466,13 @@ def row(name: str, results: list[Trial]) -> str:
     boots = [r.boots for r in results]
     return (f"{name:<10} {right:>5}/{n:<5} {right / n:>6.1%} [{lo:.1%}, {hi:.1%}] "
             f"{sum(r.wrong_confident for r in results):>6} {sum(r.doubtful for r in results):>6} "
+            f"{sum(r.refused for r in results):>7} "
             f"{statistics.fmean(r.builds for r in results):>7.1f} {statistics.fmean(boots):>7.1f} "
             f"{statistics.median(boots):>6.0f} {p95(boots):>5} {statistics.fmean(r.inherited for r in results):>6.1f} "
             f"{statistics.fmean(r.steps for r in results):>6.1f} {statistics.fmean(r.rounds for r in results):>6.1f}")
 
 
-HEADER = (f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} "
+HEADER = (f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6} {'low':>6} {'refused':>7} "
           f"{'builds':>7} {'boots':>7} {'median':>6} {'p95':>5} {'inher.':>6} {'steps':>6} {'rounds':>6}")
 
 
@@ -409,6 +483,11 @@ def main() -> int:
     p.add_argument("--slots", type=int, nargs="+", default=[1, 2, 4, 8], help="lab slots, one host each")
     p.add_argument("--history", type=source, nargs="+", default=[Source("linear")],
                    help="linear (the default) or kernel:N, a kernel-shaped history of N commits (bench/history)")
+    p.add_argument("--noise", type=noise, nargs="+", default=[],
+                   help="BETWEEN/WITHIN in percent (e.g. 13/11): the campaign cases at these noise levels instead "
+                        "of their own")
+    p.add_argument("--first-parent", action="store_true",
+                   help="also each row with first_parent: true, then a second campaign inside the merge it names")
     p.add_argument("--repo", help="a repository whose range (--range A..B) is bisected instead")
     p.add_argument("--range", dest="span", help="the range of --repo, A..B")
     p.add_argument("--baseline", action="store_true", help="also the old rule (one slot, linear history)")
@@ -420,9 +499,10 @@ def main() -> int:
     sources = [repo_source(a.repo, a.span)] if a.repo else a.history
     started = time.monotonic()
     print(f"{a.trials} seeded trials per row, {a.jobs} process(es); wrong!: wrong culprit with confidence >= "
-          f"{HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer; S slots on S fake hosts, each with its "
+          f"{HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer (refused ones included); refused: the "
+          f"endpoints' check refused the campaign; S slots on S fake hosts, each with its "
           f"own references; steps: the search's steps (revisits included), rounds: its rounds (S steps at most each), "
-          f"means")
+          f"means; fp: first_parent: true, then a campaign inside the merge it names (both campaigns' figures)")
     for where in sources:
         n = where.candidates()
         print(f"\n== {where.name}: {n} candidates, ceil(log2 N) = {math.ceil(math.log2(n))}; " + (
@@ -444,18 +524,23 @@ def main() -> int:
 def run_cases(a: argparse.Namespace, where: Source) -> None:
     """The campaign cases on one source of histories."""
     boots_per_campaign = {"engine": 0.0, "old": 0.0}  # from the first case without drift: the drift's scale
-    for number, case in enumerate(CASES, 1):
-        if a.cases and number not in a.cases:
-            continue
+    chosen = [(n, c) for n, c in enumerate(CASES, 1) if not a.cases or n in a.cases]
+    if a.noise:
+        chosen = [(n, replace(c, name=f"case {n}'s change ({'+' if c.direction == 'lower' else '-'}{c.drop:.0%}, threshold "
+                                 f"{c.threshold}) at between {b:.1%}, within {w:.1%}", between=b, within=w))
+                  for n, c in chosen for b, w in a.noise]
+    for number, case in chosen:
         print(f"\n{number}. {case.name}")
         print(HEADER)
         per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
-        for slots in a.slots:
+        for slots, first_parent in [(s, fp) for s in a.slots for fp in (False, True) if fp <= a.first_parent]:
             case_started = time.monotonic()
-            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots, where=where)
+            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots, where=where,
+                             first_parent=first_parent)
             if not case.drift and not boots_per_campaign["engine"]:
                 boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
-            print(f"{row(f'S={slots}', results)} ({time.monotonic() - case_started:.0f} s)", flush=True)
+            print(f"{row(f'S={slots}' + (' fp' if first_parent else ''), results)} "
+                  f"({time.monotonic() - case_started:.0f} s)", flush=True)
             if a.misses:
                 for r in results:
                     if not r.right:

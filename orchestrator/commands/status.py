@@ -119,14 +119,15 @@ def where(row: Any) -> str:
 
 
 def one(store: Store, campaign: int) -> dict[str, Any]:
-    """A campaign's row, its decisions as `vmbisect report` and the dashboard show them
+    """A campaign's row, a bisection's range and steps (Estimate.range_words), its decisions as
+    `vmbisect report` and the dashboard show them
     (report.steps_of: commit, verdict, boots and runs of its metric, median of boot means,
     reason; a decision that only said a measurement began is not one), its boots by host and
     status, its takeovers, and the boots its evidence left out (report.excluded)."""
     import math
     from collections import Counter
 
-    from orchestrator.kinds.table import metric_of, status_line
+    from orchestrator.kinds.table import estimate, metric_of, status_line
     from orchestrator.measure.evidence import boots_by_host
     from orchestrator.measure.leftout import Excluded, sentence
     from orchestrator.queue import takeovers
@@ -145,6 +146,7 @@ def one(store: Store, campaign: int) -> dict[str, Any]:
     took = takeovers.of(store, campaign)
     left = excluded(store, campaign, metric) if metric else Excluded()
     return {"id": row.id, "name": row.name, "kind": row.kind, "state": row.state, "metric": metric,
+            "range": estimate(store, row, store.boots(campaign)).range_words(),
             "boots": total_boots, "runs": total_runs, "result": status_line(row), "share": share_line(row),
             "updated": when(row.updated),
             "decisions": decisions,
@@ -174,7 +176,7 @@ def one_text(c: dict[str, Any]) -> list[str]:
     from orchestrator.queue import takeovers
 
     out = [f"campaign {c['id']}: {c['name']} ({c['kind']})"]
-    for key in ("state", "metric", "boots", "runs", "evidence", "result", "share", "updated", "taken_over"):
+    for key in ("state", "metric", "range", "boots", "runs", "evidence", "result", "share", "updated", "taken_over"):
         if c[key] not in (None, ""):
             out.append(f"{key.replace('_', ' ')}: {c[key]}")
     out += ["", "decisions"]

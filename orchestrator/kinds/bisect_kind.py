@@ -73,6 +73,7 @@ def summary(outcome: Outcome, campaign_id: int, min_share: float = DEFAULT_MIN_S
     the candidates left; the notes; how to see the report."""
     from orchestrator.bisect.confidence import confidence_words
     from orchestrator.bisect.confirmation import TEXT_LEADS_WITH_VERDICT
+    from orchestrator.report.bisection import listed
 
     result = outcome.result
     if outcome.outcome is BisectOutcome.FOUND:
@@ -82,11 +83,10 @@ def summary(outcome: Outcome, campaign_id: int, min_share: float = DEFAULT_MIN_S
             if part is not None:
                 head += f"\n{key}: {part.verdict}" + ("" if part.verdict in TEXT_LEADS_WITH_VERDICT else f": {part.text}")
         head += "".join(f"\n{line}" for line in (result.regression_steps(min_share) if result else ()))
-    elif outcome.outcome is BisectOutcome.INCONCLUSIVE:
-        head = "inconclusive: the first bad commit is one of: " + " ".join(c[:12] for c in outcome.candidates)
     else:
-        head = "only skipped commits left; the first bad commit is one of: " + " ".join(
-            c[:12] for c in outcome.candidates)
+        shown, more = listed([c[:12] for c in outcome.candidates])
+        head = ("inconclusive: the first bad commit is one of: " if outcome.outcome is BisectOutcome.INCONCLUSIVE
+                else "only skipped commits left; the first bad commit is one of: ") + " ".join(shown + [more]).rstrip()
     notes = "".join(f"\nnote: {n}" for n in outcome.notes)
     return f"{head}{notes}\nreport: vmbisect report {campaign_id} --format md"
 
@@ -142,8 +142,9 @@ def _report(stored: StoredCampaign, fmt: str) -> str:
     gb = stored.clone()
     gb.prepare()
     choice = choose_workload(campaign)
+    span = _left(stored, stored.store.boots(stored.id)).range_words()
     return renderers[fmt](collect(stored.store, stored.id, campaign.metric.name, choice.direction, gb.info,
-                                  choice.metric, choice.watched, campaign.steps.min_share))
+                                  choice.metric, choice.watched, campaign.steps.min_share, span))
 
 
 def _files(stored: StoredCampaign) -> dict[str, str]:
@@ -161,14 +162,16 @@ def _left(stored: StoredCampaign, boots: list[BootRow]) -> Estimate:
     row, spec = stored.row, stored.spec
     git = commits_of(stored.store, row, spec)
     m = marks(row.bisect_log)
+    c = spec.campaign
+    bad, good = git.resolve(c.bad), git.resolve(c.good)
+    whole = git.count(bad, (good,), c.first_parent) if bad and good else None
     if m.found:
         left: int | None = 1
     elif m.bad and m.goods:
-        left = git.count(m.bad, m.goods)
+        left = git.count(m.bad, m.goods, c.first_parent)
     else:
-        bad, good = git.resolve(spec.campaign.bad), git.resolve(spec.campaign.good)
-        left = git.count(bad, (good,)) if bad and good else None
-    return bisect_estimate(stored.store.decisions(row.id), [b.commit for b in boots], spec.campaign.boots_per_commit, left)
+        left = whole
+    return bisect_estimate(stored.store.decisions(row.id), [b.commit for b in boots], c.boots_per_commit, left, whole)
 
 
 def from_file(raw: Any, path: Path) -> BisectSpec:

@@ -111,6 +111,10 @@ class Judge:
         # is up (`unplaced`)
         self.on: str | None = measurer.host
         self._unplaced = False
+        # the last evidence made, with the boots it was made from and their count of runs: every
+        # decision asks for it again, and at hundreds of boots finding the stray ones is most of
+        # a decision's time
+        self._evidence: tuple[tuple[int, int], dict[str, list[Boot]], dict[str, list[Boot]]] | None = None
 
     # ---- the host ----------------------------------------------------------------------------
 
@@ -156,11 +160,15 @@ class Judge:
         """A snapshot of `boots` without the stray ones (stats.stray_boots): what every decision
         rests on."""
         with self._lock:  # only whole boots: one in flight, or cut short, is no evidence
-            boots = {key: [b for b in bs if len(b.runs) >= self.runs_per_boot] for key, bs in self.boots().items()}
+            source = self.boots()
+            made = (id(source), sum(len(b.runs) for bs in source.values() for b in bs))  # runs are only ever added
+            if self._evidence is not None and self._evidence[0] == made:
+                return {key: list(bs) for key, bs in self._evidence[2].items()}
+            boots = {key: [b for b in bs if len(b.runs) >= self.runs_per_boot] for key, bs in source.items()}
         stray = stray_boots(boots)
-        if not stray:
-            return boots
-        return {key: [b for b in bs if b.seq not in stray] for key, bs in boots.items()}
+        kept = {key: [b for b in bs if b.seq not in stray] for key, bs in boots.items()} if stray else boots
+        self._evidence = (made, source, kept)  # holding `source` keeps its id from being reused
+        return {key: list(bs) for key, bs in kept.items()}
 
     def runs(self, key: str) -> int:
         return sum(len(b.runs) for b in self.evidence().get(key, []))

@@ -119,11 +119,13 @@ class BisectReport:
     steps_end: str = ""  # why the search for more steps ended (results.StepsEnd)
     reverted: str = ""  # bad with every step reverted together against bad
     suggested_threshold: float | None = None  # a refusal short of the threshold: the one that would bisect it
+    range: str = ""  # the range's size and the steps (report/estimate.py Estimate.range_words)
 
 
 # where the report says the .config files are: the mail attaches them, the reports directory
 # holds them beside the report (kinds/run.write_reports)
 WHERE = "attached to the mail and kept beside the report file"
+MAX_LISTED = 20  # commits of an answer's list a page or a mail shows (the JSON report has them all)
 
 
 def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
@@ -137,7 +139,7 @@ def figures(sha: str, subject: str, boots: list[Boot]) -> CommitFigures:
 
 def collect(store: Store, campaign_id: int, metric: str, direction: str, info: Callable[[str], CommitInfo],
             bisected: MetricDef | None = None, watch: tuple[MetricDef, ...] = (),
-            min_share: float = DEFAULT_MIN_SHARE) -> BisectReport:
+            min_share: float = DEFAULT_MIN_SHARE, range_words: str = "") -> BisectReport:
     row = store.campaign(campaign_id)
     boots, host_of, hosts = boots_by_host(store, campaign_id, metric)
     samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
@@ -160,7 +162,7 @@ def collect(store: Store, campaign_id: int, metric: str, direction: str, info: C
         culprit_figures=figures(culprit.sha, culprit.subject, boots.get(culprit.sha, [])) if culprit else None,
         parent_figures=figures(parent, subject(parent), boots.get(parent, [])) if parent else None,
         candidates=tuple(info(c) for c in done.candidates),
-        steps=steps, notes=done.notes + ((stop.reason,) if stop else ()),
+        steps=steps, notes=done.notes + ((stop.reason,) if stop else ()), range=range_words,
         suggested_threshold=stop.suggested if stop else None,
         bisect_log=row.bisect_log, samples=samples, confidence=done.confidence,
         confidence_text=done.confidence_text,
@@ -274,8 +276,18 @@ def _fig(f: CommitFigures) -> str:
             f"{f.n} runs), mean {num(f.mean)}")
 
 
+def listed(candidates: Sequence[str]) -> tuple[list[str], str]:
+    """The first MAX_LISTED of a list of commits a page or a mail shows, and what is left out
+    in words ("" for none): an answer on a range of thousands of commits stays a few lines."""
+    more = len(candidates) - MAX_LISTED
+    return list(candidates[:MAX_LISTED]), (f"and {more:,} more (the JSON report and the git bisect log list every "
+                                           f"one)" if more > 0 else "")
+
+
 def render_markdown(r: BisectReport) -> str:
     out = [f"# vmbisect campaign {r.name}: {r.kind.replace('_', ' ')}", ""]
+    if r.range:
+        out += [f"Range: {r.range}", ""]
     if r.culprit is not None:
         c = r.culprit
         out += ["The first commit where the metric regressed:", "", f"    commit {c.sha}",
@@ -298,12 +310,11 @@ def render_markdown(r: BisectReport) -> str:
         out += [f"Workers: {r.taken_over} (`vmbisect status ID` says from which worker, when and why)", ""]
     if r.excluded:
         out += [f"Evidence: {sentence(r.excluded)}", ""]
-    if r.candidates and r.kind == BisectOutcome.INCONCLUSIVE:
-        out += ["No single commit can be named; the first bad commit is in:", ""]
-        out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
-    elif r.candidates:
-        out += ["Only untestable (skipped) commits were left; the first bad commit is one of:", ""]
-        out += [f"    {c.sha[:12]} {c.subject}" for c in r.candidates] + [""]
+    if r.candidates:
+        out += ["No single commit can be named; the first bad commit is in:" if r.kind == BisectOutcome.INCONCLUSIVE
+                else "Only untestable (skipped) commits were left; the first bad commit is one of:", ""]
+        shown, more = listed([f"    {c.sha[:12]} {c.subject}" for c in r.candidates])
+        out += shown + ([f"    {more}"] if more else []) + [""]
     if r.culprit_figures and r.parent_figures:
         pf, cf = r.parent_figures, r.culprit_figures
         out += [f"{r.metric} ({Direction(r.direction).value} is better):", "", f"    parent  {pf.sha[:12]}: {_fig(pf)}",

@@ -14,7 +14,16 @@ from orchestrator.metrictable.block import metric_block
 from orchestrator.render.page import page, table
 from orchestrator.render.scale import whole_or_4g as num
 from orchestrator.render.svg import strip_plot
-from orchestrator.report.bisection import ENDED, WHERE, BisectReport, CommitFigures, Step, median, parent_culprit
+from orchestrator.report.bisection import (
+    ENDED,
+    WHERE,
+    BisectReport,
+    CommitFigures,
+    Step,
+    listed,
+    median,
+    parent_culprit,
+)
 from orchestrator.report.reproduce import lines as reproduce_lines
 
 VERDICT_COLOURS = {"good": "#009E73", "bad": "#D55E00", "skip": "#999999"}
@@ -62,9 +71,10 @@ def render_html(r: BisectReport) -> str:
             culprit += ("<p>Parent against culprit, mmtests layout, one value per boot (+ is better, * significant "
                         "in a two-sided Welch t-test on the boot values):</p>"
                         f"<pre>{e(block)}</pre>")
-    candidates = "".join(f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates)
+    shown, more = listed([f"<li><code>{e(c.sha[:12])}</code> {e(c.subject)}</li>" for c in r.candidates])
+    candidates = "".join(shown) + (f"<li>{e(more)}</li>" if more else "")
     notes = "".join(f"<p><strong>{label}:</strong> {e(text)}</p>" for label, text in (
-        ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
+        ("Range", r.range), ("Confidence", r.confidence_text), ("Confirmation", r.confirmation), ("Revert", r.revert),
         ("Share", r.partial), ("Steps", ENDED.get(r.steps_end, "") if r.partial else ""),
         ("All steps reverted", r.reverted if len(r.parts) > 1 else ""), ("Measured on", r.hosts),
         ("Workers", r.taken_over), ("Evidence", sentence(r.excluded))) if text)

@@ -73,14 +73,27 @@ class Estimate:
     boots_left: int | None
     basis: str
     fraction: float | None = None  # of the campaign's boots done, when the total is known
+    range_commits: int | None = None  # a bisection's range: the commits between good and bad (None: not one, or unread)
+    steps_taken: int = 0
+    steps_left: int | None = None
+
+    def range_words(self) -> str:
+        """A bisection's range and steps in words, as status, the dashboard and the report say
+        them: "10,000 commits from good to bad; 9 steps taken, ~5 left" ("" without a range)."""
+        if self.range_commits is None:
+            return ""
+        taken = f"{self.steps_taken} step{'s' * (self.steps_taken != 1)} taken"
+        left = f", ~{self.steps_left} left" if self.steps_left else ""  # none left: said by the answer
+        return f"{self.range_commits:,} commit{'s' * (self.range_commits != 1)} from good to bad; {taken}{left}"
 
 
 def bisect_estimate(decisions: Sequence[Decided], boot_commits: Sequence[str], boots_per_commit: int,
-                    commits_left: int | None) -> Estimate:
+                    commits_left: int | None, range_commits: int | None = None) -> Estimate:
     """A running bisection's boots left: see the module's docstring. `boot_commits`: the commit
     of every boot so far, in order; `commits_left`: candidates for the first bad commit (None
-    when no repository could be read)."""
+    when no repository could be read); `range_commits`: the whole range's."""
     roles = Counter(d.role for d in decisions)
+    taken = roles[Role.STEP]
     step_commits = {d.commit for d in decisions if d.role is Role.STEP}
     step_boots = sum(1 for c in boot_commits if c in step_commits)
     per_step = step_boots / len(step_commits) if step_commits else float(boots_per_commit)
@@ -89,13 +102,13 @@ def bisect_estimate(decisions: Sequence[Decided], boot_commits: Sequence[str], b
     endpoints_left = 0 if roles[Role.GOOD] and roles[Role.BAD] else max(2, pair - len(boot_commits))
     pairs_left = max(0, 2 - roles[Role.CONFIRM] - roles[Role.REVERT]) * pair
     if commits_left is None:
-        return Estimate(None, "commits left unknown (the repository cannot be read here)")
+        return Estimate(None, "commits left unknown (the repository cannot be read here)", None, range_commits, taken)
     steps = steps_left(commits_left)
     left = endpoints_left + round(steps * per_step) + pairs_left
     done = len(boot_commits)
-    words = (f"~{steps} step{'s' * (steps != 1)} left of {commits_left} commit{'s' * (commits_left != 1)}, "
+    words = (f"~{steps} step{'s' * (steps != 1)} left of {commits_left:,} commit{'s' * (commits_left != 1)}, "
              f"{per_step:.3g} boots a step, then the confirmation")
-    return Estimate(left, words, done / (done + left) if done + left else None)
+    return Estimate(left, words, done / (done + left) if done + left else None, range_commits, taken, steps)
 
 
 def fixed_estimate(total: int, done: int, what: str) -> Estimate:
@@ -122,9 +135,11 @@ class Commits:
             return None
         return done.stdout if done.returncode == 0 else None
 
-    def count(self, bad: str, goods: tuple[str, ...]) -> int | None:
-        """Commits reachable from `bad` and from none of `goods`."""
-        out = self._git("rev-list", "--count", "--end-of-options", bad, *(f"^{g}" for g in goods))
+    def count(self, bad: str, goods: tuple[str, ...], first_parent: bool = False) -> int | None:
+        """Commits reachable from `bad` and from none of `goods` (along first parents only with
+        `first_parent`)."""
+        out = self._git("rev-list", "--count", *(["--first-parent"] if first_parent else []), "--end-of-options", bad,
+                        *(f"^{g}" for g in goods))
         return int(out) if out and out.strip().isdigit() else None
 
     def resolve(self, rev: str) -> str:

@@ -130,6 +130,7 @@ class Detail:
     at: dt.datetime
     plot: str = ""  # inline SVG of every commit's runs so far (render/svg.py: its text escaped)
     left_out: str = ""  # the boots left out of the evidence, and why (report.excluded, leftout.sentence)
+    range: str = ""  # a bisection's range and steps (report/estimate.py Estimate.range_words)
 
 
 class Reader:
@@ -178,9 +179,11 @@ class Reader:
         steps = steps_of(decisions, boots, host_of, lambda sha: subjects.get(sha, ""))
         samples = {c: [v for b in bs for v in b.runs] for c, bs in boots.items()}
         plot = samples_plot(steps, samples, metric) if metric and samples else ""
+        all_boots = self.store.boots(campaign_id)
         return Detail(self.view(row), decision_views(steps),
-                      host_boots([(b.host, b.status) for b in self.store.boots(campaign_id)]), now(), plot,
-                      sentence(excluded(self.store, campaign_id, metric)) if metric else "")
+                      host_boots([(b.host, b.status) for b in all_boots]), now(), plot,
+                      sentence(excluded(self.store, campaign_id, metric)) if metric else "",
+                      range=self.kinds.estimate(self.store, row, all_boots).range_words())
 
     def report(self, campaign_id: int) -> str | None:
         """The campaign's HTML report: the file written when it ended, else, for a campaign that

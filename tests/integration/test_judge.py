@@ -139,3 +139,17 @@ def test_a_boot_cut_by_a_killed_controller_is_not_counted_and_its_commit_gets_a_
     assert len(resumed.evidence()["a" * 40]) == 2, "the cut boot is no boot"
     resumed.interleave(["a" * 40], 4)
     assert len(store.boots(cid)) == 5 and [len(b.runs) for b in resumed.evidence()["a" * 40]] == [2, 2, 2, 2]
+
+
+def test_the_evidence_kept_between_decisions_follows_every_boot_added_and_a_callers_change_does_not_reach_it(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("kept", {})
+    judge = Judge(cid, store, FakeBuilder(), FakeMeasurer(value_of=lambda commit: 100.0), "iops", 3)
+    judge.interleave(["a" * 40], 2)
+    first = judge.evidence()
+    assert [len(b.runs) for b in first["a" * 40]] == [3, 3]
+    first["a" * 40].clear()
+    assert len(judge.evidence()["a" * 40]) == 2, "the caller's copy, not the judge's"
+    judge.interleave(["a" * 40, "b" * 40], 3)
+    again = judge.evidence()
+    assert len(again["a" * 40]) == 3 and len(again["b" * 40]) == 3

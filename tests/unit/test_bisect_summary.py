@@ -4,6 +4,7 @@ could not be settled, said with its interval there, in the report's head, `statu
 mail."""
 
 import dataclasses
+import re
 
 from orchestrator.backends.git_bisect import CommitInfo
 from orchestrator.bisect.engine import Outcome
@@ -70,3 +71,19 @@ def test_a_settled_share_says_nothing_more_and_a_partial_one_its_own_line():
     part = dataclasses.replace(UNSETTLED, partial="cccccccccccc carries about 40% (95% CI 20%..60%) of the regression")
     assert part.unsettled_share() == "" and part.regression_steps() == (part.partial,)
     assert UNSETTLED.unsettled_share(min_share=0.9) == "", "settled against a campaign's own steps.min_share"
+
+
+def test_an_answer_of_hundreds_of_skipped_commits_lists_twenty_and_counts_the_rest_in_summary_and_report(tmp_path):
+    many = tuple(f"{i:03x}" + "a" * 37 for i in range(300))
+    said = summary(Outcome(BisectOutcome.ONLY_SKIPPED, candidates=many), 3)
+    assert said.splitlines()[0].endswith(f"{many[19][:12]} and 280 more (the JSON report and the git bisect log list "
+                                         "every one)")
+    assert many[20][:12] not in said
+
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    cid = store.new_campaign("skipped", {})
+    store.set_state(cid, "done", BisectResult(BisectOutcome.ONLY_SKIPPED, candidates=many).to_dict())
+    report = collect(store, cid, "read_iops", "higher", lambda sha: CommitInfo(sha, "A", "a@x", "d", "s"))
+    md = render_markdown(report)
+    assert sum(re.match(r"    [0-9a-f]{3}a{9} s$", line) is not None for line in md.splitlines()) == 20 and "    and 280 more" in md
+    assert len(report.candidates) == 300, "the JSON report keeps them all"

@@ -44,6 +44,7 @@ def test_a_log_gets_builds_boots_and_decisions_as_lines_and_no_table() -> None:
         view(Event("booted", "a" * 40, 1, 4, 3, "read_iops 8250 (median of 3 runs)", 600.0))
         view(Event("decide", "a" * 40, 1, 4, 3, "bad: 2 boots at 103% of the gap", 700.0))
     assert out.getvalue().splitlines() == [
+        "range: 20 commits from good to bad, ~5 steps",
         "endpoints: good 100, bad 90 (-10%)",
         "build aaaaaaaaaaaa: started (1.2 min in)",
         "build aaaaaaaaaaaa: built in 8.2 min (cold)",

@@ -132,3 +132,12 @@ def test_a_build_started_after_the_last_boot_and_not_ended_is_what_the_campaign_
 def test_boots_are_counted_by_host_and_status():
     counted = host_boots([("h1", "ok"), ("h1", "ok"), ("", "failed"), ("h1", "lost")])
     assert [(h.host, h.status, h.boots) for h in counted] == [("-", "failed", 1), ("h1", "lost", 1), ("h1", "ok", 2)]
+
+
+def test_the_range_is_said_with_its_size_the_steps_taken_and_left_and_nothing_without_one():
+    decided = [_d(A, Role.GOOD), _d(B, Role.BAD), _d(C, Role.STEP), _d(D, Role.STEP, "bad")]
+    running = bisect_estimate(decided, [A, B, C, D], 2, commits_left=40, range_commits=10_000)
+    assert running.range_words() == "10,000 commits from good to bad; 2 steps taken, ~6 left"
+    assert bisect_estimate(decided, [A, B], 2, 1, 10_000).range_words() == "10,000 commits from good to bad; 2 steps taken"
+    assert bisect_estimate([], [], 2, None, None).range_words() == ""
+    assert fixed_estimate(8, 2, "verification").range_words() == ""
