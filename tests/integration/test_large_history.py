@@ -27,7 +27,7 @@ from orchestrator.commands.serve import catalogue
 from orchestrator.commands.status import one, one_text
 from orchestrator.kinds.run import ended, report_files
 from orchestrator.kinds.specs import BisectSpec
-from orchestrator.kinds.table import record
+from orchestrator.kinds.table import open_campaign, record
 from orchestrator.notify.message import body
 from orchestrator.ports import Event
 from orchestrator.progress import LiveView
@@ -94,14 +94,14 @@ def run_large(tmp: Path, commits: int = COMMITS, seed: int = SEED) -> Seen:
     with store.lock(cid), LiveView(seen.range_commits, Console(file=out, width=120)) as view:
         outcome = Engine(campaign, "higher", GitBisect(repo.path, campaign_workdir(store, cid)), builder, measurer,
                          store, lambda e: watch(view, e)).run(cid)
-    ended(store, cid)
+    ended(open_campaign(store, cid))
     seen.extra["culprit"] = (outcome.culprit, repo.names[f"n{shape.culprit}"])
     seen.live = out.getvalue()
     seen.status_done = "\n".join(one_text(one(store, cid)))
     seen.page_done = client.get(f"/campaigns/{cid}").text
     md, html = report_files(store.campaign(cid))
     seen.report_md, seen.report_html = md.read_text(), html.read_text()
-    seen.mail = body(ended_of(store, store.campaign(cid)))
+    seen.mail = body(ended_of(open_campaign(store, cid)))
     seen.decisions = len(store.decisions(cid))
     seen.extra["log"] = (store.campaign(cid).bisect_log, repo.path)
     return seen
