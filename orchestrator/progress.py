@@ -48,6 +48,11 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
+def _span(seconds: float) -> str:
+    """How long something has run: seconds under a minute, then minutes."""
+    return f"{seconds:.0f} s" if seconds < 60 else _minutes(seconds)
+
+
 class LiveView:
     """A table redrawn on every event at a terminal (step, commit, phase, samples, time, ETA),
     lines elsewhere (the module's text); both begin with a line naming the range's size and the
@@ -140,7 +145,7 @@ class LiveView:
             what = "building" if e.phase == "build" else "measuring" if e.phase == "measure" else "booting"
             now = elapsed + time.monotonic() - at
             self._say(f"{'build' if e.phase == 'build' else 'boot'} {e.commit[:12]}: {what} for "
-                      f"{_minutes(now - e.elapsed_s)} ({_minutes(now)} in)")
+                      f"{_span(now - e.elapsed_s)} ({_minutes(now)} in)")
 
     def _table(self, e: Event | None) -> Table:
         t = Table(show_header=True, header_style="bold")
