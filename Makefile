@@ -80,7 +80,7 @@ clean-vms:
 	$(VENV)/bin/vmbisect cleanup
 
 # Benchmarks print figures; they never fail on a slow machine.
-.PHONY: bench bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise bench-floor
+.PHONY: bench bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise bench-floor bench-real-size
 bench: bench-boot bench-build bench-bisect bench-size bench-rounds bench-sets bench-steps bench-noise bench-floor
 
 # Noise source by source (docs/measurements/noise.md): the demo's good kernel (built here, cached),
@@ -97,6 +97,13 @@ bench-noise: setup
 # long as the demo's runs, 3 a "boot", 12 boots; no guest measures steadier. About 5 minutes.
 bench-floor: setup
 	$(PY) -m bench.noise.floor --window 5 --runs 3 --boots 12
+
+# A real campaign at a release's size (docs/measurements/real-size.md): a kernel-shaped history of
+# 10,000 commits with merges made in REAL_SIZE_DIR, bisected with real builds and boots, its figures
+# printed (steps, boots, each build, the wall time split). About 75 minutes under TCG; not in `bench`.
+REAL_SIZE_DIR ?= $(CURDIR)/build/real-size
+bench-real-size: setup
+	$(PY) -m bench.real_size $(REAL_SIZE_DIR) --commits 10000 --seed 1
 
 bench-boot: setup
 	$(PY) bench/boot_time.py --boots 5 distro $(BENCH_KERNELS)

@@ -97,6 +97,9 @@ class BuildRow(Base):
     sha256: Mapped[str] = mapped_column(Short(64), default="")
     cache_hit: Mapped[bool] = mapped_column(default=False)
     duration_s: Mapped[float] = mapped_column(Float, default=0.0)
+    # how the image was obtained (orchestrator/kbuild/kernelstore.py: cached, incremental, ccache,
+    # cold); "" for a failed build, a build still running and builds of a store from before it
+    how: Mapped[str] = mapped_column(Short(16), default="")
     error: Mapped[str] = mapped_column(Text, default="")
     created: Mapped[dt.datetime] = mapped_column(default=_now)
 
@@ -400,15 +403,17 @@ def _add_boot_host(engine: Engine) -> None:
             raise
 
 
-def _add_boot_facts(engine: Engine) -> None:
-    """A store from before the boots' `facts` column gets it, empty for the boots it holds."""
-    if "facts" in {c["name"] for c in inspect(engine).get_columns("boots")}:
+def _add_empty(engine: Engine, table: str, column: str, ddl: str) -> None:
+    """A store from before `table`'s `column` gets it (`ddl`: its type and default), empty for
+    the rows it holds. Two controllers opening the same old store at once: one adds it, the
+    other finds it added."""
+    if column in {c["name"] for c in inspect(engine).get_columns(table)}:
         return
     try:
         with engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE boots ADD COLUMN facts JSON NOT NULL DEFAULT '{}'")
+            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
     except (SQLAlchemyError, InfraError):
-        if "facts" not in {c["name"] for c in inspect(engine).get_columns("boots")}:
+        if column not in {c["name"] for c in inspect(engine).get_columns(table)}:
             raise
 
 
@@ -489,7 +494,8 @@ class Store:
             _widen(self.engine)
             _add_kind(self.engine)
             _add_boot_host(self.engine)
-            _add_boot_facts(self.engine)
+            _add_empty(self.engine, "boots", "facts", "JSON NOT NULL DEFAULT '{}'")
+            _add_empty(self.engine, "builds", "how", "VARCHAR(16) NOT NULL DEFAULT ''")
             _add_decision_fields(self.engine)
         except ArgumentError as exc:
             raise UserError(f"store: {url[:80]!r} is not a database URL; give sqlite:///PATH or "

@@ -9,8 +9,8 @@ example series that plants it (queue-depth: examples/multipage-ring, busy-wait:
 examples/scsi-mq, mtu: examples/netperf). Authors, dates and messages are fixed, so the
 commit ids are the same on every machine with the same linux-source release.
 DEST/campaign.yaml bisects master..real-size with that series' campaign (its guest, workload,
-metric and threshold). Printed: the culprit, the planted build-broken range and boot-broken
-pair, and the time taken. Generated histories are made where they are used, never kept in
+metric and threshold), DEST/planted.json the planted commits. Printed: the culprit, the
+planted build-broken range and boot-broken pair, and the time taken. Generated histories are made where they are used, never kept in
 the repository.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import subprocess
 import sys
 import tempfile
@@ -214,6 +215,10 @@ def main() -> int:
     shape = kernel_shape(a.commits, a.seed)
     made = write(repo, release, shape, a.seed, series)
     (a.dest / "campaign.yaml").write_text(campaign(series, a.mechanism, a.commits, a.seed))
+    (a.dest / "planted.json").write_text(json.dumps({
+        "culprit": made.ids[shape.culprit], "build_broken": [made.ids[i] for i in shape.build_broken],
+        "boot_broken": [made.ids[i] for i in shape.boot_broken], "commits": len(shape), "seed": a.seed,
+        "mechanism": a.mechanism}, indent=1) + "\n")
     merges = sum(n.kind is Kind.MERGE for n in shape.nodes)
     print(f"history: {len(shape)} commits ({merges} merges) on {release[:12]}, branch {BRANCH} at {made.ids[-1]}")
     print(f"culprit: {made.ids[shape.culprit]} {series.culprit_subject} ({a.mechanism})")

@@ -221,7 +221,7 @@ class Judge:
         with self._lock:
             if key not in self._kernels:
                 self.store.add_build(self.campaign_id, key, "ok", image=str(built.kernel.image),
-                                     sha256=built.kernel.sha256, cache_hit=built.cache_hit,
+                                     sha256=built.kernel.sha256, cache_hit=built.cache_hit, how=built.how,
                                      duration_s=built.duration_s)
                 self._kernels[key] = built.kernel
                 self.emit("built", key, 0, built.words())

@@ -157,6 +157,20 @@ def test_a_boot_keeps_its_host_state_and_phases_and_an_older_store_gets_the_colu
     assert [(b.id, b.facts) for b in again.boots(cid)] == [(old, {}), (new, facts)]
 
 
+def test_a_build_keeps_how_it_was_obtained_and_an_older_store_gets_the_column_empty(tmp_path):
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    first = Store(url)
+    cid = first.new_campaign("c", {})
+    first.add_build(cid, "a" * 40, "ok", duration_s=3.0)
+    with create_engine(url).begin() as conn:  # the table as the previous release made it
+        conn.exec_driver_sql("ALTER TABLE builds DROP COLUMN how")
+    again = Store(url)
+    again.add_build(cid, "b" * 40, "ok", duration_s=11.0, how="incremental")
+    assert [(b.commit[0], b.how) for b in again.builds(cid)] == [("a", ""), ("b", "incremental")]
+
+
 def test_a_store_from_before_typed_decisions_gets_kind_source_and_since_derived_once(tmp_path):
     from sqlalchemy import create_engine
 
