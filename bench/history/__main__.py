@@ -1,12 +1,12 @@
 """A kernel-shaped history of real commits: `python -m bench.history DEST --commits N --seed S
-[--mechanism queue-depth|busy-wait|mtu]`.
+[--mechanism queue-depth|busy-wait|mtu|scheduler]`.
 
 DEST/linux.git: branch master is Debian's linux-source-6.1 release (orchestrator/demo.py's
 release clone, borrowing the linux-source repository's objects), branch real-size the history
 bench/history/shape.py draws for (N, S) on top of it, written with `git fast-import` in one
 pass: its changes are bench/history/files.py's, the culprit the mechanism's patch from the
 example series that plants it (queue-depth: examples/multipage-ring, busy-wait:
-examples/scsi-mq, mtu: examples/netperf). Authors, dates and messages are fixed, so the
+examples/scsi-mq, mtu: examples/netperf, scheduler: examples/demo, bfq by default). Authors, dates and messages are fixed, so the
 commit ids are the same on every machine with the same linux-source release.
 DEST/campaign.yaml bisects master..real-size with that series' campaign (its guest, workload,
 metric and threshold), DEST/planted.json the planted commits. Printed: the culprit, the
@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 from bench.history.files import BOOT_FILE, BUILD_FILE, Changes, changes, content, function_ends, pools  # noqa: E402
 from bench.history.shape import MIN_COMMITS, Kind, Shape, kernel_shape  # noqa: E402
 from orchestrator.bisect.posterior import Dag  # noqa: E402
-from orchestrator.demo import MULTIPAGE_RING, NETPERF, SCSI_MQ, Series, mailinfo, release_clone  # noqa: E402
+from orchestrator.demo import DEMO, MULTIPAGE_RING, NETPERF, SCSI_MQ, Series, mailinfo, release_clone  # noqa: E402
 from orchestrator.errors import InfraError  # noqa: E402
 
-MECHANISMS: dict[str, Series] = {"queue-depth": MULTIPAGE_RING, "busy-wait": SCSI_MQ, "mtu": NETPERF}
+MECHANISMS: dict[str, Series] = {"queue-depth": MULTIPAGE_RING, "busy-wait": SCSI_MQ, "mtu": NETPERF, "scheduler": DEMO}
 BRANCH = "real-size"
 START = 1_672_617_600  # 2023-01-02 00:00 UTC: the first commit's date; each next one 5 minutes later
 AUTHORS = (("Ada Lovelace", "ada@example.org"), ("Edsger Dijkstra", "edsger@example.org"),

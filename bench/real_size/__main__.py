@@ -1,16 +1,16 @@
 """A real campaign on a kernel-shaped history of a release's size: real builds and real boots.
 
-    python -m bench.real_size DEST [--commits 10000] [--seed 1] [--mechanism queue-depth]
-                                   [--metric ctxt_per_op --threshold +100%] [--figures-only]
+    python -m bench.real_size DEST [--commits 10000] [--seed 1] [--mechanism scheduler]
+                                   [--metric NAME --threshold CHANGE] [--figures-only]
 
-Makes the history in DEST unless it is there (python -m bench.history), writes
-DEST/campaign-real-size.yaml (the maker's campaign bisected on `--metric`, the maker's metric
-watched: under TCG the queue-depth cap moves IOPS less than their noise and context switches
-per I/O by +246%, docs/scenarios.md), runs `vmbisect bisect` on it with its store in
-DEST/store.db (its output also in DEST/campaign.log), then prints from the store: the answer
-against the planted culprit, steps, boots and builds, each build's time and how it was
-obtained, the wall time split into building, booting and the rest, the clone's preparation
-time and disk. `--figures-only` prints the figures of the store's last campaign again.
+Makes the history in DEST unless it is there (python -m bench.history; the scheduler mechanism
+plants the demo's culprit, bfq by default, about -50% of read IOPS under TCG), writes
+DEST/campaign-real-size.yaml (the maker's campaign, bisected on `--metric` if given, the
+maker's metric then watched), runs `vmbisect bisect` on it with its store in DEST/store.db
+(its output also in DEST/campaign.log), then prints from the store: the answer against the
+planted culprit, steps, boots and builds, each build's time and how it was obtained, the wall
+time split into building, booting and the rest, the clone's preparation time and disk.
+`--figures-only` prints the figures of the store's last campaign again.
 """
 
 from __future__ import annotations
@@ -33,17 +33,18 @@ from orchestrator.bisect.workdir import campaign_workdir  # noqa: E402
 from orchestrator.decisions import Role  # noqa: E402
 from orchestrator.store import BuildRow, Store  # noqa: E402
 
-VMBISECT = Path(sys.executable).with_name("vmbisect")
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def campaign_file(dest: Path, metric: str, threshold: str) -> Path:
-    """The maker's campaign bisected on `metric` at `threshold`, its own metric watched."""
+def campaign_file(dest: Path, metric: str | None, threshold: str) -> Path:
+    """The maker's campaign, bisected on `metric` at `threshold` if given, its own metric watched."""
     spec = yaml.safe_load((dest / "campaign.yaml").read_text())
-    was = spec["metric"]
-    watch = [w for w in [was["name"], *was.get("watch", [])] if w != metric]
-    spec["metric"] = {"name": metric, "threshold": threshold, "watch": watch}
+    if metric:
+        was = spec["metric"]
+        watch = [w for w in [was["name"], *was.get("watch", [])] if w != metric]
+        spec["metric"] = {"name": metric, "threshold": threshold, "watch": watch}
     out = dest / "campaign-real-size.yaml"
-    out.write_text(f"# {dest / 'campaign.yaml'} bisected on {metric} (python -m bench.real_size)\n"
+    out.write_text(f"# {dest / 'campaign.yaml'} as python -m bench.real_size bisects it\n"
                    + yaml.safe_dump(spec, sort_keys=False))
     return out
 
@@ -51,7 +52,7 @@ def campaign_file(dest: Path, metric: str, threshold: str) -> Path:
 def run(cmd: list[str], log: Path) -> int:
     """`cmd` with its output on standard output and in `log`."""
     with log.open("w") as out, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                                bufsize=1) as proc:
+                                                bufsize=1, cwd=ROOT) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             sys.stdout.write(line)
@@ -127,9 +128,9 @@ def main() -> int:
     p.add_argument("dest", type=Path)
     p.add_argument("--commits", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--mechanism", default="queue-depth", choices=["queue-depth", "busy-wait", "mtu"])
-    p.add_argument("--metric", default="ctxt_per_op")
-    p.add_argument("--threshold", default="+100%")
+    p.add_argument("--mechanism", default="scheduler", choices=["queue-depth", "busy-wait", "mtu", "scheduler"])
+    p.add_argument("--metric", help="bisect this metric instead of the campaign's (its own then watched)")
+    p.add_argument("--threshold", default="-10%", help="with --metric: the change asked for")
     p.add_argument("--figures-only", action="store_true")
     a = p.parse_args()
     url = f"sqlite:///{(a.dest / 'store.db').resolve()}"
@@ -138,8 +139,8 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "bench.history", str(a.dest), "--commits", str(a.commits), "--seed",
                             str(a.seed), "--mechanism", a.mechanism], check=True)
         started = time.monotonic()
-        rc = run([str(VMBISECT), "bisect", str(campaign_file(a.dest, a.metric, a.threshold)), "--store", url],
-                 a.dest / "campaign.log")
+        rc = run([sys.executable, "-m", "orchestrator.cli", "bisect",
+                  str(campaign_file(a.dest, a.metric, a.threshold).resolve()), "--store", url], a.dest / "campaign.log")
         print(f"vmbisect bisect: exit {rc} after {(time.monotonic() - started) / 60:.1f} min")
     store = Store(url, create=False)
     cid = max(c.id for c in store.campaigns())
