@@ -67,12 +67,14 @@ CONTRADICTED = 0.5
 
 class Doubt(StrEnum):
     """Why an answer is doubted before it is given (the sentence beside it is for people):
-    the culprit builds its parent's image (`noop`), verdicts not sure against the references
+    the culprit builds its parent's image (`noop`), the culprit is a merge whose other parents'
+    good verdicts were not re-examined (`merge`), verdicts not sure against the references
     measured since (`unsure`), the revert does not restore the metric (`revert`), the culprit
     does not differ from its parent re-measured (`not_seen`), only ambiguous skips left
     (`ambiguous`)."""
 
     NOOP = "noop"
+    MERGE = "merge"
     UNSURE = "unsure"
     REVERT = "revert"
     NOT_SEEN = "not_seen"
@@ -271,8 +273,19 @@ class Bisection:
             return Doubts(self._boundary(judged, culprit, parent), Doubt.NOOP, (
                 f"the culprit {culprit[:12]}'s kernel image is identical to its parent {parent[:12]}'s: a commit "
                 "that changes nothing cannot be the culprit")), CulpritPairs()
-        moved = []
         rechecked = {d.commit for d in self.store.decisions(self.campaign_id) if d.role is Role.RECHECK}
+        # a merge is the first bad commit only when every parent is good: its confirmation measures
+        # it against its first parent alone, so a wrong good verdict on a merged branch (one noisy
+        # pair of boots) would name the merge; the verdicts that cleared its other parents are
+        # re-examined once first
+        cleared = self._own_judgements([x for p in self.search.dag.parents.get(culprit, ()) if p != parent
+                                        for x in self._cleared(judged, p)])
+        merged = [x for x in cleared if x not in rechecked and x not in (good, bad)]
+        if merged:
+            return Doubts(merged, Doubt.MERGE, (
+                f"the candidate {culprit[:12]} is a merge: the good verdicts on its merged branch are re-examined "
+                f"before it is named ({', '.join(x[:12] for x in merged)})")), CulpritPairs()
+        moved = []
         for d in judged:
             if d.inherited or d.commit in (good, bad) or d.commit in rechecked:
                 continue
@@ -327,11 +340,14 @@ class Bisection:
         nearest good ones at or after its parent (one of them is wrong when the two do not
         differ), followed to the measurements they were inherited from."""
         blamed = [d.commit for d in judged if d.verdict is Verdict.BAD and self.vcs.is_ancestor(culprit, d.commit)]
-        cleared = [d.commit for d in judged if d.verdict is Verdict.GOOD and self.vcs.is_ancestor(parent, d.commit)]
-        # nearest: no other blamed commit between the culprit and it; no other cleared one after it
+        # nearest: no other blamed commit between the culprit and it
         blamed = [x for x in blamed if not any(y != x and self.vcs.is_ancestor(y, x) for y in blamed)]
-        cleared = [x for x in cleared if not any(y != x and self.vcs.is_ancestor(x, y) for y in cleared)]
-        return self._own_judgements([*blamed, *cleared, culprit, parent])
+        return self._own_judgements([*blamed, *self._cleared(judged, parent), culprit, parent])
+
+    def _cleared(self, judged: list[Decided], parent: str) -> list[str]:
+        """The nearest good verdicts that made `parent` good: at or after it, no other after them."""
+        cleared = [d.commit for d in judged if d.verdict is Verdict.GOOD and self.vcs.is_ancestor(parent, d.commit)]
+        return [x for x in cleared if not any(y != x and self.vcs.is_ancestor(x, y) for y in cleared)]
 
     def _source(self, commit: str, latest: dict[str, Decided]) -> str:
         """The commit whose measured verdict `commit` carries: itself, or for an inherited verdict
