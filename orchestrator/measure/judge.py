@@ -36,12 +36,14 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 from orchestrator.decisions import Decided, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilds, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
+
+T = TypeVar("T")
 
 # The references are booted again once this many boots of other candidates passed since their last.
 REFRESH_AFTER = 6
@@ -279,33 +281,38 @@ class Judge:
 
     def boot_once(self, key: str) -> None:
         """One guest of `key`, `runs_per_boot` runs of the metric in it, each stored as it
-        completes. A run that stalled in its guest (WorkloadFailed.timed_out) ends that boot
-        (stored as stalled by `session`) and `key` is booted once more (STALL_RETRIES): a stall
-        seen once in a guest freshly booted after libvirtd restarted must not mark a commit
-        skipped; a second one is the kernel's fault."""
+        completes; a guest one of whose runs stalled booted once more (`again_when_stalled`)."""
         self.booting = key
         kernel = self.kernel(key)
         have = self.runs(key)
-        stalled = 0
-        while True:
-            self.emit("boot", key, have, "")
-            try:
-                got = self._measure(key, kernel, have)
-                break
-            except WorkloadFailed as exc:
-                if not exc.timed_out or stalled >= STALL_RETRIES:
-                    raise
-                stalled += 1
-                self.emit("stalled", key, have, f"a run stalled in the guest ({exc}): booting it again")
-                with self._lock:  # the stalled boot's runs are no evidence: the boots read again without them
-                    self._cache, self._seq_of = None, {}
+        got = self.again_when_stalled(key, lambda: self._measure(key, kernel, have), have)
         self.emit("booted", key, have + len(got), booted_words(self.metric, got))
         with self._lock:  # the boot's whole load is stored now: its boots read again with it
             self._cache, self._seq_of = None, {}
             self.boots()
 
+    def again_when_stalled(self, key: str, work: Callable[[], T], samples: int = 0) -> T:
+        """`work()`, one guest of `key` and its runs, done again (in a new guest) when a run in
+        it stalled (WorkloadFailed.timed_out: the agent killed the tool at its budget; `session`
+        stores that boot as stalled), STALL_RETRIES times; a stall after that fails as the
+        kernel's fault. Under TCG a guest freshly booted after libvirtd restarted once ran a 3 s
+        fio past its 126 s budget: one such stall must not mark a commit skipped or end a
+        comparison."""
+        stalled = 0
+        while True:
+            try:
+                return work()
+            except WorkloadFailed as exc:
+                if not exc.timed_out or stalled >= STALL_RETRIES:
+                    raise
+                stalled += 1
+                self.emit("stalled", key, samples, f"a run stalled in the guest ({exc}): booting it again")
+                with self._lock:  # the stalled boot's runs are no evidence: the boots read again without them
+                    self._cache, self._seq_of = None, {}
+
     def _measure(self, key: str, kernel: KernelArtifact, have: int) -> list[float]:
         """One guest's `runs_per_boot` runs of the metric, each stored as it completes; their values."""
+        self.emit("boot", key, have, "")
         got: list[float] = []
         with self.session(key, kernel) as (boot_id, session):
             busy = not ((boot_facts(session)["host_state"] or {}).get("quiet", True))
