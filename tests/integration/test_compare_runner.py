@@ -260,7 +260,6 @@ def test_a_resumed_comparison_goes_on_on_the_host_of_its_last_run(tmp_path: Path
 
 
 def test_a_host_lost_mid_comparison_is_replaced_and_its_runs_are_kept_but_never_compared(tmp_path: Path) -> None:
-
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "4",
                  "--sweep", "numjobs=1,4")
     store, cid = _store(tmp_path)
