@@ -24,13 +24,19 @@ var clockMarks = []string{
 // kmsgRecordMax is larger than any /dev/kmsg record (a smaller buffer fails the read).
 const kmsgRecordMax = 16384
 
-// clockLog reads every record of the kernel log at path (/dev/kmsg: one record per read, the
-// end of the log EAGAIN) without blocking, and returns its clock lines. No log (a kernel
-// without printk, no permission) is no lines.
+// clockLog reads every record of the kernel log at path (/dev/kmsg) and returns its clock
+// lines. No log (a kernel without printk, no permission) is no lines.
 func clockLog(path string) []string {
+	records, _ := readKmsg(path)
+	return clockLines(records)
+}
+
+// readKmsg reads every record of the kernel log at path (/dev/kmsg: one record per read, the
+// end of the log EAGAIN) without blocking; false when the log cannot be opened.
+func readKmsg(path string) (string, bool) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return []string{}
+		return "", false
 	}
 	defer syscall.Close(fd)
 	var text strings.Builder
@@ -45,16 +51,22 @@ func clockLog(path string) []string {
 		}
 		text.Write(buf[:n])
 	}
-	return clockLines(text.String())
+	return text.String(), true
 }
 
-// clockLines picks the clock lines out of /dev/kmsg records ("prio,seq,usec,flags;message",
-// continuation lines indented), each as dmesg prints it: "[seconds.micros] message".
+// clockLines picks the clock lines out of /dev/kmsg records, each as dmesg prints it.
 func clockLines(records string) []string {
+	return kmsgLines(records, clockMessage)
+}
+
+// kmsgLines are the messages of /dev/kmsg records ("prio,seq,usec,flags;message",
+// continuation lines indented) that keep accepts, each as dmesg prints it:
+// "[seconds.micros] message".
+func kmsgLines(records string, keep func(message string) bool) []string {
 	out := []string{}
 	for _, line := range strings.Split(records, "\n") {
 		head, message, ok := strings.Cut(line, ";")
-		if !ok || strings.HasPrefix(line, " ") || !clockMessage(message) {
+		if !ok || strings.HasPrefix(line, " ") || !keep(message) {
 			continue
 		}
 		fields := strings.Split(head, ",")

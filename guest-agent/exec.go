@@ -41,6 +41,9 @@ type execResult struct {
 	StdoutB64 []byte  `json:"stdout_b64"`
 	StderrB64 []byte  `json:"stderr_b64"`
 	DurationS float64 `json:"duration_s"`
+	// Stall: the guest just before the kill, when the command timed out (stall.go); absent
+	// otherwise.
+	Stall []string `json:"stall,omitempty"`
 }
 
 func opExec(_ *server, line []byte) (interface{}, func(), error) {
@@ -91,7 +94,7 @@ func runExec(req execRequest) (*execResult, error) {
 
 	status := <-p.exited
 	duration := time.Since(start)
-	timedOut := killer.stop()
+	timedOut, stall := killer.stop()
 
 	deadline := time.Now().Add(pipeDrainTimeout)
 	p.stdout.SetReadDeadline(deadline)
@@ -110,6 +113,7 @@ func runExec(req execRequest) (*execResult, error) {
 		StdoutB64: nonNil(stdout.Bytes()),
 		StderrB64: nonNil(stderr.Bytes()),
 		DurationS: duration.Seconds(),
+		Stall:     stall,
 	}, nil
 }
 
@@ -272,13 +276,15 @@ func feed(done chan<- struct{}, w *os.File, data []byte) {
 	w.Close()
 }
 
-// groupKiller kills a process group with SIGKILL when its timeout expires first.
+// groupKiller kills a process group with SIGKILL when its timeout expires first, after a
+// snapshot of the guest as the command stalled (takeStall).
 type groupKiller struct {
 	mu     sync.Mutex
 	pgid   int
 	timer  *time.Timer
 	exited bool
 	fired  bool
+	stall  []string
 }
 
 // killGroupAfter arms a killer; a zero timeout never fires.
@@ -290,25 +296,35 @@ func killGroupAfter(pgid int, timeout time.Duration) *groupKiller {
 	return k
 }
 
+// fire takes the snapshot while the group still runs, then kills it, unless its leader exited
+// meanwhile: then nothing was killed and the command did not time out.
 func (k *groupKiller) fire() {
+	k.mu.Lock()
+	exited := k.exited
+	k.mu.Unlock()
+	if exited {
+		return
+	}
+	stall := takeStall(k.pgid)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.exited {
 		return
 	}
-	k.fired = true
+	k.fired, k.stall = true, stall
 	syscall.Kill(-k.pgid, syscall.SIGKILL)
 }
 
-// stop disarms the killer once the leader has exited and reports whether it had fired.
-func (k *groupKiller) stop() bool {
+// stop disarms the killer once the leader has exited and reports whether it had fired, with
+// its snapshot of the guest.
+func (k *groupKiller) stop() (bool, []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.exited = true
 	if k.timer != nil {
 		k.timer.Stop()
 	}
-	return k.fired
+	return k.fired, k.stall
 }
 
 // exitInfo is the exit code and signal name of a wait status; -1 when a signal killed it.

@@ -69,7 +69,18 @@ class BootFailed(KernelFault):
 
 
 class WorkloadFailed(KernelFault):
-    pass
+    """The workload failed in a guest that came up. `detail` holds its output's tail.
+
+    `timed_out`: the agent killed the tool at its time budget, a run that stalled in the guest
+    (the emulator may cause that as well as the kernel: the judge boots such a kernel once more
+    before it counts as the kernel's failure); `detail` then also holds what the guest was doing
+    when the run was stopped.
+    """
+
+    def __init__(self, message: str, detail: str = "", detail_label: str | None = None,
+                 timed_out: bool = False) -> None:
+        super().__init__(message, detail, detail_label)
+        self.timed_out = timed_out
 
 
 # errno values that say the host, not the input or the kernel, is at fault.

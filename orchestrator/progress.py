@@ -26,7 +26,8 @@ from orchestrator.ports import Event
 # A line once a build or a boot has run this long without one, looked for every second: a log
 # never stays silent for 30 s (a boot of the demo takes about 32 s between its lines).
 HEARTBEAT_S = 25.0
-DECISIONS = ("endpoints", "recheck", "confirm", "steps", "requeue", "done")  # printed as `phase: ...`
+# printed as `phase: ...` at a terminal and in a log alike
+DECISIONS = ("endpoints", "recheck", "confirm", "steps", "requeue", "stalled", "done")
 
 
 def json_lines(stream: TextIO = sys.stdout) -> Callable[[Event], None]:

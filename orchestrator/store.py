@@ -616,9 +616,11 @@ class Store:
 
     def end_boot(self, boot_id: int, status: str, boot_seconds: float = 0.0, error: str = "", host: str = "",
                  facts: Mapping[str, Any] | None = None) -> None:
-        """`status`: ok (the guest came up on lab host `host`), failed (the kernel did not boot)
-        or lost (the host failed under it: its runs are kept, never compared). `facts`: the
-        host's state before the boot and the boot's phases (BootRow.facts)."""
+        """`status`: ok (the guest came up on lab host `host`), failed (the kernel did not boot),
+        stalled (a run in the guest ran past its budget and the agent killed it: `error` holds
+        the agent's snapshot of the guest; its completed runs are kept, the boot cut short) or
+        lost (the host failed under it: its runs are kept, never compared). `facts`: the host's
+        state before the boot and the boot's phases (BootRow.facts)."""
         with self._session() as s, s.begin():
             row = s.get(BootRow, boot_id)
             assert row is not None

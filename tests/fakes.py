@@ -21,11 +21,18 @@ from orchestrator.ports import Build, KernelArtifact
 from orchestrator.stats import Boot
 from orchestrator.store import boot_from
 from orchestrator.workloads.clock import BootClock
+from orchestrator.workloads.guest import check
 from orchestrator.workloads.result import MeasuredMetric, RunResult
 
 SCHEDULERS = ("mq-deadline", "kyber", "bfq", "none")
 # Relative throughput by the first disk's I/O scheduler (the guest boots with mq-deadline).
 SCHEDULER_SPEED = {"none": 1.5, "mq-deadline": 1.0, "bfq": 0.75, "kyber": 1.375}
+# What the agent returns of a guest whose fio it killed at its budget (guest-agent/stall.go).
+STALL = ("load average: 3.02 1.10 0.40 3/61 415", "clocksource: hpet",
+         "block devices with I/Os in flight: sda 16",
+         "tasks of the command's process group 412 (pid/tid state wchan comm):", "  412/415 D io_schedule fio",
+         "other tasks in state D: none", "kernel log, its last 1 records:",
+         "  [  125.000100] INFO: task fio:415 blocked for more than 120 seconds.")
 
 
 def fake_kernel(commit: str, sha256: str) -> KernelArtifact:
@@ -116,12 +123,15 @@ class FakeGuest:
 
 class FakeSession:
     """One guest: each run reads `value` with gaussian noise of CoV `within`, scaled by the
-    first disk's I/O scheduler and, when the run names it, by numjobs (+10% a job beyond one)."""
+    first disk's I/O scheduler and, when the run names it, by numjobs (+10% a job beyond one).
+    In a guest that `stalls`, the run after the measurer's `stall_after` runs is killed at its
+    budget by the agent (WorkloadFailed, timed_out, the agent's snapshot STALL in its detail)."""
 
     def __init__(self, measurer: "FakeMeasurer", guest: FakeGuest, value: float, fails: str = "",
-                 other_metric: bool = False, also: Mapping[str, float] | None = None) -> None:
+                 other_metric: bool = False, also: Mapping[str, float] | None = None, stalls: bool = False) -> None:
         self.measurer, self.guest, self.value, self.fails = measurer, guest, value, fails
-        self.other_metric, self.also = other_metric, dict(also or {})
+        self.other_metric, self.also, self.stalls = other_metric, dict(also or {}), stalls
+        self.runs = 0
         self.boot_seconds = 0.01
         self.host = measurer.host or "local"
         self.accel, self.host_cpu = "tcg", "Fake CPU @ 2.00GHz"  # what a PoolSession tells of its host
@@ -138,6 +148,9 @@ class FakeSession:
             time.sleep(m.run_s)
         if self.fails:
             raise WorkloadFailed(self.fails)
+        if self.stalls and self.runs == m.stall_after:
+            check(ExecResult(-1, "SIGKILL", True, b"", b"", 126.0, STALL), ["fio", "--output-format=json"])
+        self.runs += 1
         sched = self.guest.sysfs.get("/sys/block/sda/queue/scheduler", "mq-deadline")
         params = dict(params or {})
         m.calls.append((sched, params, nice))
@@ -156,7 +169,9 @@ class FakeMeasurer:
     (`drift` per boot, linear over the campaign), each run adding gaussian noise of CoV `noise`
     (within the boot). `misread[commit] = (n, factor)`: the first n boots of that commit read
     `factor` times the value (a host disturbance that lasted while it was measured);
-    `hangs[commit] = n`: its first n guests hang in their boot (BootFailed, hung). In guests
+    `hangs[commit] = n`: its first n guests hang in their boot (BootFailed, hung);
+    `stalls[commit] = n`: in its first n guests the run after `stall_after` runs stalls (the
+    agent kills it at its budget: WorkloadFailed, timed_out). In guests
     of the commits of `workload_fails` the workload fails with the given message; in
     `metric_missing` ones it reports another metric. `crash_after`: the controller is killed
     (KeyboardInterrupt) at that many runs. Guests have `disks` data disks (sda, sdb, ...) and
@@ -180,7 +195,8 @@ class FakeMeasurer:
                  host_fails_after: Mapping[str, int] | None = None, spare_hosts: Sequence[str] = (),
                  asked: bool = False, speed: Mapping[str, float] | None = None, run_s: float = 0.0,
                  also: Mapping[str, Callable[[str], float]] | None = None, accel: str = "",
-                 hangs: Mapping[str, int] | None = None) -> None:
+                 hangs: Mapping[str, int] | None = None, stalls: Mapping[str, int] | None = None,
+                 stall_after: int = 1) -> None:
         self.value_of, self.noise, self.rng = value_of, noise, random.Random(seed)
         self.also, self.accel = dict(also or {}), accel
         self.run_s = run_s
@@ -191,6 +207,7 @@ class FakeMeasurer:
         self.host_fails_after, self.spare_hosts, self.asked = dict(host_fails_after or {}), list(spare_hosts), asked
         self.speed = dict(speed or {})
         self.hangs = Counter(hangs or {})
+        self.stalls, self.stall_after = Counter(stalls or {}), stall_after
         self.runs_on: Counter[str] = Counter()
         self.disks = [f"sd{chr(ord('a') + i)}" for i in range(disks)]
         self.boots = 0
@@ -236,7 +253,11 @@ class FakeMeasurer:
         guest = FakeGuest(self.disks)
         self.guests.append(guest)
         also = {n: f(commit) * (1 + self.rng.gauss(0.0, self.between)) for n, f in self.also.items()}
-        yield FakeSession(self, guest, value, self.workload_fails.get(commit, ""), commit in self.metric_missing, also)
+        stalls = self.stalls[commit] > 0
+        if stalls:
+            self.stalls[commit] -= 1
+        yield FakeSession(self, guest, value, self.workload_fails.get(commit, ""), commit in self.metric_missing, also,
+                          stalls)
 
 
 class FakeVcs:

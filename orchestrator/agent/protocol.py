@@ -24,6 +24,9 @@ class ExecResult:
     stdout: bytes
     stderr: bytes
     duration_s: float
+    # timed out: the guest just before the agent killed the command, as text lines (its tasks,
+    # the ones in state D, I/Os in flight, the kernel log's last records); () otherwise
+    stall: tuple[str, ...] = ()
 
     @property
     def succeeded(self) -> bool:
@@ -72,6 +75,14 @@ def _typed(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], default
     return value
 
 
+def _strings(obj: dict[str, Any], key: str) -> tuple[str, ...]:
+    """obj[key], a list of strings, as a tuple; absent is ()."""
+    value = _typed(obj, key, list, [])
+    if not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{key} holds other than strings")
+    return tuple(value)
+
+
 def decode_response(line: bytes) -> Response:
     """One response line; anything else (not JSON, wrong types) raises ValueError."""
     try:
@@ -98,6 +109,7 @@ def decode_exec(result: dict[str, Any]) -> ExecResult:
             stdout=unb64(_typed(result, "stdout_b64", str, "")),
             stderr=unb64(_typed(result, "stderr_b64", str, "")),
             duration_s=float(_typed(result, "duration_s", (int, float), 0.0)),
+            stall=_strings(result, "stall"),
         )
     except ValueError as exc:  # binascii.Error is a ValueError
         raise ValueError(f"malformed exec result ({exc})") from None

@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from orchestrator.compare.collect import run_host
 from orchestrator.compare.plan import ComparePlan
-from orchestrator.compare.schedule import remaining, schedule
+from orchestrator.compare.schedule import RunSlot, remaining, schedule
 from orchestrator.compare.sysfs import GuestSettings
 from orchestrator.compare.variant import Variant
 from orchestrator.errors import HostFailed
@@ -44,7 +45,8 @@ def run_plan(plan: ComparePlan, store: Store, campaign_id: int, kernels: KernelS
     the comparison starts over on another host: the failed host's runs stay stored but are
     never compared with another host's (compare/collect.py keeps the last host's)."""
     started = time.monotonic()
-    judge = Judge(campaign_id, store, None, measurer)
+    judge = Judge(campaign_id, store, None, measurer, emit=lambda phase, key, samples, message: on_event(
+        Event(phase, key, message=message, elapsed_s=time.monotonic() - started)))  # a stalled run's line
 
     def moved(exc: HostFailed) -> None:
         on_event(Event("requeue", exc.host, message=f"{exc}; the comparison starts over on another host "
@@ -70,14 +72,17 @@ def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: Ke
     resolved = {g: kernels.kernel(plan.groups[g][0]) for g in dict.fromkeys(b.group for b in todo)}
     for kernel in resolved.values():
         measurer.check(kernel)
-    for boot_no, boot in enumerate(todo, 1):
-        group = plan.groups[boot.group]
-        kernel = resolved[boot.group]
+
+    def measure(boot_no: int, group: tuple[Variant, ...], kernel: KernelArtifact, pending: list[RunSlot]) -> None:
+        """One guest of `group`'s kernel running the `pending` slots, each taken off as its run
+        is stored (a guest whose run stalled is booted again for the slots it left)."""
+        nonlocal done
         label = ",".join(v.name for v in group)
         emit("boot", label, boot_no, f"boot {boot_no}/{len(todo)}: {label} ({kernel.description})")
         with judge.session(label[:40], kernel, group[0].append) as (boot_id, session):
             knobs = GuestSettings(session.guest, group)
-            for slot in boot.slots:
+            while pending:
+                slot = pending[0]
                 variant = by_name[slot.variant]
                 knobs.apply(variant)
                 point = plan.points[slot.point]
@@ -85,8 +90,14 @@ def _run_schedule(plan: ComparePlan, store: Store, campaign_id: int, kernels: Ke
                 store.add_run(campaign_id, boot_id, variant.name, result.values(),
                               {"variant": variant.name, "point": point.point.label, "point_index": slot.point,
                                "rep": slot.rep, "kernel": kernel.description, "result": result.to_json()})
+                pending.pop(0)
                 done += 1
                 emit("measure", variant.name, boot_no,
                      f"run {done}/{total}: {variant.name}{' ' + point.point.label if point.point.label else ''}"
                      f" rep {slot.rep + 1}: " + ", ".join(
                          f"{m} {whole_or_4g(result.values().get(m, float('nan')))}" for m in plan.primary))
+
+    for boot_no, boot in enumerate(todo, 1):
+        group = plan.groups[boot.group]
+        judge.again_when_stalled(",".join(v.name for v in group)[:40],
+                                 partial(measure, boot_no, group, resolved[boot.group], list(boot.slots)))

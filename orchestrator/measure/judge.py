@@ -9,7 +9,7 @@ through `session`). What it owns:
 - boots: a guest of a kernel on the measurer's host, its host state and phases stored with it, a
   boot the kernel failed or the host lost stored as such, a guest that hung in its boot booted
   once more (`session`), and the campaign's runs of the metric, `runs_per_boot` per guest, each
-  stored as it completes (`boot_once`);
+  stored as it completes, a guest one of whose runs stalled booted once more (`boot_once`);
 - the evidence: every candidate's boots on the current host (the boot is the unit of
   replication), read from the store once and then kept in step with what this judge stores
   (`boots`), without the boots the stray rule leaves out (`evidence`, docs/campaign.md "Quiet
@@ -36,17 +36,25 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 from orchestrator.decisions import Decided, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilds, Measurer
 from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
 
+T = TypeVar("T")
+
 # The references are booted again once this many boots of other candidates passed since their last.
 REFRESH_AFTER = 6
 # A guest that hung in its boot is booted this many more times before the kernel is blamed.
 HUNG_RETRIES = 1
+# A kernel whose run stalled in its guest (killed at its budget) is booted this many more times
+# before the kernel is blamed.
+STALL_RETRIES = 1
+# A stalled boot's stored error: its message, the tool's output and the agent's snapshot of the
+# guest (at most 60 lines of 200 characters).
+STALL_ERROR_MAX = 16000
 
 
 class CampaignStore(Protocol):
@@ -92,7 +100,8 @@ class Judge:
     `measurer`, kernels from `builder` (None for a comparison, which resolves its variants'
     kernels itself and boots them through `session`), everything stored in `store` under
     `campaign_id`.
-    `emit(phase, key, samples, message)` reports progress (build, built, boot, measure, booted, requeue)."""
+    `emit(phase, key, samples, message)` reports progress (build, built, boot, measure, booted, stalled,
+    requeue)."""
 
     def __init__(self, campaign_id: int, store: CampaignStore, builder: KernelBuilds | None, measurer: Measurer,
                  metric: str = "", runs_per_boot: int = 0,
@@ -240,7 +249,9 @@ class Judge:
         (BootFailed.hung) is stored as failed and booted once more (HUNG_RETRIES): under TCG a
         guest of a kernel that boots fine now and then hangs early (a soft lockup in the crypto
         self-tests: it held a make test run in CI), and one such boot must not mark a commit
-        skipped or end a comparison."""
+        skipped or end a comparison. A guest one of whose runs stalled (WorkloadFailed.timed_out:
+        the agent killed the tool at its budget) is stored as stalled, its error the agent's
+        snapshot of the guest; the runs it completed before are kept, its boot cut short."""
         hung = 0
         while True:
             boot_id = self.store.start_boot(self.campaign_id, key)
@@ -255,7 +266,10 @@ class Judge:
                                     facts=boot_facts(session, whole=True))
                 return
             except KernelFault as exc:  # the guest did not boot (or, for a comparison, the workload failed in it)
-                if isinstance(exc, BootFailed) or self.builder is None:
+                if up and isinstance(exc, WorkloadFailed) and exc.timed_out:
+                    self.store.end_boot(boot_id, "stalled", session.boot_seconds,
+                                        f"{exc}\n{exc.detail}".strip()[:STALL_ERROR_MAX], host=session.host)
+                elif isinstance(exc, BootFailed) or self.builder is None:
                     self.store.end_boot(boot_id, "failed", 0.0, f"{exc}\n{exc.detail}".strip()[:4000])
                 if not up and isinstance(exc, BootFailed) and exc.hung and hung < HUNG_RETRIES:
                     hung += 1
@@ -266,10 +280,38 @@ class Judge:
                 raise
 
     def boot_once(self, key: str) -> None:
-        """One guest of `key`, `runs_per_boot` runs of the metric in it, each stored as it completes."""
+        """One guest of `key`, `runs_per_boot` runs of the metric in it, each stored as it
+        completes; a guest one of whose runs stalled booted once more (`again_when_stalled`)."""
         self.booting = key
         kernel = self.kernel(key)
         have = self.runs(key)
+        got = self.again_when_stalled(key, lambda: self._measure(key, kernel, have), have)
+        self.emit("booted", key, have + len(got), booted_words(self.metric, got))
+        with self._lock:  # the boot's whole load is stored now: its boots read again with it
+            self._cache, self._seq_of = None, {}
+            self.boots()
+
+    def again_when_stalled(self, key: str, work: Callable[[], T], samples: int = 0) -> T:
+        """`work()`, one guest of `key` and its runs, done again (in a new guest) when a run in
+        it stalled (WorkloadFailed.timed_out: the agent killed the tool at its budget; `session`
+        stores that boot as stalled), STALL_RETRIES times; a stall after that fails as the
+        kernel's fault. Under TCG a guest freshly booted after libvirtd restarted once ran a 3 s
+        fio past its 126 s budget: one such stall must not mark a commit skipped or end a
+        comparison."""
+        stalled = 0
+        while True:
+            try:
+                return work()
+            except WorkloadFailed as exc:
+                if not exc.timed_out or stalled >= STALL_RETRIES:
+                    raise
+                stalled += 1
+                self.emit("stalled", key, samples, f"a run stalled in the guest ({exc}): booting it again")
+                with self._lock:  # the stalled boot's runs are no evidence: the boots read again without them
+                    self._cache, self._seq_of = None, {}
+
+    def _measure(self, key: str, kernel: KernelArtifact, have: int) -> list[float]:
+        """One guest's `runs_per_boot` runs of the metric, each stored as it completes; their values."""
         self.emit("boot", key, have, "")
         got: list[float] = []
         with self.session(key, kernel) as (boot_id, session):
@@ -287,10 +329,7 @@ class Judge:
                     self.store.add_run(self.campaign_id, boot_id, key, values, result.to_json())
                     self._add(key, boot_id, i == 0, float(values[self.metric]), busy)
                 got.append(float(values[self.metric]))
-        self.emit("booted", key, have + len(got), booted_words(self.metric, got))
-        with self._lock:  # the boot's whole load is stored now: its boots read again with it
-            self._cache, self._seq_of = None, {}
-            self.boots()
+        return got
 
     def interleave(self, keys: list[str], need: int, since: int = 0) -> None:
         """Boots until every key has `need` (counting its boots from boot `since` on), one boot

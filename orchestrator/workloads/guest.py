@@ -27,13 +27,23 @@ def data_disks(guest: Guestlike) -> list[str]:
     return sorted(d["name"] for d in guest.hello.get("block_devices") or [] if not d["name"].startswith("sr"))
 
 
+# the label of the agent's snapshot of a guest whose run it killed at its timeout
+STALL_LABEL = "the guest when the run was stopped"
+
+
 def check(result: ExecResult, argv: list[str]) -> ExecResult:
+    """`result` when the command succeeded; else WorkloadFailed with its output's last lines and,
+    when the agent killed it at its timeout (`timed_out`), the guest as it stalled."""
     if not result.succeeded:
         why = "timed out" if result.timed_out else f"exit {result.exit_code}"
         output = (result.stderr or result.stdout).decode(errors="replace").strip()
         lines = output.splitlines()
-        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {lines[-1]}" if lines else ""),
-                             "\n".join(lines[-20:]), f"{argv[0]} output")
+        detail, label = "\n".join(lines[-20:]), f"{argv[0]} output"
+        if result.stall:
+            stall = "\n".join(result.stall)
+            detail, label = (f"{detail}\n--- {STALL_LABEL} ---\n{stall}", label) if lines else (stall, STALL_LABEL)
+        raise WorkloadFailed(f"{argv[0]} {why}" + (f": {lines[-1]}" if lines else ""), detail, label,
+                             timed_out=result.timed_out)
     return result
 
 

@@ -118,7 +118,7 @@ def with_hint(exc: WorkloadFailed) -> WorkloadFailed:
     hint = explain(f"{exc}\n{exc.detail}")
     if hint is None or hint in str(exc):
         return exc
-    return WorkloadFailed(f"{exc}; {hint}", exc.detail, exc.detail_label)
+    return WorkloadFailed(f"{exc}; {hint}", exc.detail, exc.detail_label, exc.timed_out)
 
 
 def explain(text: str) -> str | None:

@@ -92,6 +92,16 @@ def test_exec_timeout_kills_the_process_group(agent, tmp_path):
     assert live_members(pgid) == []
 
 
+def test_a_timed_out_exec_brings_the_guest_as_it_stalled_and_a_finished_one_nothing(agent):
+    result = agent.exec(["sh", "-c", "sleep 300 & sleep 300"], timeout_s=1)
+    assert result.timed_out and result.stall[0].startswith("load average: ")
+    group = next(line for line in result.stall if line.startswith("tasks of the command's process group "))
+    others = next(line for line in result.stall if line.startswith("other tasks in state D"))
+    tasks = result.stall[result.stall.index(group) + 1:result.stall.index(others)]
+    assert sum(line.endswith(" sleep") for line in tasks) == 2, result.stall
+    assert agent.exec(["true"], timeout_s=30).stall == ()
+
+
 def test_put_then_get_round_trips_binary(agent, tmp_path):
     data = bytes(range(256)) * 1000
     agent.put(str(tmp_path / "sub" / "blob"), data)

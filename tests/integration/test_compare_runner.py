@@ -13,7 +13,8 @@ from orchestrator.commands.compare import spec_from_args
 from orchestrator.compare.collect import comparison, stored_runs
 from orchestrator.compare.plan import ComparePlan, plan_from_spec
 from orchestrator.compare.runplan import run_plan, stored_counts
-from orchestrator.errors import BuildFailed, UserError
+from orchestrator.errors import BuildFailed, UserError, WorkloadFailed
+from orchestrator.ports import Event
 from orchestrator.store import Store
 from tests.fakes import FakeKernels, FakeMeasurer
 
@@ -110,6 +111,30 @@ def test_a_killed_controller_resumes_without_losing_or_repeating_runs(tmp_path: 
     assert len(work.calls) == 12 - 5
     after = [(r.raw["variant"], r.raw["point"], r.raw["rep"]) for r in store.runs(cid)]
     assert after[:5] == kept and len(set(after)) == len(after) == 12
+
+
+def test_a_run_that_stalls_once_is_stored_and_its_guests_slots_left_run_in_a_new_guest(tmp_path: Path) -> None:
+    plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "2",
+                 "--boots", "1")
+    store, cid = _store(tmp_path)
+    events: list[Event] = []
+    run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(stalls={"/k": 1}), on_event=events.append)
+    first, second = store.boots(cid)
+    assert (first.status, second.status) == ("stalled", "ok") and "412/415 D io_schedule fio" in first.error
+    runs = list(store.runs(cid))  # the run before the stall kept, each slot run once
+    assert [(r.raw["variant"], r.raw["rep"], r.boot_id) for r in runs] == [
+        ("none", 0, first.id), ("bfq", 0, second.id), ("bfq", 1, second.id), ("none", 1, second.id)]
+    assert [e.message for e in events if e.phase == "stalled"] == [
+        "a run stalled in the guest (fio timed out): booting it again"]
+
+
+def test_a_run_that_stalls_in_the_second_guest_too_stops_the_comparison_as_a_failed_workload(tmp_path: Path) -> None:
+    plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "2",
+                 "--boots", "1")
+    store, cid = _store(tmp_path)
+    with pytest.raises(WorkloadFailed, match="^fio timed out") as failed:
+        run_plan(plan, store, cid, FakeKernels(), FakeMeasurer(stalls={"/k": 2}))
+    assert failed.value.timed_out and [b.status for b in store.boots(cid)] == ["stalled", "stalled"]
 
 
 def test_a_scheduler_the_guest_kernel_lacks_is_an_error_listing_its_choices(tmp_path: Path) -> None:
@@ -235,8 +260,6 @@ def test_a_resumed_comparison_goes_on_on_the_host_of_its_last_run(tmp_path: Path
 
 
 def test_a_host_lost_mid_comparison_is_replaced_and_its_runs_are_kept_but_never_compared(tmp_path: Path) -> None:
-    from orchestrator.ports import Event
-
     plan = _plan("--kernel", "/k", "--variant", "none=sched:none", "--variant", "bfq=sched:bfq", "--reps", "4",
                  "--sweep", "numjobs=1,4")
     store, cid = _store(tmp_path)

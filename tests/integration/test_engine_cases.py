@@ -120,6 +120,7 @@ class Case:
     metric_missing: tuple[str, ...] = ()
     misread: dict[str, tuple[int, float]] = field(default_factory=dict)
     hangs: dict[str, int] = field(default_factory=dict)  # the first n guests of a commit hang in their boot
+    stalls: dict[str, int] = field(default_factory=dict)  # in the first n guests of a commit a run stalls
     campaign: dict[str, Any] = field(default_factory=dict)
     hosts: tuple[str, ...] = ()  # lab hosts, one slot each, measured in rounds (none: one slot)
     speed: dict[str, float] = field(default_factory=dict)  # a host's guests read this times the value
@@ -167,6 +168,13 @@ CASES = [
          Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
                 skips=("boot failed: no answer from the guest agent",)),
          hangs={"c13": 99}),
+    Case("a run that stalls once in its guest is booted again: neither a reference nor the culprit is skipped",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True),
+         stalls={"c0": 1, "c23": 1, "c12": 1}),
+    Case("a commit whose runs stall in every guest is skipped after the second",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True,
+                skips=("workload failed: fio timed out",)),
+         stalls={"c13": 99}),
     Case("boot bisection: a panic is bad", Expect("found", "c12", high_confidence=True, confirmation="cannot tell"),
          panics=tuple(f"c{i}" for i in range(12, 23)), campaign={"skip_policy": {"boot_failure": "bad"}}),
     Case("a failing workload skips the commit",
@@ -340,6 +348,7 @@ def run_case(tmp_path: Path, case: Case) -> Ran:
                               case.seed + 100 * i, boot_broken=names(case.panics), between=case.between,
                               drift=case.drift, misread={repo.names[k]: v for k, v in case.misread.items()},
                               hangs={repo.names[k]: v for k, v in case.hangs.items()},
+                              stalls={repo.names[k]: v for k, v in case.stalls.items()},
                               workload_fails={x: FIO_ERROR for x in names(case.workload_fails)},
                               metric_missing=names(case.metric_missing), host=host, speed=case.speed,
                               metric=c.metric.name)
@@ -394,6 +403,9 @@ def test_bisection_case(tmp_path, case):
     assert not e.revisited or len(set(steps)) < len(steps), "no commit was revisited"
     rounds = sum(1 for ev in ran.events if ev.phase == "round")
     assert not e.rounds_below_steps or 0 < rounds < len(steps), (rounds, len(steps))
+    stalled = [b for b in store.boots(cid) if b.status == "stalled"]  # every stall stored with the guest's snapshot
+    assert len(stalled) == sum(case.stalls.values()) - sum(sum(m.stalls.values()) for m in ran.measurers)
+    assert all("fio timed out" in b.error and "412/415 D io_schedule fio" in b.error for b in stalled), stalled
     skipped = [d.reason for d in decisions if d.verdict == "skip"]
     assert all(any(r.startswith(prefix) for r in skipped) for prefix in e.skips), skipped
     if not e.skips and e.kind == "found" and not case.steps:  # commits between two steps may be apart from both

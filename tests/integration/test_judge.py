@@ -10,9 +10,12 @@ from typing import Any, Iterator
 import pytest
 
 from orchestrator.backends.quiet import BootLoad, HostState
+from orchestrator.errors import WorkloadFailed
+from orchestrator.measure.evidence import boots_by_host
 from orchestrator.measure.judge import Judge
+from orchestrator.report.bisection import excluded
 from orchestrator.store import Store
-from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
+from tests.fakes import STALL, FakeBuilder, FakeMeasurer, FakeSession
 
 QUIET = HostState(0, 0, 0.1, 0.0, True)
 BUSY = HostState(2_000_000, 0, 3.0, 120.0, False)
@@ -153,3 +156,40 @@ def test_the_evidence_kept_between_decisions_follows_every_boot_added_and_a_call
     judge.interleave(["a" * 40, "b" * 40], 3)
     again = judge.evidence()
     assert len(again["a" * 40]) == 3 and len(again["b" * 40]) == 3
+
+
+def stalling(tmp_path, stalls: int) -> tuple[Store, int, Judge, list[tuple[str, str]]]:  # type: ignore[no-untyped-def]
+    """A judge of 3 runs a boot whose guests of commit a run 1 run, then stall in the 2nd
+    `stalls` times; the events it emitted (phase, message)."""
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("stall", {})
+    events: list[tuple[str, str]] = []
+    measurer = FakeMeasurer(value_of=lambda commit: 100.0, stalls={"a" * 40: stalls})
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 3,
+                  emit=lambda phase, key, samples, message: events.append((phase, message)))
+    return store, cid, judge, events
+
+
+def test_a_run_that_stalls_once_is_stored_with_the_guest_as_it_stalled_and_the_commit_booted_again(tmp_path):
+    store, cid, judge, events = stalling(tmp_path, 1)
+    judge.boot_once("a" * 40)
+    first, second = store.boots(cid)
+    assert (first.status, second.status) == ("stalled", "ok") and first.host == "local"
+    assert first.error.startswith("fio timed out\n") and "\n".join(STALL) in first.error
+    runs = [r.boot_id for r in store.runs(cid)]
+    assert runs == [first.id] + [second.id] * 3, "the run before the stall is kept"
+    assert [len(b.runs) for b in judge.evidence()["a" * 40]] == [3], "the stalled boot is no evidence"
+    assert ("stalled", "a run stalled in the guest (fio timed out): booting it again") in events
+    assert [p for p, _ in events].count("boot") == 2 and [p for p, _ in events].count("booted") == 1
+    # the report counts it as a boot on its host, cut short, and the status lists it by its status
+    assert boots_by_host(store, cid, "iops")[2] == "local (2 boots, 1 with a run stalled in the guest)"
+    assert excluded(store, cid, "iops").cut_short == (first.id,)
+
+
+def test_a_run_that_stalls_in_the_second_guest_too_fails_the_commits_workload(tmp_path):
+    store, cid, judge, events = stalling(tmp_path, 2)
+    with pytest.raises(WorkloadFailed, match="^fio timed out") as failed:
+        judge.boot_once("a" * 40)
+    assert failed.value.timed_out and failed.value.detail_label == "the guest when the run was stopped"
+    assert [b.status for b in store.boots(cid)] == ["stalled", "stalled"]
+    assert [p for p, _ in events].count("stalled") == 1 and "booted" not in [p for p, _ in events]

@@ -103,6 +103,8 @@ def test_killed_controller_takes_its_guest_with_it(launcher, distro):
 
 
 def test_agent_ops_work_over_the_real_virtio_serial_channel(launcher, distro):
+    # the timed-out command also brings the guest as it stalled (the agent's `stall`): its
+    # process group's sleeping tasks and the kernel log's last records, read from the real guest
     blob = os.urandom(3 << 20)
     with boot(launcher, distro, VmSpec(vcpus=2)) as guest:
         big = guest.exec(["head", "-c", str(8 << 20), "/dev/zero"], timeout_s=300)
@@ -115,6 +117,14 @@ def test_agent_ops_work_over_the_real_virtio_serial_channel(launcher, distro):
     assert back == blob
     assert snap["files"]["/proc/stat"].startswith("cpu ") and "/proc/diskstats" in snap["files"]
     assert timed.timed_out and left.stdout.strip() == b"0"
+    stall = list(timed.stall)
+    assert stall[0].startswith("load average: ") and stall[1].startswith("clocksource: ") and "not read" not in stall[1]
+    group = stall.index(next(line for line in stall if line.startswith("tasks of the command's process group ")))
+    others = stall.index(next(line for line in stall if line.startswith("other tasks in state D")))
+    sleeping = [line for line in stall[group + 1:others] if line.endswith(" sleep")]
+    assert len(sleeping) == 2 and all(line.split()[1] == "S" for line in sleeping), stall
+    log = stall.index(next(line for line in stall if line.startswith("kernel log, its last ")))
+    assert stall[log] != "kernel log, its last 0 records:" and all(line.startswith("  [") for line in stall[log + 1:])
 
 
 def test_the_guests_crng_is_ready_from_virtio_rng_before_the_agent_serves(launcher, distro):

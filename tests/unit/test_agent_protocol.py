@@ -32,6 +32,16 @@ def test_exec_response_decodes_binary_output():
     assert not result.succeeded
 
 
+def test_exec_result_carries_the_stall_of_a_timed_out_command_and_none_without_it():
+    base = {"exit_code": -1, "signal": "SIGKILL", "timed_out": True}
+    lines = ["load average: 3.02 1.10 0.40 3/61 415", "  412/415 D io_schedule fio"]
+    assert protocol.decode_exec({**base, "stall": lines}).stall == tuple(lines)
+    assert protocol.decode_exec(base).stall == () and protocol.decode_exec({**base, "stall": None}).stall == ()
+    for bad in ("one line", [1, 2], [["nested"]]):
+        with pytest.raises(ValueError, match="malformed exec result .*stall"):
+            protocol.decode_exec({**base, "stall": bad})
+
+
 def test_error_response_keeps_message():
     resp = protocol.decode_response(b'{"id": 0, "ok": false, "error": "bad request: x"}')
     assert not resp.ok and resp.error == "bad request: x" and resp.result == {}

@@ -58,8 +58,8 @@ def test_any_bytes_from_the_guest_decode_or_raise_value_error(line, tally):
 
 @given(obj=st.dictionaries(st.sampled_from(["id", "ok", "result", "error", "x"]), JSON, max_size=5),
        result=st.dictionaries(st.sampled_from(["exit_code", "signal", "timed_out", "stdout_b64", "stderr_b64",
-                                               "duration_s", "x"]), JSON | st.sampled_from(["AAAA", "%%", "1"]),
-                              max_size=7))
+                                               "duration_s", "stall", "x"]), JSON | st.sampled_from(["AAAA", "%%", "1"]),
+                              max_size=8))
 def test_any_json_response_decodes_or_raises_value_error(obj: dict[str, Any], result: dict[str, Any], tally):
     tally("agent codec: responses (JSON)", _decode(json.dumps(obj).encode()))
     tally("agent codec: responses (JSON)",

@@ -41,6 +41,8 @@ def test_a_log_gets_builds_boots_and_decisions_as_lines_and_no_table() -> None:
         view(Event("built", "a" * 40, 1, 4, 0, "built in 8.2 min (cold)", 562.0))
         view(Event("boot", "a" * 40, 1, 4, 0, "", 562.0))
         view(Event("measure", "a" * 40, 1, 4, 0, "", 570.0))
+        view(Event("stalled", "a" * 40, 1, 4, 0, "a run stalled in the guest (fio timed out): booting it again", 580.0))
+        view(Event("boot", "a" * 40, 1, 4, 0, "", 580.0))
         view(Event("booted", "a" * 40, 1, 4, 3, "read_iops 8250 (median of 3 runs)", 600.0))
         view(Event("decide", "a" * 40, 1, 4, 3, "bad: 2 boots at 103% of the gap", 700.0))
     assert out.getvalue().splitlines() == [
@@ -48,6 +50,7 @@ def test_a_log_gets_builds_boots_and_decisions_as_lines_and_no_table() -> None:
         "endpoints: good 100, bad 90 (-10%)",
         "build aaaaaaaaaaaa: started (1.2 min in)",
         "build aaaaaaaaaaaa: built in 8.2 min (cold)",
+        "stalled: aaaaaaaaaaaa a run stalled in the guest (fio timed out): booting it again",
         "boot aaaaaaaaaaaa: 1 of ~2, read_iops 8250 (median of 3 runs)",
         "step 1: aaaaaaaaaaaa bad: 2 boots at 103% of the gap",
     ]
