@@ -325,6 +325,9 @@ class Judge:
                     raise WorkloadFailed(f"metric {self.metric!r} missing from the results; "
                                          f"got {', '.join(sorted(result.metrics))}")
                 values = result.values()
+                if float(values[self.metric]) <= 0:  # a boot's value is the log of its runs' mean
+                    raise WorkloadFailed(f"metric {self.metric!r} read {values[self.metric]:g}: a value of 0 or "
+                                         "below cannot be compared as a ratio (the workload did nothing measurable)")
                 with self._lock:
                     self.store.add_run(self.campaign_id, boot_id, key, values, result.to_json())
                     self._add(key, boot_id, i == 0, float(values[self.metric]), busy)
