@@ -136,13 +136,17 @@ class Search:
     # ---- the evidence ----------------------------------------------------------------------
 
     def judged(self) -> tuple[dict[str, float], set[str]]:
-        """Every decided commit's log likelihood ratio of being bad, and the untestable ones
+        """Every decided candidate's log likelihood ratio of being bad, and the untestable ones
         (skipped for a fault, apart from both references, or still unclear at TOTAL_CAP x
-        max_boots_per_commit boots)."""
+        max_boots_per_commit boots). Commits decided outside this search's range (by the
+        campaign's search, when this one looks for another step) weigh nothing in its
+        posterior: they are left out."""
         last = latest(self.store.decisions(self.campaign_id))
         llr: dict[str, float] = {}
         untestable: set[str] = set()
         for commit, d in last.items():
+            if commit not in self.dag.index:
+                continue
             if d.basis in (Basis.BUILD_FAILED, Basis.WORKLOAD_FAILED, Basis.APART) or (
                     d.basis is Basis.BOOT_FAILED and d.verdict == Verdict.SKIP):
                 untestable.add(commit)
@@ -163,7 +167,7 @@ class Search:
         keeps the verdict it was given."""
         total, seen = 0.0, False
         for host in self.lab.hosts:
-            if host.judge.evidence().get(commit):
+            if host.judge.booted(commit):
                 odds = host.judge.odds(self.good, self.bad, commit)
                 if odds is not None:
                     total, seen = total + llr_of(p_bad(odds, self.threshold)), True
@@ -175,7 +179,7 @@ class Search:
         return llr_of(d.confidence if d.verdict == Verdict.BAD else 1 - d.confidence)
 
     def boots(self, commit: str) -> int:
-        return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
+        return sum(h.judge.booted(commit) for h in self.lab.hosts)
 
     def unfinished(self) -> list[str]:
         """History booted but never decided: a visit under way when the controller stopped."""

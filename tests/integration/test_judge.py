@@ -11,6 +11,7 @@ import pytest
 
 from orchestrator.backends.quiet import BootLoad, HostState
 from orchestrator.measure.judge import Judge
+from orchestrator.stats import pooled_boot_variance, step_odds
 from orchestrator.store import Store
 from tests.fakes import FakeBuilder, FakeMeasurer, FakeSession
 
@@ -153,3 +154,22 @@ def test_the_evidence_kept_between_decisions_follows_every_boot_added_and_a_call
     judge.interleave(["a" * 40, "b" * 40], 3)
     again = judge.evidence()
     assert len(again["a" * 40]) == 3 and len(again["b" * 40]) == 3
+
+
+def test_a_candidates_odds_are_computed_once_until_a_run_is_added_and_equal_the_odds_from_scratch(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("odds", {})
+    good, bad, step, other = "a" * 40, "b" * 40, "c" * 40, "d" * 40
+    measurer = FakeMeasurer(value_of=lambda commit: 80.0 if commit in (bad, step) else 100.0, between=0.05, seed=3)
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 3)
+    judge.interleave([good, bad, step, other], 3)
+    odds = judge.odds(good, bad, step)
+    boots = judge.evidence()
+    ss, df = pooled_boot_variance([bs for key, bs in boots.items() if key not in (good, bad, step)])
+    assert odds == step_odds(boots[good], boots[bad], boots[step], ss, df) and df == 2
+    assert judge.odds(good, bad, step) is odds and judge.booted(step) == 3
+    judge.boot_once(other)
+    again = judge.odds(good, bad, step)
+    boots = judge.evidence()
+    ss, df = pooled_boot_variance([bs for key, bs in boots.items() if key not in (good, bad, step)])
+    assert again is not odds and again == step_odds(boots[good], boots[bad], boots[step], ss, df) and df == 3
