@@ -289,7 +289,7 @@ class Search:
         side, and sends the search back when it was wrong), a revisit with one boot more at least
         and rounds.REVISIT_ERROR (never looser than the campaign's error)."""
         last = latest(self.store.decisions(self.campaign_id)).get(commit)
-        have = len(judge.evidence().get(commit, []))
+        have = judge.booted(commit)
         cap = min(have + self.c.max_boots_per_commit, TOTAL_CAP * self.c.max_boots_per_commit)
         if last is None:
             d = self.visit(judge, commit, Role.STEP, self.c.boots_per_commit, max(cap, 1), max(self.error, VISIT_ERROR))
@@ -332,18 +332,17 @@ class Search:
         chosen: list[Any] = [None, 0]  # the odds and boots of the commit the last boot was chosen on
 
         def next_boot() -> str | None:
-            boots = judge.evidence()
-            have = len(boots.get(commit, []))
+            have = judge.booted(commit)
             odds = judge.odds(good, bad, commit) if have else None
             v = visit(odds, have, min_boots, cap, error, self.threshold)
             if v is not Visit.MORE:
                 ended.append(self._ended(commit, role, v, odds, have, min_boots, error, judge.runs(commit)))
                 return None
-            target = Target.STEP if have < min_boots else next_boot_of(boots.get(good, []), boots.get(bad, []),
-                                                                       boots.get(commit, []))
+            target = Target.STEP if have < min_boots else next_boot_of(judge.boots_of(good), judge.boots_of(bad),
+                                                                       judge.boots_of(commit))
             key = {Target.STEP: commit, Target.GOOD: good, Target.BAD: bad}[target]
             chosen[:] = [odds, have]
-            return commit if key != commit and len(boots.get(key, [])) >= ref_cap else key
+            return commit if key != commit and judge.booted(key) >= ref_cap else key
 
         def booted(key: str) -> None:
             odds, have = chosen

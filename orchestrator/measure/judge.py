@@ -201,8 +201,12 @@ class Judge:
         return self._kept
 
     def booted(self, key: str) -> int:
-        """`key`'s boots in the evidence."""
+        """How many boots of `key` the evidence holds."""
         return len(self._made().boots.get(key, ()))
+
+    def boots_of(self, key: str) -> list[Boot]:
+        """`key`'s boots in the evidence (a copy: one candidate's `evidence`)."""
+        return list(self._made().boots.get(key, ()))
 
     def runs(self, key: str) -> int:
         return sum(len(b.runs) for b in self._made().boots.get(key, ()))
@@ -338,7 +342,7 @@ class Judge:
         keys = list(dict.fromkeys(keys))
         round_no = 0
         while True:
-            boots = self.evidence()
+            boots = self._made().boots
             have = {x: sum(1 for b in boots.get(x, []) if b.seq >= since) for x in keys}
             todo = [x for x in keys if have[x] < need]
             if not todo:
@@ -350,7 +354,7 @@ class Judge:
     def refresh(self, good: str, bad: str) -> None:
         """Boot both references again when REFRESH_AFTER boots passed since either's last one,
         the one that went first last time second (A B B A)."""
-        boots = self.evidence()
+        boots = self._made().boots
         last = max((b.seq for bs in boots.values() for b in bs), default=-1)
         latest = min(max((b.seq for b in boots.get(ref, [])), default=-1) for ref in (good, bad))
         if last - latest < REFRESH_AFTER:
