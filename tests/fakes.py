@@ -363,6 +363,9 @@ class MemoryStore:
         # campaign -> (commit, boot) -> each run's metrics, the boots in the order of their first run
         self._runs: dict[int, dict[tuple[str, int], list[dict[str, float]]]] = {}
         self._run_count: dict[int, int] = {}
+        # boot -> the Boot last read (with its seq, values and facts, held): read again as it was,
+        # the same object, its value computed once
+        self._made: dict[int, tuple[int, tuple[float, ...], int, Boot, Any]] = {}
         self._decisions: dict[int, list[Decided]] = {}
         self._facts: dict[int, dict[str, Any]] = {}  # boot -> what its host did (Store: BootRow.facts)
 
@@ -429,7 +432,12 @@ class MemoryStore:
                         if len(values) >= need or self._facts.get(key[1], {}).get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = {}
         for seq, ((commit, boot), values) in enumerate(whole):
-            out.setdefault(commit, []).append(boot_from(seq, values, self._facts.get(boot, {}), boot))
+            facts = self._facts.get(boot, {})
+            made = self._made.get(boot)
+            if made is None or made[:3] != (seq, tuple(values), id(facts)):
+                made = (seq, tuple(values), id(facts), boot_from(seq, values, facts, boot), facts)
+                self._made[boot] = made
+            out.setdefault(commit, []).append(made[3])
         return out
 
     def add_decision(self, campaign_id: int, d: Decided) -> None:

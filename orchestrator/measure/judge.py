@@ -100,13 +100,19 @@ class _Kept:
     made: tuple[int, int]
     source: dict[str, list[Boot]]  # held: its id is not reused while this is kept
     boots: dict[str, list[Boot]]
+    before: _Kept | None = None  # the evidence this one follows: its variances of unchanged candidates serve
     odds: dict[tuple[str, str, str], StepOdds | None] = field(default_factory=dict)
     _parts: dict[str, tuple[float, int]] | None = None
 
     def parts(self) -> dict[str, tuple[float, int]]:
-        """Each candidate's boot variance (stats.boot_variance), in the order of the boots."""
+        """Each candidate's boot variance (stats.boot_variance), in the order of the boots; a
+        candidate whose boots are those of the evidence before keeps its variance."""
         if self._parts is None:
-            self._parts = {key: boot_variance(bs) for key, bs in self.boots.items()}
+            before = self.before._parts if self.before is not None and self.before._parts is not None else {}
+            old = self.before.boots if self.before is not None else {}
+            self._parts = {key: before[key] if key in before and old.get(key) == bs else boot_variance(bs)
+                           for key, bs in self.boots.items()}
+            self.before = None
         return self._parts
 
 
@@ -197,7 +203,8 @@ class Judge:
             boots = {key: [b for b in bs if len(b.runs) >= self.runs_per_boot] for key, bs in source.items()}
         stray = stray_boots(boots)
         kept = {key: [b for b in bs if b.seq not in stray] for key, bs in boots.items()} if stray else boots
-        self._kept = _Kept(made, source, kept)
+        last = self._kept  # the latest evidence whose variances were made (never a chain of them)
+        self._kept = _Kept(made, source, kept, last if last is None or last._parts is not None else last.before)
         return self._kept
 
     def booted(self, key: str) -> int:
