@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import statistics
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-@cache
+@functools.cache
 def _np() -> Any:
     """numpy, imported when a computation needs it: `vmbisect --help` and the commands that never
     compute stay quick (scipy.stats alone took most of a 0.75 s start)."""
@@ -34,7 +34,7 @@ def _np() -> Any:
     return numpy
 
 
-@cache
+@functools.cache
 def _sps() -> Any:
     """scipy.stats, imported when a test needs it (see _np)."""
     from scipy import stats
@@ -187,9 +187,10 @@ class Boot:
     to_agent_s: float = 0.0
     id: int = dataclasses.field(default=0, compare=False)
 
-    @property
+    @functools.cached_property
     def value(self) -> float:
-        """The boot's value: log of the mean of its runs."""
+        """The boot's value: log of the mean of its runs (computed once: a boot's runs never
+        change, a boot with one run more is another Boot)."""
         return math.log(statistics.fmean(self.runs))
 
 
@@ -240,15 +241,29 @@ def components(groups: Sequence[Sequence[Boot]]) -> Components:
     return Components(math.sqrt(max(0.0, var_b - var_w / r)), math.sqrt(var_w), r, int(df_b), int(df_w))
 
 
+def boot_variance(boots: Sequence[Boot]) -> tuple[float, int]:
+    """One group's sum of squares of boot values around their mean, and its degrees of freedom
+    ((0.0, 0) for fewer than two boots)."""
+    if len(boots) < 2:
+        return 0.0, 0
+    values = [b.value for b in boots]
+    m = statistics.fmean(values)
+    return sum((v - m) ** 2 for v in values), len(values) - 1
+
+
 def pooled_boot_variance(groups: Sequence[Sequence[Boot]]) -> tuple[float, int]:
     """Sum of squares of boot values around their group means, and its degrees of freedom."""
+    return pooled(boot_variance(boots) for boots in groups)
+
+
+def pooled(parts: Iterable[tuple[float, int]]) -> tuple[float, int]:
+    """Groups' sums of squares and degrees of freedom (boot_variance) added up, in their order:
+    the same sum whether each group's part was computed now or kept from before."""
     ss, df = 0.0, 0
-    for boots in groups:
-        values = [b.value for b in boots]
-        if len(values) > 1:
-            m = statistics.fmean(values)
-            ss += sum((v - m) ** 2 for v in values)
-            df += len(values) - 1
+    for part_ss, part_df in parts:
+        if part_df:
+            ss += part_ss
+            df += part_df
     return ss, df
 
 

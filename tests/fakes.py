@@ -381,7 +381,12 @@ class MemoryStore:
         self._builds: dict[int, list[SimpleNamespace]] = {}
         self._boots: dict[int, tuple[int, str]] = {}  # boot id -> (campaign, commit)
         self._boot_ends: dict[int, tuple[str, str]] = {}  # boot id -> (status, host)
-        self._runs: dict[int, list[tuple[int, str, dict[str, float]]]] = {}  # campaign -> (boot, commit, metrics)
+        # campaign -> (commit, boot) -> each run's metrics, the boots in the order of their first run
+        self._runs: dict[int, dict[tuple[str, int], list[dict[str, float]]]] = {}
+        self._run_count: dict[int, int] = {}
+        # boot -> the Boot last read (with its seq, values and facts, held): read again as it was,
+        # the same object, its value computed once
+        self._made: dict[int, tuple[int, tuple[float, ...], int, Boot, Any]] = {}
         self._decisions: dict[int, list[Decided]] = {}
         self._facts: dict[int, dict[str, Any]] = {}  # boot -> what its host did (Store: BootRow.facts)
 
@@ -425,24 +430,35 @@ class MemoryStore:
 
     def add_run(self, campaign_id: int, boot_id: int, commit: str, metrics: Mapping[str, float],
                 raw: Mapping[str, Any]) -> int:
-        runs = self._runs.setdefault(campaign_id, [])
-        runs.append((boot_id, commit, {m: float(v) for m, v in metrics.items()}))
-        return len(runs)
+        self._runs.setdefault(campaign_id, {}).setdefault((commit, boot_id), []).append(
+            {m: float(v) for m, v in metrics.items()})
+        self._run_count[campaign_id] = self._run_count.get(campaign_id, 0) + 1
+        return self._run_count[campaign_id]
 
     def boot_samples(self, campaign_id: int, metric: str, host: str | None = None,
                      legacy: bool = True, runs_per_boot: int | None = None) -> dict[str, list[Boot]]:
+        """Store.boot_samples' answer, each boot's runs looked at only when the boot counts (a
+        campaign simulated over several hosts reads its boots after every boot)."""
         by_boot: dict[tuple[str, int], list[float]] = {}
         hosts = None if host is None else ({host, ""} if legacy else {host})
-        for boot_id, commit, metrics in self._runs.get(campaign_id, []):
+        for (commit, boot_id), runs in list(self._runs.get(campaign_id, {}).items()):  # other slots add runs
             status, on = self._boot_ends.get(boot_id, ("booting", ""))
-            if metric in metrics and status != "lost" and (hosts is None or on in hosts):
-                by_boot.setdefault((commit, boot_id), []).append(metrics[metric])
+            if status == "lost" or (hosts is not None and on not in hosts):
+                continue
+            values = [metrics[metric] for metrics in runs if metric in metrics]
+            if values:
+                by_boot[(commit, boot_id)] = values
         need = runs_per_boot if runs_per_boot is not None else max(map(len, by_boot.values()), default=0)
         whole = sorted(((key, values) for key, values in by_boot.items()
                         if len(values) >= need or self._facts.get(key[1], {}).get("whole")), key=lambda kv: kv[0][1])
         out: dict[str, list[Boot]] = {}
         for seq, ((commit, boot), values) in enumerate(whole):
-            out.setdefault(commit, []).append(boot_from(seq, values, self._facts.get(boot, {}), boot))
+            facts = self._facts.get(boot, {})
+            made = self._made.get(boot)
+            if made is None or made[:3] != (seq, tuple(values), id(facts)):
+                made = (seq, tuple(values), id(facts), boot_from(seq, values, facts, boot), facts)
+                self._made[boot] = made
+            out.setdefault(commit, []).append(made[3])
         return out
 
     def add_decision(self, campaign_id: int, d: Decided) -> None:

@@ -36,7 +36,10 @@ inside the merge it names (its first parent good, the merge bad); right when the
 the culprit, the figures both campaigns' (the fake revert refuses a merge, as git's does).
 
 Every trial is its own seed, run in `--jobs` processes (2 by default: these machines' cores);
-the figures do not depend on how the trials are spread, and the wall time is printed.
+the figures do not depend on how the trials are spread, and the wall time is printed. The
+seeds are 0 to `--trials` - 1, or those `--seeds` names (e.g. `98`, `0-9`) to replay some
+campaigns alone; `--each` lists every engine trial (seed, answer with its confidence, steps,
+rounds, boots, builds).
 """
 
 from __future__ import annotations
@@ -126,6 +129,15 @@ class Trial:
     steps: int = 0  # the search's steps (revisits included)
     rounds: int = 0  # the search's rounds (a round measures up to S commits at once)
     refused: bool = False  # the endpoints' check refused the campaign
+    confidence: float = 0.0  # the answer's confidence
+
+
+def seeds(text: str) -> list[int]:
+    """A seed (`98`) or a range of them, both ends included (`0-9`)."""
+    first, dash, last = text.partition("-")
+    if not first.isdigit() or (dash and not last.isdigit()) or (dash and int(last) < int(first)):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a seed (e.g. 98) or a range of seeds (e.g. 0-9)")
+    return list(range(int(first), int(last or first) + 1))
 
 
 def history(rng: random.Random, noops: float) -> tuple[list[str], list[set[str]], list[int]]:
@@ -336,7 +348,7 @@ def engine_trial(case: Case, seed: int, drift_per_boot: float, slots: int = 1, w
              f"{out.outcome} {', '.join(str(index.get(x, x)) for x in out.candidates)}")
     answer = f"culprit {h.culprit}, answered {named} with confidence {out.confidence:.3f}"
     return Trial(right, confident and not right, not confident, builds, boots, sum(r.inherited for r in runs), seed,
-                 answer, steps, rounds)
+                 answer, steps, rounds, confidence=out.confidence)
 
 
 @dataclass(frozen=True)
@@ -429,15 +441,15 @@ def old_trial(case: Case, seed: int, drift_per_boot: float) -> Trial:
                  measurer.boots, 0, seed)
 
 
-def trials(fn: Callable[..., Trial], case: Case, count: int, drift_per_boot: float, jobs: int,
+def trials(fn: Callable[..., Trial], case: Case, chosen: list[int], drift_per_boot: float, jobs: int,
            slots: int = 1, **options: Any) -> list[Trial]:
-    """`count` seeded trials, in `jobs` processes: every trial is its own seed, so the results
-    do not depend on how they are spread."""
+    """A trial for each seed `chosen`, in `jobs` processes: every trial is its own seed, so the
+    results do not depend on how they are spread."""
     run = partial(_one, fn, case, drift_per_boot, slots, options)
-    if jobs <= 1:
-        return [run(seed) for seed in range(count)]
+    if jobs <= 1 or len(chosen) <= 1:
+        return [run(seed) for seed in chosen]
     with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(run, range(count), chunksize=max(1, min(25, count // (4 * jobs)))))
+        return list(pool.map(run, chosen, chunksize=max(1, min(25, len(chosen) // (4 * jobs)))))
 
 
 def _one(fn: Callable[..., Trial], case: Case, drift_per_boot: float, slots: int, options: dict[str, Any],
@@ -478,7 +490,11 @@ HEADER = (f"{'engine':<10} {'right':>11} {'rate':>6} {'95% CI':<16} {'wrong!':>6
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--trials", type=int, default=1000)
+    p.add_argument("--trials", type=int, default=1000, help="trials a row, seeds 0 to TRIALS - 1")
+    p.add_argument("--seeds", type=seeds, nargs="+", default=[],
+                   help="the trials' seeds instead (N or A-B, both included), e.g. 98 or 0-9")
+    p.add_argument("--each", action="store_true",
+                   help="list every engine trial: seed, answer and confidence, steps, rounds, boots, builds")
     p.add_argument("--cases", type=int, nargs="+", help="case numbers (1-based) to run; default all")
     p.add_argument("--slots", type=int, nargs="+", default=[1, 2, 4, 8], help="lab slots, one host each")
     p.add_argument("--history", type=source, nargs="+", default=[Source("linear")],
@@ -497,8 +513,9 @@ def main() -> int:
     if bool(a.repo) != bool(a.span):
         p.error("--repo and --range go together")
     sources = [repo_source(a.repo, a.span)] if a.repo else a.history
+    a.seeds = sorted({seed for chosen in a.seeds for seed in chosen}) or list(range(a.trials))
     started = time.monotonic()
-    print(f"{a.trials} seeded trials per row, {a.jobs} process(es); wrong!: wrong culprit with confidence >= "
+    print(f"{len(a.seeds)} seeded trials per row, {a.jobs} process(es); wrong!: wrong culprit with confidence >= "
           f"{HIGH_CONFIDENCE:.0%}; low: low confidence or no single answer (refused ones included); refused: the "
           f"endpoints' check refused the campaign; S slots on S fake hosts, each with its "
           f"own references; steps: the search's steps (revisits included), rounds: its rounds (S steps at most each), "
@@ -515,7 +532,7 @@ def main() -> int:
             continue
         print(f"\n{number}. endpoints only: {ecase.name}")
         case_started = time.monotonic()
-        ended = [endpoint_trial(ecase, seed) for seed in range(a.trials)]
+        ended = [endpoint_trial(ecase, seed) for seed in a.seeds]
         print(f"{endpoint_row(ended)} ({time.monotonic() - case_started:.0f} s)", flush=True)
     print(f"\ntotal {(time.monotonic() - started) / 60:.1f} min")
     return 0
@@ -535,12 +552,16 @@ def run_cases(a: argparse.Namespace, where: Source) -> None:
         per_boot = {k: case.drift / v if case.drift and v else 0.0 for k, v in boots_per_campaign.items()}
         for slots, first_parent in [(s, fp) for s in a.slots for fp in (False, True) if fp <= a.first_parent]:
             case_started = time.monotonic()
-            results = trials(engine_trial, case, a.trials, per_boot["engine"], a.jobs, slots, where=where,
+            results = trials(engine_trial, case, a.seeds, per_boot["engine"], a.jobs, slots, where=where,
                              first_parent=first_parent)
             if not case.drift and not boots_per_campaign["engine"]:
                 boots_per_campaign["engine"] = statistics.fmean(r.boots for r in results)
             print(f"{row(f'S={slots}' + (' fp' if first_parent else ''), results)} "
                   f"({time.monotonic() - case_started:.0f} s)", flush=True)
+            if a.each:
+                for r in results:
+                    print(f"{'':<10} seed {r.seed}: {r.answer or 'no answer'} (confidence {r.confidence!r}); "
+                          f"steps {r.steps}, rounds {r.rounds}, boots {r.boots}, builds {r.builds}")
             if a.misses:
                 for r in results:
                     if not r.right:
@@ -556,7 +577,7 @@ def run_cases(a: argparse.Namespace, where: Source) -> None:
             print(f"{'':<10} (drift {case.drift:.0%} over {boots_per_campaign['engine']:.0f} boots: "
                   f"{per_boot['engine']:.3%} per boot of a host)")
         if a.baseline and where.name == "linear":
-            old = trials(old_trial, case, a.trials, per_boot["old"], a.jobs)
+            old = trials(old_trial, case, a.seeds, per_boot["old"], a.jobs)
             if not case.drift and not boots_per_campaign["old"]:
                 boots_per_campaign["old"] = statistics.fmean(r.boots for r in old)
             print(row("old rule", old), flush=True)

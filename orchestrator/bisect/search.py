@@ -136,13 +136,17 @@ class Search:
     # ---- the evidence ----------------------------------------------------------------------
 
     def judged(self) -> tuple[dict[str, float], set[str]]:
-        """Every decided commit's log likelihood ratio of being bad, and the untestable ones
+        """Every decided candidate's log likelihood ratio of being bad, and the untestable ones
         (skipped for a fault, apart from both references, or still unclear at TOTAL_CAP x
-        max_boots_per_commit boots)."""
+        max_boots_per_commit boots). Commits decided outside this search's range (by the
+        campaign's search, when this one looks for another step) weigh nothing in its
+        posterior: they are left out."""
         last = latest(self.store.decisions(self.campaign_id))
         llr: dict[str, float] = {}
         untestable: set[str] = set()
         for commit, d in last.items():
+            if commit not in self.dag.index:
+                continue
             if d.basis in (Basis.BUILD_FAILED, Basis.WORKLOAD_FAILED, Basis.APART) or (
                     d.basis is Basis.BOOT_FAILED and d.verdict == Verdict.SKIP):
                 untestable.add(commit)
@@ -163,7 +167,7 @@ class Search:
         keeps the verdict it was given."""
         total, seen = 0.0, False
         for host in self.lab.hosts:
-            if host.judge.evidence().get(commit):
+            if host.judge.booted(commit):
                 odds = host.judge.odds(self.good, self.bad, commit)
                 if odds is not None:
                     total, seen = total + llr_of(p_bad(odds, self.threshold)), True
@@ -175,7 +179,7 @@ class Search:
         return llr_of(d.confidence if d.verdict == Verdict.BAD else 1 - d.confidence)
 
     def boots(self, commit: str) -> int:
-        return sum(len(h.judge.evidence().get(commit, [])) for h in self.lab.hosts)
+        return sum(h.judge.booted(commit) for h in self.lab.hosts)
 
     def unfinished(self) -> list[str]:
         """History booted but never decided: a visit under way when the controller stopped."""
@@ -285,7 +289,7 @@ class Search:
         side, and sends the search back when it was wrong), a revisit with one boot more at least
         and rounds.REVISIT_ERROR (never looser than the campaign's error)."""
         last = latest(self.store.decisions(self.campaign_id)).get(commit)
-        have = len(judge.evidence().get(commit, []))
+        have = judge.booted(commit)
         cap = min(have + self.c.max_boots_per_commit, TOTAL_CAP * self.c.max_boots_per_commit)
         if last is None:
             d = self.visit(judge, commit, Role.STEP, self.c.boots_per_commit, max(cap, 1), max(self.error, VISIT_ERROR))
@@ -328,18 +332,17 @@ class Search:
         chosen: list[Any] = [None, 0]  # the odds and boots of the commit the last boot was chosen on
 
         def next_boot() -> str | None:
-            boots = judge.evidence()
-            have = len(boots.get(commit, []))
+            have = judge.booted(commit)
             odds = judge.odds(good, bad, commit) if have else None
             v = visit(odds, have, min_boots, cap, error, self.threshold)
             if v is not Visit.MORE:
                 ended.append(self._ended(commit, role, v, odds, have, min_boots, error, judge.runs(commit)))
                 return None
-            target = Target.STEP if have < min_boots else next_boot_of(boots.get(good, []), boots.get(bad, []),
-                                                                       boots.get(commit, []))
+            target = Target.STEP if have < min_boots else next_boot_of(judge.boots_of(good), judge.boots_of(bad),
+                                                                       judge.boots_of(commit))
             key = {Target.STEP: commit, Target.GOOD: good, Target.BAD: bad}[target]
             chosen[:] = [odds, have]
-            return commit if key != commit and len(boots.get(key, [])) >= ref_cap else key
+            return commit if key != commit and judge.booted(key) >= ref_cap else key
 
         def booted(key: str) -> None:
             odds, have = chosen

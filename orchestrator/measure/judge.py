@@ -13,7 +13,10 @@ through `session`). What it owns:
 - the evidence: every candidate's boots on the current host (the boot is the unit of
   replication), read from the store once and then kept in step with what this judge stores
   (`boots`), without the boots the stray rule leaves out (`evidence`, docs/campaign.md "Quiet
-  host"); odds of a candidate against two references (`odds`);
+  host"); odds of a candidate against two references (`odds`), the noise pooled from each
+  candidate's boot variance; the evidence, the variances and the odds are made once and kept
+  until a run is added (a decision over a campaign's hundreds of decided commits asks for each
+  of them on every host);
 - interleaving (A B B A, `interleave`) and the references' refresh (`refresh`);
 - kernel images (`images`): a candidate whose image equals one already judged carries that
   verdict without a boot (measure/shell.py `inherited`);
@@ -36,12 +39,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from orchestrator.decisions import Decided, Role, moved
 from orchestrator.errors import BootFailed, BuildFailed, HostFailed, KernelFault, WorkloadFailed
 from orchestrator.ports import GuestSession, KernelArtifact, KernelBuilds, Measurer
-from orchestrator.stats import Boot, StepOdds, pooled_boot_variance, step_odds, stray_boots
+from orchestrator.stats import Boot, StepOdds, boot_variance, pooled, step_odds, stray_boots
 
 T = TypeVar("T")
 
@@ -95,6 +99,31 @@ def booted_words(metric: str, values: list[float]) -> str:
     return f"{metric} {statistics.median(values):.4g}" + (f" (median of {len(values)} runs)" if len(values) > 1 else "")
 
 
+@dataclass
+class _Kept:
+    """The evidence made from the boots `source` when `made` (its id and the runs added since it
+    was read): every candidate's boots without the stray ones, and what the decisions computed
+    on them, kept until a run is added (each group's boot variance, each candidate's odds)."""
+
+    made: tuple[int, int]
+    source: dict[str, list[Boot]]  # held: its id is not reused while this is kept
+    boots: dict[str, list[Boot]]
+    before: _Kept | None = None  # the evidence this one follows: its variances of unchanged candidates serve
+    odds: dict[tuple[str, str, str], StepOdds | None] = field(default_factory=dict)
+    _parts: dict[str, tuple[float, int]] | None = None
+
+    def parts(self) -> dict[str, tuple[float, int]]:
+        """Each candidate's boot variance (stats.boot_variance), in the order of the boots; a
+        candidate whose boots are those of the evidence before keeps its variance."""
+        if self._parts is None:
+            before = self.before._parts if self.before is not None and self.before._parts is not None else {}
+            old = self.before.boots if self.before is not None else {}
+            self._parts = {key: before[key] if key in before and old.get(key) == bs else boot_variance(bs)
+                           for key, bs in self.boots.items()}
+            self.before = None
+        return self._parts
+
+
 class Judge:
     """One campaign's measurements: `metric` measured `runs_per_boot` times per guest by
     `measurer`, kernels from `builder` (None for a comparison, which resolves its variants'
@@ -120,10 +149,12 @@ class Judge:
         # is up (`unplaced`)
         self.on: str | None = measurer.host
         self._unplaced = False
-        # the last evidence made, with the boots it was made from and their count of runs: every
-        # decision asks for it again, and at hundreds of boots finding the stray ones is most of
-        # a decision's time
-        self._evidence: tuple[tuple[int, int], dict[str, list[Boot]], dict[str, list[Boot]]] | None = None
+        # runs added to the boots since they were last read from the store (`_add`)
+        self._added = 0
+        # the last evidence made (`_Kept`), with the boots it was made from and their runs
+        # added: every decision asks for it again, and at hundreds of boots finding the stray
+        # ones is most of a decision's time
+        self._kept: _Kept | None = None
 
     # ---- the host ----------------------------------------------------------------------------
 
@@ -168,26 +199,44 @@ class Judge:
     def evidence(self) -> dict[str, list[Boot]]:
         """A snapshot of `boots` without the stray ones (stats.stray_boots): what every decision
         rests on."""
+        return {key: list(bs) for key, bs in self._made().boots.items()}
+
+    def _made(self) -> _Kept:
+        """The evidence of the boots as they are now: made again only once a run was added or
+        the boots were read again from the store."""
         with self._lock:  # only whole boots: one in flight, or cut short, is no evidence
             source = self.boots()
-            made = (id(source), sum(len(b.runs) for bs in source.values() for b in bs))  # runs are only ever added
-            if self._evidence is not None and self._evidence[0] == made:
-                return {key: list(bs) for key, bs in self._evidence[2].items()}
+            made = (id(source), self._added)
+            if self._kept is not None and self._kept.made == made:
+                return self._kept
             boots = {key: [b for b in bs if len(b.runs) >= self.runs_per_boot] for key, bs in source.items()}
         stray = stray_boots(boots)
         kept = {key: [b for b in bs if b.seq not in stray] for key, bs in boots.items()} if stray else boots
-        self._evidence = (made, source, kept)  # holding `source` keeps its id from being reused
-        return {key: list(bs) for key, bs in kept.items()}
+        last = self._kept  # the latest evidence whose variances were made (never a chain of them)
+        self._kept = _Kept(made, source, kept, last if last is None or last._parts is not None else last.before)
+        return self._kept
+
+    def booted(self, key: str) -> int:
+        """How many boots of `key` the evidence holds."""
+        return len(self._made().boots.get(key, ()))
+
+    def boots_of(self, key: str) -> list[Boot]:
+        """`key`'s boots in the evidence (a copy: one candidate's `evidence`)."""
+        return list(self._made().boots.get(key, ()))
 
     def runs(self, key: str) -> int:
-        return sum(len(b.runs) for b in self.evidence().get(key, []))
+        return sum(len(b.runs) for b in self._made().boots.get(key, ()))
 
     def odds(self, good: str, bad: str, key: str) -> StepOdds | None:
-        """`key`'s boots against the two references, the noise pooled over every other candidate."""
-        boots = self.evidence()
-        others = [bs for x, bs in boots.items() if x not in (good, bad, key)]
-        ss, df = pooled_boot_variance(others)
-        return step_odds(boots.get(good, []), boots.get(bad, []), boots.get(key, []), ss, df)
+        """`key`'s boots against the two references, the noise pooled over every other candidate;
+        computed once for the evidence as it is."""
+        kept = self._made()
+        asked = (good, bad, key)
+        if asked not in kept.odds:
+            ss, df = pooled(part for x, part in kept.parts().items() if x not in asked)
+            boots = kept.boots
+            kept.odds[asked] = step_odds(boots.get(good, []), boots.get(bad, []), boots.get(key, []), ss, df)
+        return kept.odds[asked]
 
     def _add(self, key: str, boot_id: int, new_boot: bool, value: float, busy: bool) -> None:
         """The run just stored, added to the boots as `Store.boot_samples` would read them: the
@@ -196,6 +245,7 @@ class Judge:
         brings its first run later, or a run belongs to a boot the cache no longer knows, the
         cache is read again from the store instead (only ever with several slots)."""
         boots = self.boots()
+        self._added += 1
         if new_boot and boot_id > self._last_boot_id:
             self._last_boot_id = boot_id
             self._seq_of[boot_id] = sum(len(bs) for bs in boots.values())
@@ -341,7 +391,7 @@ class Judge:
         keys = list(dict.fromkeys(keys))
         round_no = 0
         while True:
-            boots = self.evidence()
+            boots = self._made().boots
             have = {x: sum(1 for b in boots.get(x, []) if b.seq >= since) for x in keys}
             todo = [x for x in keys if have[x] < need]
             if not todo:
@@ -353,7 +403,7 @@ class Judge:
     def refresh(self, good: str, bad: str) -> None:
         """Boot both references again when REFRESH_AFTER boots passed since either's last one,
         the one that went first last time second (A B B A)."""
-        boots = self.evidence()
+        boots = self._made().boots
         last = max((b.seq for bs in boots.values() for b in bs), default=-1)
         latest = min(max((b.seq for b in boots.get(ref, [])), default=-1) for ref in (good, bad))
         if last - latest < REFRESH_AFTER:

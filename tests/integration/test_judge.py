@@ -14,6 +14,7 @@ from orchestrator.errors import WorkloadFailed
 from orchestrator.measure.evidence import boots_by_host
 from orchestrator.measure.judge import Judge
 from orchestrator.report.bisection import excluded
+from orchestrator.stats import pooled_boot_variance, step_odds
 from orchestrator.store import Store
 from tests.fakes import STALL, FakeBuilder, FakeMeasurer, FakeSession
 
@@ -193,3 +194,22 @@ def test_a_run_that_stalls_in_the_second_guest_too_fails_the_commits_workload(tm
     assert failed.value.timed_out and failed.value.detail_label == "the guest when the run was stopped"
     assert [b.status for b in store.boots(cid)] == ["stalled", "stalled"]
     assert [p for p, _ in events].count("stalled") == 1 and "booted" not in [p for p, _ in events]
+
+
+def test_a_candidates_odds_are_computed_once_until_a_run_is_added_and_equal_the_odds_from_scratch(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'j.db'}")
+    cid = store.new_campaign("odds", {})
+    good, bad, step, other = "a" * 40, "b" * 40, "c" * 40, "d" * 40
+    measurer = FakeMeasurer(value_of=lambda commit: 80.0 if commit in (bad, step) else 100.0, between=0.05, seed=3)
+    judge = Judge(cid, store, FakeBuilder(), measurer, "iops", 3)
+    judge.interleave([good, bad, step, other], 3)
+    odds = judge.odds(good, bad, step)
+    boots = judge.evidence()
+    ss, df = pooled_boot_variance([bs for key, bs in boots.items() if key not in (good, bad, step)])
+    assert odds == step_odds(boots[good], boots[bad], boots[step], ss, df) and df == 2
+    assert judge.odds(good, bad, step) is odds and judge.booted(step) == 3
+    judge.boot_once(other)
+    again = judge.odds(good, bad, step)
+    boots = judge.evidence()
+    ss, df = pooled_boot_variance([bs for key, bs in boots.items() if key not in (good, bad, step)])
+    assert again is not odds and again == step_odds(boots[good], boots[bad], boots[step], ss, df) and df == 3

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench.bisect_accuracy.__main__ import CASES, Source, engine_trial, entry, noise
+from bench.bisect_accuracy.__main__ import CASES, Source, engine_trial, entry, noise, seeds, trials
 from tests.fakes import FakeVcs
 
 
@@ -17,6 +17,22 @@ def test_noise_levels_are_read_in_percent_and_bad_ones_name_the_form():
         noise("13")
     with pytest.raises(argparse.ArgumentTypeError, match="from 0 to 100"):
         noise("130/2")
+
+
+def test_seeds_are_one_or_a_range_with_both_ends_and_bad_ones_name_the_form():
+    assert seeds("98") == [98]
+    assert seeds("0-3") == [0, 1, 2, 3]
+    for bad in ("x", "3-1", "-2", "1-"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected a seed"):
+            seeds(bad)
+
+
+def test_a_trial_chosen_by_its_seed_is_the_trial_of_that_seed_in_a_whole_row():
+    where = Source("kernel:300", kernel=300)
+    alone = trials(engine_trial, CASES[0], [2], 0.0, 1, 1, where=where)
+    row = trials(engine_trial, CASES[0], [0, 1, 2], 0.0, 1, 1, where=where)
+    assert [t.seed for t in alone] == [2] and alone[0] == row[2]
+    assert alone[0].confidence > 0
 
 
 def test_the_entry_of_a_culprit_on_a_topic_branch_is_the_main_line_merge_that_brought_it_in():

@@ -8,6 +8,7 @@ import pytest
 from orchestrator.stats import (
     Boot,
     Stray,
+    boot_variance,
     boots_needed,
     compare_boots,
     compare_pooled,
@@ -18,6 +19,8 @@ from orchestrator.stats import (
     median_ci,
     noise_cov,
     p_less,
+    pooled,
+    pooled_boot_variance,
     reps_to_detect,
     robust_cov,
     step_odds,
@@ -214,3 +217,20 @@ def test_a_step_on_a_level_host_is_judged_as_the_level_model_judges_it() -> None
     assert weight < 0.25
     assert abs(averaged.p_bad - level.p_bad) <= weight
     assert averaged.p_bad < 0.1
+
+
+def test_the_noise_pooled_from_kept_group_parts_is_bit_for_bit_the_noise_pooled_from_the_boots():
+    rng = random.Random(5)
+    groups = {f"c{i}": [Boot(10 * i + j, tuple(rng.gauss(100, 8) for _ in range(3))) for j in range(rng.randint(0, 5))]
+              for i in range(40)}
+    parts = {key: boot_variance(bs) for key, bs in groups.items()}
+    for left_out in [(), ("c1", "c2", "c3"), ("c0", "c39", "c17")]:
+        from_boots = pooled_boot_variance([bs for key, bs in groups.items() if key not in left_out])
+        assert pooled(part for key, part in parts.items() if key not in left_out) == from_boots  # ==, not approx
+    assert boot_variance(groups["c0"][:1]) == (0.0, 0)
+
+
+def test_a_boots_value_is_the_log_of_its_runs_mean_and_a_boot_with_another_run_is_another_value():
+    boot = Boot(0, (90.0, 110.0))
+    assert boot.value == math.log(100.0) and boot.value is boot.value
+    assert Boot(0, (*boot.runs, 130.0)).value == math.log(110.0)
