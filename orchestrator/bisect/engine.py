@@ -274,17 +274,9 @@ class Bisection:
                 f"the culprit {culprit[:12]}'s kernel image is identical to its parent {parent[:12]}'s: a commit "
                 "that changes nothing cannot be the culprit")), CulpritPairs()
         rechecked = {d.commit for d in self.store.decisions(self.campaign_id) if d.role is Role.RECHECK}
-        # a merge is the first bad commit only when every parent is good: its confirmation measures
-        # it against its first parent alone, so a wrong good verdict on a merged branch (one noisy
-        # pair of boots) would name the merge; the verdicts that cleared its other parents are
-        # re-examined once first
-        cleared = self._own_judgements([x for p in self.search.dag.parents.get(culprit, ()) if p != parent
-                                        for x in self._cleared(judged, p)])
-        merged = [x for x in cleared if x not in rechecked and x not in (good, bad)]
-        if merged:
-            return Doubts(merged, Doubt.MERGE, (
-                f"the candidate {culprit[:12]} is a merge: the good verdicts on its merged branch are re-examined "
-                f"before it is named ({', '.join(x[:12] for x in merged)})")), CulpritPairs()
+        merged = self._merge_doubt(judged, culprit, parent, {good, bad} | rechecked)
+        if merged.commits:
+            return merged, CulpritPairs()
         moved = []
         for d in judged:
             if d.inherited or d.commit in (good, bad) or d.commit in rechecked:
@@ -343,6 +335,20 @@ class Bisection:
         # nearest: no other blamed commit between the culprit and it
         blamed = [x for x in blamed if not any(y != x and self.vcs.is_ancestor(y, x) for y in blamed)]
         return self._own_judgements([*blamed, *self._cleared(judged, parent), culprit, parent])
+
+    def _merge_doubt(self, judged: list[Decided], culprit: str, parent: str, settled: set[str]) -> Doubts:
+        """A merge is the first bad commit only when every parent is good, and its confirmation
+        measures it against its first parent alone: a wrong good verdict on a merged branch (one
+        noisy pair of boots) would name the merge. The verdicts that cleared its other parents,
+        unless `settled` (the references, or re-examined already), are re-examined first."""
+        cleared = self._own_judgements([x for p in self.search.dag.parents.get(culprit, ()) if p != parent
+                                        for x in self._cleared(judged, p)])
+        merged = [x for x in cleared if x not in settled]
+        if not merged:
+            return Doubts()
+        return Doubts(merged, Doubt.MERGE, (
+            f"the candidate {culprit[:12]} is a merge: the good verdicts on its merged branch are re-examined "
+            f"before it is named ({', '.join(x[:12] for x in merged)})"))
 
     def _cleared(self, judged: list[Decided], parent: str) -> list[str]:
         """The nearest good verdicts that made `parent` good: at or after it, no other after them."""
