@@ -53,6 +53,9 @@ def run(a: argparse.Namespace) -> int:
                 + (" (timed out)" if result.timed_out else ""),
                 file=sys.stderr,
             )
+            if result.stall:
+                print("vmbisect: the guest when the command was stopped:\n  " + "\n  ".join(result.stall),
+                      file=sys.stderr)
     finally:
         pool.close()
         if a.console and console_log is not None and console_log.exists():
