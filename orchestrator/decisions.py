@@ -29,7 +29,8 @@ JUDGED = (Verdict.GOOD, Verdict.BAD)
 class Role(StrEnum):
     """good / bad: the endpoints' check; step: a bisection step; recheck: a step re-examined;
     confirm / revert: the culprit against its parent, the tip with it reverted against the tip;
-    host: the campaign moved to another host."""
+    ends: a range left by a regression's steps, its newer end against its older one on fresh
+    boots before it is searched for another step; host: the campaign moved to another host."""
 
     GOOD = "good"
     BAD = "bad"
@@ -37,6 +38,7 @@ class Role(StrEnum):
     RECHECK = "recheck"
     CONFIRM = "confirm"
     REVERT = "revert"
+    ENDS = "ends"
     HOST = "host"
     CANDIDATE = "candidate"  # a set bisection's candidate (good + a set of changes) judged
 

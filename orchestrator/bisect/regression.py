@@ -47,7 +47,15 @@ from orchestrator.direction import Direction
 from orchestrator.errors import BootFailed, BuildFailed, KernelFault
 from orchestrator.measure.judge import CampaignStore, Judge
 from orchestrator.measure.judges import Judges
-from orchestrator.measure.pairs import Sequential, measure_pair, pair_since, pair_state, settled
+from orchestrator.measure.pairs import (
+    PAIR_MIN_BOOTS,
+    Sequential,
+    fresh,
+    measure_pair,
+    pair_since,
+    pair_state,
+    settled,
+)
 from orchestrator.results import BisectOutcome, PairResult, RegressionStep, StepsEnd
 from orchestrator.stats import TwoSample, compare_pooled, pooled_boot_variance
 
@@ -235,7 +243,11 @@ class Regression:
         ends = self._ends(lo, hi)
         if ends is None or not worth_searching(share(ends, gap), self.c.steps.min_share):
             return None
-        part = share(ends, gap)
+        part = self._fresh_ends(lo, hi, gap)
+        if part is None:
+            notes.append(f"{lo[:12]}..{hi[:12]} looked like {share(ends, gap).describe()} of the regression, but its "
+                         "ends measured again on fresh boots do not surely differ: not searched")
+            return None
         self.emit("steps", hi, message=f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression: "
                                         "searching it for another step")
         search = Search(self.c, self.store, self.campaign_id, self.vcs, lo, hi, self.lab, self.error,
@@ -253,6 +265,48 @@ class Regression:
         own = self._pooled(parent, commit) or t  # every boot of both: the search's and the pair's
         step_share = share(own, gap)
         return step_of(commit, parent, step_share, own, False, self._alone(own)), step_share
+
+    def _fresh_ends(self, lo: str, hi: str, gap: TwoSample) -> Share | None:
+        """`hi` against `lo` on fresh boots of their own, interleaved (measure/pairs.py), as a part
+        of `gap`, when they surely differ towards bad by a part worth a search; else None. The
+        ends' older boots are the ones that made the culprit's share look partial (a parent that
+        read low makes both the culprit's change and the range before it look like a part), and a
+        search of a range with no step in it only ends at its round limit. One boot pair at a time
+        until the pair differs at the campaign's error (from PAIR_MIN_BOOTS boots a side), the
+        part is surely below min_share, or the pair is at max_boots_per_commit. Stored as an
+        `ends` decision."""
+        judge, cap, min_share = self.judge, self.c.max_boots_per_commit, self.c.steps.min_share
+        since = pair_since(self.store, self.campaign_id, judge, Role.ENDS, hi)
+        self.emit("steps", hi, message=f"{lo[:12]}..{hi[:12]} may carry a part of the regression: its ends booted "
+                                        "again against each other before a search")
+
+        def now() -> tuple[TwoSample | None, int]:
+            a, b = fresh(judge, [lo, hi], since)
+            ss, df = pooled_boot_variance([bs for x, bs in judge.evidence().items() if x not in (lo, hi)])
+            return compare_pooled(a, b, ss, df), min(len(a), len(b))
+
+        def differ(t: TwoSample | None, n: int) -> bool:
+            return t is not None and n >= PAIR_MIN_BOOTS and t.p < self.error and worth_searching(share(t, gap), min_share)
+
+        def done() -> bool:
+            t, n = now()
+            return n >= cap or differ(t, n) or (t is not None and share(t, gap).high < min_share)
+
+        try:
+            measure_pair(judge, lo, hi, since, Sequential(done))
+        except (BuildFailed, BootFailed, KernelFault) as exc:
+            why = f"range's ends {PairVerdict.CANNOT_TELL}: could not be measured: {exc}"[:500]
+            self.store.add_decision(self.campaign_id, Decided(hi, Role.ENDS, PairVerdict.CANNOT_TELL, why, 0.0, 0))
+            return None
+        t, n = now()
+        verdict = (PairVerdict.CONFIRMED if differ(t, n) else PairVerdict.NOT_SEEN
+                   if t is not None and share(t, gap).high < min_share else PairVerdict.CANNOT_TELL)
+        text = (f"{hi[:12]} against {lo[:12]} {t.describe()}: {share(t, gap).describe()} of the regression"
+                if t is not None else "too few boots to compare")
+        self.store.add_decision(self.campaign_id, Decided(hi, Role.ENDS, verdict, f"range's ends {verdict}: {text}",
+                                                     1 - t.p if t else 0.0, t.n_b if t else 0))
+        self.emit("steps", hi, message=f"range's ends {verdict}: {text}")
+        return share(t, gap) if t is not None and verdict is PairVerdict.CONFIRMED else None
 
     def _confirm_step(self, commit: str, parent: str, lo: str, hi: str,
                       prior: float) -> TwoSample | None:

@@ -199,15 +199,16 @@ def row_boots(decisions: Sequence[Decided], at: int, boots: Mapping[str, list[Bo
     without a boot); for the endpoints and a step, its commit's boots up to the runs it was
     decided on (the endpoint check's 2+2 stay 2+2 when the references are booted again later:
     those boots belong to the steps that asked for them); for the confirmation, the culprit's
-    boots of its pair (from its `measuring` decision on, as many as it counted); for the revert,
-    the reverted kernel's boots of its pair (a commit bisection's revert decision names the
-    culprit: its kernel is the one booted in the pair that no decision names; a set bisection's
-    names the kernel itself); otherwise every boot of its commit."""
+    boots of its pair (from its `measuring` decision on, as many as it counted), and so for a
+    range's ends (its newer end's); for the revert, the reverted kernel's boots of its pair (a
+    commit bisection's revert decision names the culprit: its kernel is the one booted in the
+    pair that no decision names; a set bisection's names the kernel itself); otherwise every
+    boot of its commit."""
     d = decisions[at]
     if d.inherited:
         return []
     mine = list(boots.get(d.commit, []))
-    if d.role in (Role.CONFIRM, Role.REVERT):
+    if d.role in (Role.CONFIRM, Role.REVERT, Role.ENDS):
         since = next((x.since for x in reversed(decisions[:at])
                       if x.role is d.role and x.commit == d.commit and x.basis is Basis.MEASURING), None)
         if since is None:

@@ -247,6 +247,12 @@ CASES = [
          # a share's 95% interval misses the truth in about one campaign of twenty (bench/bisect_steps):
          # seed 1's did since the steps between are judged by the threshold (c16 from 0.65 up, truth 0.64)
          campaign={"metric": {"name": "iops", "direction": "higher", "threshold": "-15%"}}, seed=2),
+    Case("a one-step regression whose parent read low for its first boots looks like part of it: the range before "
+         "it, measured again on fresh boots, does not differ and is not searched",
+         Expect("found", "c12", confirmation="confirmed", revert=RESTORES, high_confidence=True, steps=("c12",),
+                crossed="c12", steps_end="not_found", reason=r"^range's ends not seen: ",
+                note=r"ends measured again on fresh boots do not surely differ: not searched"),
+         misread={"c11": (9, 0.92)}, seed=2),
     Case("steps: first stops at the culprit of a two-step regression and says it carries part of it",
          Expect("found", "c16", confirmation="confirmed", revert=RESTORES, high_confidence=True, steps=("c16",),
                 crossed="c16", steps_end="first", note=""),
