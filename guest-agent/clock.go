@@ -77,9 +77,30 @@ func kmsgLines(records string, keep func(message string) bool) []string {
 		if err != nil {
 			continue
 		}
-		out = append(out, fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, message))
+		out = append(out, fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, unescapeKmsg(message)))
 	}
 	return out
+}
+
+// unescapeKmsg turns the kernel's \xNN escapes of /dev/kmsg back into the characters, as dmesg
+// prints them ("ACPI: \x5c_SB_.LNKB" is "ACPI: \_SB_.LNKB"); an escaped byte that is not
+// printable ASCII stays escaped.
+func unescapeKmsg(message string) string {
+	if !strings.Contains(message, `\x`) {
+		return message
+	}
+	var out strings.Builder
+	for i := 0; i < len(message); i++ {
+		if i+3 < len(message) && message[i] == '\\' && message[i+1] == 'x' {
+			if b, err := strconv.ParseUint(message[i+2:i+4], 16, 8); err == nil && b >= 0x20 && b < 0x7f {
+				out.WriteByte(byte(b))
+				i += 3
+				continue
+			}
+		}
+		out.WriteByte(message[i])
+	}
+	return out.String()
 }
 
 func clockMessage(message string) bool {

@@ -70,3 +70,19 @@ func TestClockLogReadsTheLiveKernelLogToItsEndWithoutBlocking(t *testing.T) {
 		t.Fatal("nil instead of a list")
 	}
 }
+
+func TestKmsgLinesUnescapeWhatTheKernelEscapedAsDmesgDoes(t *testing.T) {
+	// /dev/kmsg escapes a backslash and every unprintable byte as \xNN (kernel/printk/printk.c)
+	records := strings.Join([]string{
+		`6,90,1200000,-;ACPI: \x5c_SB_.LNKB: Enabled at IRQ 10`,
+		`4,91,1300000,-;bad byte \x07 kept, a literal \x5cx41 stays text`,
+	}, "\n")
+	got := kmsgLines(records, func(string) bool { return true })
+	want := []string{
+		`[    1.200000] ACPI: \_SB_.LNKB: Enabled at IRQ 10`,
+		`[    1.300000] bad byte \x07 kept, a literal \x41 stays text`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
