@@ -34,7 +34,7 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from orchestrator.backends.gitlog import BisectState
 from orchestrator.bisect.posterior import NOISELESS, Dag, Mark, bisect_log, llr_of
@@ -115,6 +115,23 @@ def latest(decisions: Iterable[Decided]) -> dict[str, Decided]:
     return out
 
 
+def source(commit: str, last: Mapping[str, Decided]) -> str:
+    """The commit whose boots carry `commit`'s latest verdict in `last`: itself when it was
+    measured, else the commit it inherited the verdict from (the same kernel image), followed
+    while that one's latest verdict is inherited too. Commits of one image measured at once on
+    several slots each keep boots of their own; a revisit of one of them then inherits another's
+    verdict, and the posterior must read, and a revisit boot, the commit at the end of that
+    chain (reading the middle one's boots, which no revisit adds to, kept a 50,000-commit
+    campaign at its round limit)."""
+    seen = {commit}
+    d = last.get(commit)
+    while d is not None and d.inherited and d.inherited_from and d.inherited_from not in seen:
+        commit = d.inherited_from
+        seen.add(commit)
+        d = last.get(commit)
+    return commit
+
+
 def decided(commit: str, role: Role, d: Decision, samples: int) -> Decided:
     return Decided(commit, role, d.verdict, d.reason, d.confidence, samples, d.basis)
 
@@ -153,8 +170,8 @@ class Search:
             elif d.basis is Basis.BOOT_FAILED:
                 llr[commit] = NOISELESS
             elif d.inherited:
-                source = d.inherited_from
-                llr[commit] = {self.good: -NOISELESS, self.bad: NOISELESS}.get(source) or self.llr(source, last)
+                carrier = source(commit, last)
+                llr[commit] = {self.good: -NOISELESS, self.bad: NOISELESS}.get(carrier) or self.llr(carrier, last)
             else:
                 llr[commit] = self.llr(commit, last)
                 if d.basis is Basis.AMBIGUOUS and self.boots(commit) >= TOTAL_CAP * self.c.max_boots_per_commit:
@@ -263,14 +280,13 @@ class Search:
         self._parallel(picks)
 
     def measured_as(self, commit: str, last: dict[str, Decided]) -> str:
-        """The commit whose boots carry `commit`'s verdict: the one it inherited it from (the same
-        kernel image) when that is not an endpoint, else itself. Picking an inherited commit again
+        """The commit whose boots carry `commit`'s verdict (`source`: the one it inherited it from,
+        the same kernel image, followed to the commit measured) when that is not an endpoint,
+        else itself. Picking an inherited commit again
         means more boots of its image: a revisit of the commit measured (re-deciding the
         inherited one would add no evidence, and the posterior would pick it forever)."""
-        d = last.get(commit)
-        if d is not None and d.inherited and d.inherited_from and d.inherited_from not in (self.good, self.bad):
-            return d.inherited_from
-        return commit
+        carrier = source(commit, last)
+        return commit if carrier in (self.good, self.bad) else carrier
 
     def _parallel(self, picks: list[str]) -> None:
         """Each pick on a free slot of the lab of judges; a pick whose host failed goes to the

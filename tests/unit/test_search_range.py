@@ -26,3 +26,25 @@ def test_a_search_inside_the_campaigns_range_weighs_only_the_commits_of_its_own_
     assert search.judged() == ({shas[5]: NOISELESS}, {shas[6]})
     whole = Search(c, store, cid, FakeVcs(shas), shas[0], shas[9], Judges.of(judge), 0.01, lambda *a, **k: None)
     assert whole.judged() == ({shas[2]: NOISELESS, shas[5]: NOISELESS}, {shas[1], shas[6]})
+
+
+def test_a_verdict_inherited_from_an_inherited_one_reads_and_revisits_the_commit_measured():
+    # one kernel image measured at once on two slots (shas[4] and shas[5]); a revisit of shas[5]
+    # then inherited shas[4]'s verdict, and shas[6] had inherited shas[5]'s before
+    shas = [f"{i:040x}" for i in range(10)]
+    c = parse_campaign({"name": "chain", "repository": "/nonexistent", "good": shas[0], "bad": shas[9],
+                        "workload": "sim", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
+    store = MemoryStore()
+    cid = store.new_campaign("chain", {})
+    judge = Judge(cid, store, FakeBuilder(), FakeMeasurer(lambda x: 85.0 if x == shas[9] else 100.0, between=0.03),
+                  "iops", 3)
+    for commit in (shas[0], shas[9], shas[0], shas[9], shas[4], shas[4], shas[4], shas[5]):
+        judge.boot_once(commit)
+    store.add_decision(cid, Decided(shas[4], Role.STEP, Verdict.GOOD, "measured", 0.99, 9, Basis.MEASURED))
+    store.add_decision(cid, Decided(shas[6], Role.STEP, Verdict.GOOD, "same image", 0.9, 0, Basis.INHERITED, shas[5]))
+    store.add_decision(cid, Decided(shas[5], Role.STEP, Verdict.GOOD, "same image", 0.99, 0, Basis.INHERITED, shas[4]))
+    search = Search(c, store, cid, FakeVcs(shas), shas[0], shas[9], Judges.of(judge), 0.01, lambda *a, **k: None)
+    llr, _ = search.judged()
+    assert llr[shas[6]] == llr[shas[5]] == llr[shas[4]] != search.llr(shas[5], {})
+    last = {d.commit: d for d in store.decisions(cid)}
+    assert search.measured_as(shas[6], last) == search.measured_as(shas[5], last) == shas[4]
