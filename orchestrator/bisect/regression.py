@@ -25,7 +25,7 @@ import math
 from typing import Any, Callable, Protocol
 
 from orchestrator.bisect.posterior import llr_of
-from orchestrator.bisect.search import Search, SearchEnd
+from orchestrator.bisect.search import GiveUp, Search, SearchEnd
 from orchestrator.bisect.search import latest as search_latest
 from orchestrator.bisect.steps import (
     Share,
@@ -58,6 +58,10 @@ from orchestrator.measure.pairs import (
 )
 from orchestrator.results import BisectOutcome, PairResult, RegressionStep, StepsEnd
 from orchestrator.stats import TwoSample, compare_pooled, pooled_boot_variance
+
+# A search for another step gives up once this many of its visits in a row ended ambiguous or
+# apart from both its ends at their caps (search.GiveUp).
+UNPLACED = 4
 
 
 class Repo(Protocol):
@@ -251,8 +255,13 @@ class Regression:
         self.emit("steps", hi, message=f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression: "
                                         "searching it for another step")
         search = Search(self.c, self.store, self.campaign_id, self.vcs, lo, hi, self.lab, self.error,
-                        self.emit)
+                        self.emit, give_up=GiveUp(UNPLACED, len(self.store.decisions(self.campaign_id))))
         end = self.crossing(search.run(), lo, hi)
+        if end.outcome is not BisectOutcome.FOUND and search.unplaced():
+            notes.append(f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression, but its last {UNPLACED} "
+                         "commits measured were ambiguous or apart from both its ends at their caps: no step there, or "
+                         "one too small for the noise; not searched further")
+            return None
         if end.outcome is not BisectOutcome.FOUND:
             notes.append(f"{lo[:12]}..{hi[:12]} carries {part.describe()} of the regression, but its search named no "
                          f"single commit ({end.outcome.value.replace('_', ' ')})")

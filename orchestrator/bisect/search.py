@@ -95,6 +95,18 @@ class Vcs(History, Protocol):
 
 
 @dataclass(frozen=True)
+class GiveUp:
+    """When a search ends without an answer, beside its round limit: once the last `visits` of
+    its visits, counted from the campaign's decision number `after` on, all ended ambiguous or
+    apart from both references at their caps (the ends of a search for another step of a
+    regression cannot place its range's commits: there is no step, or one too small for the
+    noise)."""
+
+    visits: int
+    after: int
+
+
+@dataclass(frozen=True)
 class SearchEnd:
     """The search's answer: its `outcome` found (`culprit`), only_skipped (`candidates`,
     untestable), or inconclusive (no commit left to measure while the posterior is still split)."""
@@ -141,7 +153,7 @@ class Search:
 
     def __init__(self, campaign: Campaign, store: CampaignStore, campaign_id: int, vcs: History, good: str,
                  bad: str, lab: Judges, error: float, emit: Callable[..., None], threshold: float | None = None,
-                 build_cpus: Sequence[int] = ()) -> None:
+                 build_cpus: Sequence[int] = (), give_up: GiveUp | None = None) -> None:
         self.c, self.store, self.campaign_id, self.vcs = campaign, store, campaign_id, vcs
         self.good, self.bad, self.lab, self.error, self.emit = good, bad, lab, error, emit
         self.threshold = threshold  # a commit apart from both references is judged against it
@@ -149,6 +161,7 @@ class Search:
         self._lock = threading.Lock()
         self.steps = sum(1 for d in store.decisions(campaign_id) if d.role is Role.STEP)
         self.build_cpus = tuple(build_cpus)  # the lab's CPUs for building ahead (none: no build-ahead)
+        self.give_up = give_up
 
     # ---- the evidence ----------------------------------------------------------------------
 
@@ -211,6 +224,15 @@ class Search:
         llr, untestable = self.judged()
         return next_move(self.dag, llr, max(1, self.lab.slots), self.error, untestable, nominate=nominate)
 
+    def unplaced(self) -> bool:
+        """The search gives up (`give_up`): its last visits all ended ambiguous or apart."""
+        if self.give_up is None:
+            return False
+        mine = [d for d in self.store.decisions(self.campaign_id)[self.give_up.after:]
+                if d.role is Role.STEP and d.commit in self.dag.index]
+        last = mine[-self.give_up.visits:]
+        return len(last) == self.give_up.visits and all(d.basis in (Basis.AMBIGUOUS, Basis.APART) for d in last)
+
     def found(self, m: Move) -> SearchEnd:
         if m.act is Act.CONFIRM:
             return SearchEnd(BisectOutcome.FOUND, m.culprit, mass=m.mass)
@@ -257,7 +279,7 @@ class Search:
             self.round(pending[:max(1, self.lab.slots)])
         for _ in range(MAX_SEARCH_ROUNDS):
             m = self.move(nominate)
-            if m.act is not Act.SEARCH or not m.picks:
+            if m.act is not Act.SEARCH or not m.picks or self.unplaced():
                 return self.found(m)
             self.emit("round", message=f"{len(m.picks)} commit(s) on {self.lab.slots} slot(s); the likeliest culprit "
                                        f"holds {m.mass:.1%}")
