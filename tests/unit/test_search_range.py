@@ -4,7 +4,7 @@ inside the campaign's: the search for another step of a regression."""
 from __future__ import annotations
 
 from orchestrator.bisect.posterior import NOISELESS
-from orchestrator.bisect.search import Search
+from orchestrator.bisect.search import GiveUp, Search
 from orchestrator.campaign.file import parse_campaign
 from orchestrator.decisions import Basis, Decided, Role, Verdict
 from orchestrator.measure.judge import Judge
@@ -48,3 +48,33 @@ def test_a_verdict_inherited_from_an_inherited_one_reads_and_revisits_the_commit
     assert llr[shas[6]] == llr[shas[5]] == llr[shas[4]] != search.llr(shas[5], {})
     last = {d.commit: d for d in store.decisions(cid)}
     assert search.measured_as(shas[6], last) == search.measured_as(shas[5], last) == shas[4]
+
+
+def test_a_search_given_up_after_visits_in_a_row_its_ends_cannot_place_counts_only_its_own_visits():
+    shas = [f"{i:040x}" for i in range(12)]
+    c = parse_campaign({"name": "give-up", "repository": "/nonexistent", "good": shas[0], "bad": shas[11],
+                        "workload": "sim", "metric": {"name": "iops", "direction": "higher", "threshold": "-10%"}})
+    store = MemoryStore()
+    cid = store.new_campaign("give-up", {})
+    judge = Judge(cid, store, FakeBuilder(), FakeMeasurer(), "iops", 3)
+
+    def visit(i: int, basis: Basis) -> None:
+        store.add_decision(cid, Decided(shas[i], Role.STEP, Verdict.SKIP if basis in (Basis.AMBIGUOUS, Basis.APART)
+                                        else Verdict.GOOD, "visit", 0.0, 24, basis))
+
+    for i in (6, 7):  # the campaign's own search, before this one began
+        visit(i, Basis.AMBIGUOUS)
+    search = Search(c, store, cid, FakeVcs(shas), shas[3], shas[11], Judges.of(judge), 0.01, lambda *a, **k: None,
+                    give_up=GiveUp(3, len(store.decisions(cid))))
+    visit(8, Basis.APART)
+    visit(1, Basis.AMBIGUOUS)  # outside its range
+    visit(9, Basis.AMBIGUOUS)
+    assert not search.unplaced()  # two of its own so far; the earlier ones do not count
+    visit(5, Basis.MEASURED)
+    visit(10, Basis.AMBIGUOUS)
+    visit(4, Basis.AMBIGUOUS)
+    assert not search.unplaced()  # a commit it placed breaks the run
+    visit(8, Basis.APART)
+    assert search.unplaced()
+    assert not Search(c, store, cid, FakeVcs(shas), shas[3], shas[11], Judges.of(judge), 0.01,
+                      lambda *a, **k: None).unplaced()  # the campaign's own search never gives up so
