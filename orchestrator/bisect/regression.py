@@ -50,7 +50,6 @@ from orchestrator.measure.judges import Judges
 from orchestrator.measure.pairs import (
     PAIR_MIN_BOOTS,
     Sequential,
-    fresh,
     measure_pair,
     pair_since,
     pair_state,
@@ -290,9 +289,8 @@ class Regression:
                                         "again against each other before a search")
 
         def now() -> tuple[TwoSample | None, int]:
-            a, b = fresh(judge, [lo, hi], since)
-            ss, df = pooled_boot_variance([bs for x, bs in judge.evidence().items() if x not in (lo, hi)])
-            return compare_pooled(a, b, ss, df), min(len(a), len(b))
+            state = pair_state(judge, lo, hi, since, lo, hi, self.error)
+            return state.test, state.boots
 
         def differ(t: TwoSample | None, n: int) -> bool:
             return t is not None and n >= PAIR_MIN_BOOTS and t.p < self.error and worth_searching(share(t, gap), min_share)

@@ -304,9 +304,9 @@ class Search:
     def measured_as(self, commit: str, last: dict[str, Decided]) -> str:
         """The commit whose boots carry `commit`'s verdict (`source`: the one it inherited it from,
         the same kernel image, followed to the commit measured) when that is not an endpoint,
-        else itself. Picking an inherited commit again
-        means more boots of its image: a revisit of the commit measured (re-deciding the
-        inherited one would add no evidence, and the posterior would pick it forever)."""
+        else itself. Picking an inherited commit again means more boots of its image: a revisit
+        of the commit measured (re-deciding the inherited one would add no evidence, and the
+        posterior would pick it forever)."""
         carrier = source(commit, last)
         return commit if carrier in (self.good, self.bad) else carrier
 
